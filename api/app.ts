@@ -1,0 +1,65 @@
+import Router from '@koa/router';
+import Koa from 'koa';
+import { AppError } from '../core/errors';
+import { authenticate } from './auth';
+import type { ApiDeps } from './deps';
+import { errorMiddleware } from './error-middleware';
+import { registerAuditRoutes } from './routes/audit';
+import { registerHealthRoutes } from './routes/health';
+import { registerKeyRoutes } from './routes/keys';
+
+export interface RouteInfo {
+  method: string;
+  path: string;
+  authenticated: boolean;
+}
+
+/**
+ * The HTTP API as a Koa app that opens no port: the entry point listens,
+ * tests drive `app.callback()`. Public routes (health, metrics) and
+ * authenticated routes live on two routers so that the key check runs for
+ * every route of the second and none of the first.
+ */
+export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
+  const app = new Koa({ proxy: false });
+  app.silent = true;
+
+  const publicRouter = new Router();
+  registerHealthRoutes(publicRouter, deps);
+
+  const tenantRouter = new Router();
+  tenantRouter.use(authenticate(deps.keys));
+  registerKeyRoutes(tenantRouter, deps);
+  registerAuditRoutes(tenantRouter, deps);
+
+  app.use(async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      deps.metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
+      deps.metrics.httpDuration.observe({ route }, Number(process.hrtime.bigint() - started) / 1e9);
+    }
+  });
+  app.use(errorMiddleware(deps));
+  const allowed = {
+    throw: true,
+    methodNotAllowed: () => new AppError('METHOD_NOT_ALLOWED', 'method not allowed on this route'),
+    notImplemented: () => new AppError('METHOD_NOT_ALLOWED', 'method not implemented'),
+  };
+  for (const router of [publicRouter, tenantRouter]) {
+    app.use(router.routes());
+    app.use(router.allowedMethods(allowed));
+  }
+
+  const routes: RouteInfo[] = [];
+  for (const [router, authenticated] of [[publicRouter, false], [tenantRouter, true]] as const) {
+    for (const layer of router.stack) {
+      for (const method of layer.methods.filter((m) => m !== 'HEAD')) {
+        routes.push({ method, path: layer.path as string, authenticated });
+      }
+    }
+  }
+  return { app, routes };
+}

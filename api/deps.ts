@@ -1,0 +1,21 @@
+import type { AuditLedger } from '../storage/audit-ledger';
+import type { Logger } from '../service/logger';
+import type { Metrics } from '../service/metrics';
+import type { KeysService } from './keys-service';
+
+/** One engine as /healthz reports it. */
+export interface EngineProbe {
+  name: string;
+  /** Resolves to the engine's version when it answers; rejects when it does not. */
+  probe(): Promise<{ version: string; detail?: string }>;
+}
+
+/** What the HTTP layer needs; built once per process by the wiring in service/. */
+export interface ApiDeps {
+  bodyLimitBytes: number;
+  keys: KeysService;
+  audit: AuditLedger;
+  engines: EngineProbe[];
+  metrics: Metrics;
+  log: Logger;
+}

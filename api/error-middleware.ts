@@ -1,0 +1,62 @@
+import type { Context, Next } from 'koa';
+import { AppError, type ErrorCode } from '../core/errors';
+import type { Logger } from '../service/logger';
+import type { Metrics } from '../service/metrics';
+
+/**
+ * The one place where errors become HTTP answers. Typed AppErrors keep their
+ * code and message; client errors raised by Koa or its helpers (status < 500
+ * with `expose`) are mapped by status; anything else is a 500 INTERNAL whose
+ * message and stack stay in the log.
+ */
+const codeOfStatus: Record<number, ErrorCode> = {
+  400: 'VALIDATION_ERROR',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMITED',
+  503: 'UNAVAILABLE',
+};
+
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown; message?: unknown; type?: unknown };
+  const status = Number(e?.status ?? e?.statusCode);
+  const code = codeOfStatus[status];
+  if (code && status < 500) {
+    const message = e.expose && typeof e.message === 'string' ? e.message : code.toLowerCase().replace(/_/g, ' ');
+    return new AppError(code, message, { cause: err });
+  }
+  return new AppError('INTERNAL', 'internal error', { cause: err });
+}
+
+export function errorMiddleware(deps: { log: Logger; metrics: Metrics }) {
+  return async function handleErrors(ctx: Context, next: Next): Promise<void> {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new AppError('NOT_FOUND', `no route for ${ctx.method} ${ctx.path}`);
+      }
+    } catch (err) {
+      const appError = toAppError(err);
+      deps.metrics.httpErrors.inc({ code: appError.code });
+      if (appError.code === 'INTERNAL' || appError.code === 'UNAVAILABLE') {
+        deps.log.error({ err: appError.cause ?? appError, method: ctx.method, path: ctx.path }, 'request failed');
+      }
+      ctx.status = appError.status;
+      if (appError.retryAfterSeconds) ctx.set('Retry-After', String(appError.retryAfterSeconds));
+      if (appError.code === 'UNAUTHORIZED') ctx.set('WWW-Authenticate', 'Bearer');
+      ctx.body = {
+        error: {
+          code: appError.code,
+          message: appError.message,
+          ...(appError.details ? { details: appError.details } : {}),
+        },
+      };
+    }
+  };
+}

@@ -1,0 +1,136 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { AppError, forbidden, notFound, unauthorized } from '../core/errors';
+import { randomId } from '../core/ids';
+import { defaultRole, type Role } from '../core/roles';
+import type { AuditLedger } from '../storage/audit-ledger';
+import type { KeyRecord, KeysRepo } from '../storage/keys-repo';
+import type { Metrics } from '../service/metrics';
+
+/** Who is calling: the platform admin, or a key of one workspace. */
+export type Principal =
+  | { kind: 'platform_admin'; keyId: 'platform-admin' }
+  | { kind: 'workspace'; keyId: string; orgId: string; role: Role };
+
+export interface MintRequest {
+  orgId?: string;
+  role?: Role;
+  name?: string;
+  expiresInSeconds?: number;
+}
+
+export interface MintedKey {
+  key: string;
+  record: KeyRecord;
+}
+
+const tokenPattern = /^ntk_([0-9a-f]{20})_([A-Za-z0-9_-]{43})$/;
+const sha256 = (value: string) => createHash('sha256').update(value).digest();
+
+/** How long a looked-up key stays in this process's cache; revocations made here apply at once. */
+const cacheTtlMs = 5_000;
+
+/**
+ * Mints, authenticates and revokes keys. A key is `ntk_<id>_<secret>`: the id
+ * finds the record, and the SHA-256 of the whole key is compared in constant
+ * time with the stored hash. 256 random bits make a slow hash unnecessary.
+ */
+export class KeysService {
+  private readonly adminHash?: Buffer;
+  private readonly cache = new Map<string, { record?: KeyRecord; fetchedAt: number }>();
+
+  constructor(
+    private readonly deps: {
+      repo: KeysRepo;
+      audit: AuditLedger;
+      metrics: Metrics;
+      adminApiKey?: string;
+      now?: () => number;
+    },
+  ) {
+    this.adminHash = deps.adminApiKey ? sha256(deps.adminApiKey) : undefined;
+  }
+
+  private now(): number {
+    return (this.deps.now ?? Date.now)();
+  }
+
+  async authenticate(header: string | undefined): Promise<Principal> {
+    const token = /^Bearer (\S+)$/i.exec(header?.trim() ?? '')?.[1];
+    if (!token) return this.reject('missing');
+    const hash = sha256(token);
+    if (this.adminHash && timingSafeEqual(hash, this.adminHash)) return { kind: 'platform_admin', keyId: 'platform-admin' };
+    const match = tokenPattern.exec(token);
+    if (!match) return this.reject('malformed');
+    const record = await this.lookup(`key_${match[1]}`);
+    if (!record || !timingSafeEqual(hash, Buffer.from(record.key_hash, 'hex'))) return this.reject('invalid');
+    if (record.revoked_at) return this.reject('revoked');
+    if (record.expires_at && record.expires_at <= this.now()) return this.reject('expired');
+    return { kind: 'workspace', keyId: record.key_id, orgId: record.org_id, role: record.role };
+  }
+
+  private reject(reason: string): never {
+    this.deps.metrics.authFailures.inc({ reason });
+    throw unauthorized();
+  }
+
+  private async lookup(keyId: string): Promise<KeyRecord | undefined> {
+    const cached = this.cache.get(keyId);
+    if (cached && this.now() - cached.fetchedAt < cacheTtlMs) return cached.record;
+    const record = await this.deps.repo.get(keyId);
+    if (this.cache.size > 100_000) this.cache.clear();
+    this.cache.set(keyId, { record, fetchedAt: this.now() });
+    return record;
+  }
+
+  async mint(by: Principal, request: MintRequest): Promise<MintedKey> {
+    const orgId = this.orgForMint(by, request.orgId);
+    const keyHex = randomBytes(10).toString('hex');
+    const key = `ntk_${keyHex}_${randomBytes(32).toString('base64url')}`;
+    const createdAt = this.now();
+    const record: KeyRecord = {
+      key_id: `key_${keyHex}`,
+      org_id: orgId,
+      key_hash: sha256(key).toString('hex'),
+      name: request.name ?? '',
+      role: request.role ?? defaultRole,
+      created_at: createdAt,
+      expires_at: request.expiresInSeconds ? createdAt + request.expiresInSeconds * 1000 : 0,
+      revoked_at: 0,
+      created_by: by.keyId,
+      version: 1,
+    };
+    await this.deps.repo.put(record);
+    this.cache.delete(record.key_id);
+    await this.deps.audit.append({
+      orgId,
+      actor: by.keyId,
+      action: 'api_key.create',
+      target: record.key_id,
+      details: { role: record.role, name: record.name, expires_at: record.expires_at || null },
+    });
+    return { key, record };
+  }
+
+  private orgForMint(by: Principal, requested?: string): string {
+    if (by.kind === 'platform_admin') return requested ?? randomId('org');
+    if (requested && requested !== by.orgId) throw forbidden('a workspace key can only mint keys for its own workspace');
+    return by.orgId;
+  }
+
+  async list(by: Principal, opts: { orgId?: string; limit: number; after?: { created_at: number; key_id: string } }) {
+    const orgId = by.kind === 'platform_admin' ? opts.orgId : by.orgId;
+    return this.deps.repo.list({ orgId, limit: opts.limit, after: opts.after });
+  }
+
+  async revoke(by: Principal, keyId: string): Promise<KeyRecord> {
+    const record = await this.deps.repo.get(keyId);
+    // Another workspace's key is reported missing, never forbidden.
+    if (!record || (by.kind === 'workspace' && record.org_id !== by.orgId)) throw notFound('api key');
+    if (record.revoked_at) throw new AppError('CONFLICT', 'api key is already revoked');
+    const revoked: KeyRecord = { ...record, revoked_at: this.now(), version: record.version + 1 };
+    await this.deps.repo.put(revoked);
+    this.cache.set(keyId, { record: revoked, fetchedAt: this.now() });
+    await this.deps.audit.append({ orgId: record.org_id, actor: by.keyId, action: 'api_key.revoke', target: keyId });
+    return revoked;
+  }
+}

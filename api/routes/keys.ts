@@ -1,0 +1,71 @@
+import type Router from '@koa/router';
+import { z } from 'zod';
+import { isRole, roles } from '../../core/roles';
+import type { KeyRecord } from '../../storage/keys-repo';
+import { principalOf, requirePermission } from '../auth';
+import { readBody } from '../body';
+import type { ApiDeps } from '../deps';
+import { decodeCursor, limitSchema, pageOf } from '../pagination';
+import { parseOrThrow, singleQuery } from '../validation';
+
+const mintSchema = z
+  .object({
+    org_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'org_id is 1-64 letters, digits, _ or -').optional(),
+    role: z.enum(roles).optional(),
+    name: z.string().max(200).optional(),
+    expires_in_seconds: z.number().int().min(1).max(10 * 365 * 86400).optional(),
+  })
+  .strict();
+
+const listSchema = z
+  .object({ org_id: z.string().max(64).optional(), limit: limitSchema, cursor: z.string().max(512).optional() })
+  .strict();
+const cursorSchema = z.object({ created_at: z.number().int(), key_id: z.string() });
+const keyIdSchema = z.string().regex(/^key_[0-9a-f]{20}$/);
+
+const iso = (ms: number) => (ms ? new Date(ms).toISOString() : null);
+
+/** A key as clients see it: never its secret, never its hash. */
+export function keyView(record: KeyRecord) {
+  return {
+    key_id: record.key_id,
+    org_id: record.org_id,
+    name: record.name,
+    role: isRole(record.role) ? record.role : 'analyst',
+    scope: 'tenant' as const,
+    created_at: iso(record.created_at),
+    expires_at: iso(record.expires_at),
+    revoked_at: iso(record.revoked_at),
+    status: record.revoked_at ? 'revoked' : record.expires_at && record.expires_at <= Date.now() ? 'expired' : 'active',
+  };
+}
+
+export function registerKeyRoutes(router: Router, deps: ApiDeps): void {
+  const guard = requirePermission('keys:manage');
+
+  router.post('/v1/api-keys', guard, async (ctx) => {
+    const body = await readBody(ctx, { limitBytes: deps.bodyLimitBytes, accept: ['json'], optional: true });
+    const request = parseOrThrow(mintSchema, body?.value ?? {}, 'api key request');
+    const minted = await deps.keys.mint(principalOf(ctx), {
+      orgId: request.org_id,
+      role: request.role,
+      name: request.name,
+      expiresInSeconds: request.expires_in_seconds,
+    });
+    ctx.status = 201;
+    ctx.body = { key: minted.key, ...keyView(minted.record) };
+  });
+
+  router.get('/v1/api-keys', guard, async (ctx) => {
+    const query = parseOrThrow(listSchema, singleQuery(ctx.query), 'query');
+    const after = decodeCursor(query.cursor, cursorSchema);
+    const rows = await deps.keys.list(principalOf(ctx), { orgId: query.org_id, limit: query.limit + 1, after });
+    ctx.body = pageOf(rows, query.limit, (r) => ({ created_at: r.created_at, key_id: r.key_id }), keyView);
+  });
+
+  router.delete('/v1/api-keys/:id', guard, async (ctx) => {
+    const keyId = parseOrThrow(keyIdSchema, ctx.params.id, 'key id');
+    const revoked = await deps.keys.revoke(principalOf(ctx), keyId);
+    ctx.body = keyView(revoked);
+  });
+}

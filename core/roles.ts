@@ -1,0 +1,36 @@
+/**
+ * Roles and what each may do. The platform admin (ADMIN_API_KEY) is not a
+ * role of a workspace: it mints workspaces and keys, and holds no org.
+ */
+export const roles = ['admin', 'operator', 'analyst', 'approver', 'ingest'] as const;
+export type Role = (typeof roles)[number];
+
+export const permissions = [
+  'keys:manage',
+  'telemetry:write',
+  'read',
+  'policies:manage',
+  'replays:run',
+  'approve',
+  'incidents:manage',
+  'audit:read',
+] as const;
+export type Permission = (typeof permissions)[number];
+
+const grants: Record<Role, readonly Permission[]> = {
+  admin: permissions,
+  operator: ['telemetry:write', 'read', 'policies:manage', 'replays:run', 'approve', 'incidents:manage', 'audit:read'],
+  analyst: ['read'],
+  approver: ['read', 'approve'],
+  ingest: ['telemetry:write'],
+};
+
+export const defaultRole: Role = 'operator';
+
+export function roleAllows(role: Role, permission: Permission): boolean {
+  return grants[role].includes(permission);
+}
+
+export function isRole(value: unknown): value is Role {
+  return typeof value === 'string' && (roles as readonly string[]).includes(value);
+}

@@ -1,0 +1,22 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** Finds an executable in the given folders; returns undefined when none is there. */
+export function findExecutable(name: string, folders: readonly string[]): string | undefined {
+  for (const folder of folders) {
+    const candidate = path.join(folder, name);
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      return candidate;
+    } catch {
+      // Not in this folder; try the next.
+    }
+  }
+  return undefined;
+}
+
+export function requireExecutable(name: string, folders: readonly string[], hint: string): string {
+  const found = findExecutable(name, folders);
+  if (!found) throw new Error(`${name} not found in ${folders.join(':')}; ${hint}`);
+  return found;
+}

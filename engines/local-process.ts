@@ -1,0 +1,148 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import type { Logger } from '../service/logger';
+
+/**
+ * A local engine process (nats-server, clickhouse-server, the Temporal dev
+ * server) owned by this stack. Its pid file lives in its data folder, so a
+ * second start on the same folder finds and reuses a process that still runs.
+ */
+export interface LocalProcessSpec {
+  name: string;
+  command: string;
+  args: string[];
+  /** Folder for the pid file and log; the engine's own store sits inside it too. */
+  dir: string;
+  port: number;
+  /** Resolves true once the engine answers; defaults to a TCP connect on `port`. */
+  isReady?: () => Promise<boolean>;
+  startTimeoutMs?: number;
+}
+
+export class LocalProcess {
+  private pid?: number;
+  private reused = false;
+
+  constructor(
+    private readonly spec: LocalProcessSpec,
+    private readonly log: Logger,
+  ) {}
+
+  get pidFile(): string {
+    return path.join(this.spec.dir, `${this.spec.name}.pid`);
+  }
+
+  async start(): Promise<void> {
+    fs.mkdirSync(this.spec.dir, { recursive: true });
+    const existing = readPid(this.pidFile);
+    if (existing && isAlive(existing) && (await this.ready())) {
+      this.pid = existing;
+      this.reused = true;
+      this.log.info({ engine: this.spec.name, pid: existing, port: this.spec.port }, 'reusing running engine');
+      return;
+    }
+    if (await portInUse(this.spec.port)) {
+      throw new Error(`${this.spec.name}: port ${this.spec.port} is taken by another process`);
+    }
+    const logFd = fs.openSync(path.join(this.spec.dir, `${this.spec.name}.log`), 'a');
+    // Detached: a Ctrl-C in the terminal reaches only the service, which then
+    // stops the engines itself in order, after its own components flushed.
+    const child = spawn(this.spec.command, this.spec.args, { detached: true, stdio: ['ignore', logFd, logFd] });
+    fs.closeSync(logFd);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const failedToSpawn = new Promise<Error>((resolve) => child.once('error', resolve));
+    child.unref();
+    if (!child.pid) throw new Error(`${this.spec.name}: unable to spawn ${this.spec.command}: ${await failedToSpawn}`);
+    this.pid = child.pid;
+    fs.writeFileSync(this.pidFile, String(child.pid));
+    const deadline = Date.now() + (this.spec.startTimeoutMs ?? 60_000);
+    let exitCode: number | null | undefined;
+    void exited.then((code) => (exitCode = code));
+    while (Date.now() < deadline) {
+      if (exitCode !== undefined) {
+        throw new Error(`${this.spec.name} exited with code ${exitCode}; see ${path.join(this.spec.dir, this.spec.name + '.log')}`);
+      }
+      if (await this.ready()) {
+        this.log.info({ engine: this.spec.name, pid: child.pid, port: this.spec.port }, 'engine started');
+        return;
+      }
+      await sleep(100);
+    }
+    await this.stop();
+    throw new Error(`${this.spec.name} did not become ready on port ${this.spec.port}`);
+  }
+
+  private async ready(): Promise<boolean> {
+    return this.spec.isReady ? this.spec.isReady().catch(() => false) : portInUse(this.spec.port);
+  }
+
+  async stop(): Promise<void> {
+    const pid = this.pid;
+    if (!pid) return;
+    this.pid = undefined;
+    signal(pid, 'SIGTERM');
+    const deadline = Date.now() + 15_000;
+    while (isAlive(pid) && Date.now() < deadline) await sleep(50);
+    if (isAlive(pid)) signal(pid, 'SIGKILL');
+    fs.rmSync(this.pidFile, { force: true });
+    this.log.info({ engine: this.spec.name, pid, reused: this.reused }, 'engine stopped');
+  }
+}
+
+function readPid(file: string): number | undefined {
+  try {
+    const pid = Number(fs.readFileSync(file, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // Already gone: nothing left to stop.
+  }
+}
+
+export function portInUse(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host });
+    socket.setTimeout(1000);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

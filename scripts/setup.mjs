@@ -1,0 +1,118 @@
+#!/usr/bin/env node
+// Installs what `npm start`, `npm test` and `npm run bench` need on a fresh
+// clone: npm packages, Debian's nats-server and clickhouse-server (as root),
+// the Temporal CLI (built with Go into a cache shared by every clone), and the
+// compiled service. Each step is skipped when its result is already there.
+// Plain Node with no dependencies: it runs before node_modules exists.
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+
+const mode = process.argv[2] ?? 'start';
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const env = process.env;
+const log = (msg) => process.stderr.write(`[setup] ${msg}\n`);
+const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+const searchPath = [...(env.PATH ?? '').split(':'), '/usr/sbin', '/usr/local/sbin', '/usr/local/go/bin'];
+const toolsDir = env.TOOLS_DIR ?? path.join(env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'nettel', 'bin');
+
+function which(name, extra = []) {
+  for (const dir of [...searchPath, ...extra]) {
+    const file = path.join(dir, name);
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      return file;
+    } catch {}
+  }
+  return undefined;
+}
+
+function run(cmd, args, opts = {}) {
+  log(`$ ${cmd} ${args.join(' ')}`);
+  const r = spawnSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], cwd: root, ...opts });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed with ${r.status ?? r.signal}`);
+}
+
+const mtime = (file) => {
+  try {
+    return fs.statSync(file).mtimeMs;
+  } catch {
+    return 0;
+  }
+};
+
+function npmPackages() {
+  const marker = path.join(root, 'node_modules', '.package-lock.json');
+  const stale =
+    !fs.existsSync(marker) ||
+    mtime(path.join(root, 'package.json')) > mtime(marker) ||
+    mtime(path.join(root, 'package-lock.json')) > mtime(marker);
+  if (!stale) return;
+  // `npm install` rather than `npm ci`: it honours the lock file too, and it
+  // tolerates a lock file that lacks other platforms' optional binaries.
+  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error']);
+}
+
+function nativePackages() {
+  // npm 11 may skip install scripts; these packages ship their binaries as
+  // dependencies, so loading them is the check that matters.
+  const require = createRequire(path.join(root, 'package.json'));
+  for (const name of ['chdb', '@temporalio/core-bridge', '@swc/core']) {
+    try {
+      require(name);
+    } catch (err) {
+      log(`${name} does not load (${err.message.split('\n')[0]}); rebuilding it`);
+      run('npm', ['rebuild', name]);
+      require(name);
+    }
+  }
+}
+
+let aptUpdated = false;
+function debianPackage(binary, pkg) {
+  if (which(binary)) return;
+  const command = `apt-get update && apt-get install -y --no-install-recommends ${pkg}`;
+  if (!isRoot || !which('apt-get')) {
+    throw new Error(`${binary} is missing; install it with: sudo sh -c '${command}'`);
+  }
+  if (!aptUpdated) {
+    run('apt-get', ['update', '-qq']);
+    aptUpdated = true;
+  }
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', pkg], {
+    env: { ...env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
+}
+
+function temporalCli() {
+  if (env.TEMPORAL_CLI || which('temporal', [toolsDir])) return;
+  const go = which('go');
+  if (!go) {
+    throw new Error(
+      'the Temporal CLI is missing and Go is not installed to build it; install it from https://temporal.io ' +
+        'or set TEMPORAL_CLI, or set TEMPORAL_ADDRESS to a running Temporal',
+    );
+  }
+  fs.mkdirSync(toolsDir, { recursive: true });
+  // v1.5.1 is the last tag that `go install` accepts (later ones carry a replace directive).
+  run(go, ['install', 'github.com/temporalio/cli/cmd/temporal@v1.5.1'], { env: { ...env, GOBIN: toolsDir } });
+}
+
+function build() {
+  run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json']);
+}
+
+try {
+  npmPackages();
+  nativePackages();
+  const needsLocal = (name) => mode !== 'start' || !env[name];
+  if (needsLocal('NATS_URL')) debianPackage('nats-server', 'nats-server');
+  if (mode === 'test' || (mode === 'bench' && !env.CLICKHOUSE_URL)) debianPackage('clickhouse-server', 'clickhouse-server');
+  if (needsLocal('TEMPORAL_ADDRESS')) temporalCli();
+  build();
+} catch (err) {
+  log(`set-up failed: ${err.message}`);
+  process.exit(1);
+}

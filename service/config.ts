@@ -1,0 +1,100 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The one place that reads the environment. Every component receives its part
+ * of this typed object; no other module touches process.env.
+ */
+const processRoles = ['api', 'stream-workers', 'temporal-worker'] as const;
+export type ProcessRole = (typeof processRoles)[number];
+
+const optionalUrl = z
+  .string()
+  .trim()
+  .optional()
+  .transform((v) => (v ? v : undefined));
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('0.0.0.0'),
+  DATA_DIR: z.string().default('./.data'),
+  ADMIN_API_KEY: z.string().min(16, 'ADMIN_API_KEY must be at least 16 characters').optional(),
+  NATS_URL: optionalUrl,
+  CLICKHOUSE_URL: optionalUrl,
+  CLICKHOUSE_USER: z.string().default('default'),
+  CLICKHOUSE_PASSWORD: z.string().default(''),
+  CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('nettel'),
+  TEMPORAL_ADDRESS: optionalUrl,
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().default('nettel-governance'),
+  TEMPORAL_CLI: z.string().optional(),
+  NATS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('nettel'),
+  ROLES: z
+    .string()
+    .default(processRoles.join(','))
+    .transform((v) => v.split(',').map((r) => r.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(processRoles)).min(1)),
+  BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(10 * 1024 * 1024),
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  EMBEDDED_NATS_PORT: z.coerce.number().int().min(1).max(65535).default(14222),
+  EMBEDDED_TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(17233),
+  TOOLS_DIR: z.string().optional(),
+  XDG_CACHE_HOME: z.string().optional(),
+  HOME: z.string().optional(),
+  PATH: z.string().default('/usr/local/bin:/usr/bin:/bin'),
+  RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+});
+
+export interface Config {
+  http: { host: string; port: number; bodyLimitBytes: number };
+  dataDir: string;
+  /** Where the set-up script keeps tools it built (the Temporal CLI); shared by every clone. */
+  toolsDir: string;
+  /** Folders searched for engine binaries. */
+  binPath: string[];
+  adminApiKey?: string;
+  roles: ProcessRole[];
+  logLevel: string;
+  nats: { url?: string; prefix: string; embeddedPort: number };
+  clickhouse: { url?: string; user: string; password: string; database: string; retentionDays: number };
+  temporal: {
+    address?: string;
+    namespace: string;
+    taskQueue: string;
+    cli?: string;
+    embeddedPort: number;
+  };
+}
+
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid configuration: ${lines.join('; ')}`);
+  }
+  const e = parsed.data;
+  return {
+    http: { host: e.HOST, port: e.PORT, bodyLimitBytes: e.BODY_LIMIT_BYTES },
+    dataDir: path.resolve(e.DATA_DIR),
+    toolsDir: e.TOOLS_DIR ?? path.join(e.XDG_CACHE_HOME ?? path.join(e.HOME ?? '/tmp', '.cache'), 'nettel', 'bin'),
+    binPath: [...e.PATH.split(':'), '/usr/sbin', '/usr/local/sbin'],
+    adminApiKey: e.ADMIN_API_KEY,
+    roles: e.ROLES,
+    logLevel: e.LOG_LEVEL,
+    nats: { url: e.NATS_URL, prefix: e.NATS_PREFIX, embeddedPort: e.EMBEDDED_NATS_PORT },
+    clickhouse: {
+      url: e.CLICKHOUSE_URL,
+      user: e.CLICKHOUSE_USER,
+      password: e.CLICKHOUSE_PASSWORD,
+      database: e.CLICKHOUSE_DATABASE,
+      retentionDays: e.RETENTION_DAYS,
+    },
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      cli: e.TEMPORAL_CLI,
+      embeddedPort: e.EMBEDDED_TEMPORAL_PORT,
+    },
+  };
+}

@@ -1,0 +1,21 @@
+import pino from 'pino';
+
+export type Logger = pino.Logger;
+
+/**
+ * Structured JSON logs on stderr. Authorization headers and anything named
+ * like a secret are redacted, so a key never reaches a log line.
+ */
+export function createLogger(level: string, name = 'nettel'): Logger {
+  return pino(
+    {
+      name,
+      level,
+      redact: {
+        paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'key', 'secret', '*.key', '*.secret'],
+        censor: '[redacted]',
+      },
+    },
+    pino.destination(2),
+  );
+}

@@ -1,0 +1,60 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { loadConfig, type Config } from './config';
+import { createLogger } from './logger';
+import { startStack } from './stack';
+
+/**
+ * `npm start`: one process with every role on the embedded defaults, or the
+ * roles and engines the environment names.
+ */
+function adminKeyOf(config: Config): { key: string; generated: boolean } {
+  if (config.adminApiKey) return { key: config.adminApiKey, generated: false };
+  const file = path.join(config.dataDir, 'admin-api-key');
+  if (fs.existsSync(file)) return { key: fs.readFileSync(file, 'utf8').trim(), generated: false };
+  const key = `nta_${randomBytes(32).toString('base64url')}`;
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  fs.writeFileSync(file, key + '\n', { mode: 0o600 });
+  return { key, generated: true };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const log = createLogger(config.logLevel);
+  const admin = adminKeyOf(config);
+  const stack = await startStack({ ...config, adminApiKey: admin.key }, log);
+
+  if (stack.url) {
+    const keyFile = path.join(config.dataDir, 'admin-api-key');
+    const lines = [
+      `nettel is up: ${stack.url}  (roles: ${config.roles.join(', ')}; clickhouse: ${stack.clickhouse.transport})`,
+      config.adminApiKey
+        ? 'admin key: the ADMIN_API_KEY you set'
+        : `admin key${admin.generated ? ' (generated)' : ''}: ${admin.key}  (kept in ${keyFile})`,
+      `try: curl -s -X POST ${stack.url}/v1/api-keys -H "Authorization: Bearer <admin key>"`,
+    ];
+    process.stdout.write(lines.join('\n') + '\n');
+  }
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    stack
+      .stop()
+      .then(() => process.exit(0))
+      .catch((err) => {
+        log.error({ err }, 'stop failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`nettel failed to start: ${(err as Error).stack ?? err}\n`);
+  process.exit(1);
+});

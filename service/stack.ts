@@ -1,0 +1,146 @@
+import http from 'node:http';
+import path from 'node:path';
+import { createApp } from '../api/app';
+import type { ApiDeps } from '../api/deps';
+import { KeysService } from '../api/keys-service';
+import { localNatsServer, localTemporalServer } from '../engines/engines';
+import { AuditLedger } from '../storage/audit-ledger';
+import { AuditRepo } from '../storage/audit-repo';
+import { ChdbClickHouse, HttpClickHouse, type ClickHouse } from '../storage/clickhouse';
+import { KeysRepo } from '../storage/keys-repo';
+import { migrate } from '../storage/migrations';
+import { NatsClient } from '../streams/nats-client';
+import { TemporalClient } from '../workers/temporal-client';
+import type { Config } from './config';
+import type { Logger } from './logger';
+import { createMetrics, type Metrics } from './metrics';
+
+/** The contract every component keeps: a constructor that does no work, then start and stop. */
+export interface Component {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface Stack {
+  config: Config;
+  clickhouse: ClickHouse;
+  nats: NatsClient;
+  temporal: TemporalClient;
+  metrics: Metrics;
+  api?: ApiDeps;
+  /** The URL the API listens on, when this process runs the api role. */
+  url?: string;
+  stop(): Promise<void>;
+}
+
+class HttpServer implements Component {
+  private server?: http.Server;
+  constructor(
+    private readonly handler: http.RequestListener,
+    private readonly host: string,
+    private port: number,
+  ) {}
+  async start(): Promise<void> {
+    const server = http.createServer({ keepAliveTimeout: 65_000 }, this.handler);
+    // Headers must arrive promptly: a stalled client cannot hold a socket open for long.
+    server.headersTimeout = 20_000;
+    server.requestTimeout = 120_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, this.host, () => resolve());
+    });
+    this.server = server;
+    const address = server.address();
+    if (address && typeof address === 'object') this.port = address.port;
+  }
+  get boundPort(): number {
+    return this.port;
+  }
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    });
+  }
+}
+
+/**
+ * Wiring for one process: engines first (local ones only where no address is
+ * configured), then adapters, then the roles this process runs. Stopping runs
+ * the same list backwards.
+ */
+export async function startStack(config: Config, log: Logger): Promise<Stack> {
+  const started: Component[] = [];
+  const run = async <T extends Component>(component: T): Promise<T> => {
+    await component.start();
+    started.push(component);
+    return component;
+  };
+  const stop = async () => {
+    for (const component of started.reverse()) {
+      await component.stop().catch((err) => log.error({ err }, 'component failed to stop'));
+    }
+  };
+
+  try {
+    const engineDir = (name: string) => path.join(config.dataDir, name);
+    let natsUrl = config.nats.url;
+    if (!natsUrl) {
+      await run(localNatsServer({ dir: engineDir('nats'), port: config.nats.embeddedPort, binPath: config.binPath }, log));
+      natsUrl = `nats://127.0.0.1:${config.nats.embeddedPort}`;
+    }
+    let temporalAddress = config.temporal.address;
+    if (!temporalAddress) {
+      await run(
+        localTemporalServer(
+          {
+            dir: engineDir('temporal'),
+            port: config.temporal.embeddedPort,
+            binPath: config.binPath,
+            cli: config.temporal.cli,
+            toolsDir: config.toolsDir,
+          },
+          log,
+        ),
+      );
+      temporalAddress = `127.0.0.1:${config.temporal.embeddedPort}`;
+    }
+
+    const metrics = createMetrics();
+    const clickhouse = await run<ClickHouse>(
+      config.clickhouse.url
+        ? new HttpClickHouse({ ...config.clickhouse, url: config.clickhouse.url })
+        : new ChdbClickHouse({ dataDir: engineDir('chdb'), database: config.clickhouse.database }),
+    );
+    await migrate(clickhouse, { retentionDays: config.clickhouse.retentionDays, log });
+    const nats = await run(new NatsClient({ url: natsUrl, name: 'nettel' }, log));
+    const temporal = await run(new TemporalClient({ address: temporalAddress, namespace: config.temporal.namespace }, log));
+
+    const stack: Stack = { config, clickhouse, nats, temporal, metrics, stop };
+    if (config.roles.includes('api')) {
+      const audit = new AuditLedger(new AuditRepo(clickhouse), metrics);
+      const api: ApiDeps = {
+        bodyLimitBytes: config.http.bodyLimitBytes,
+        keys: new KeysService({ repo: new KeysRepo(clickhouse), audit, metrics, adminApiKey: config.adminApiKey }),
+        audit,
+        engines: [
+          { name: 'nats', probe: () => nats.probe() },
+          { name: 'clickhouse', probe: async () => ({ version: await clickhouse.version(), detail: clickhouse.transport }) },
+          { name: 'temporal', probe: () => temporal.probe() },
+        ],
+        metrics,
+        log,
+      };
+      const server = await run(new HttpServer(createApp(api).app.callback(), config.http.host, config.http.port));
+      stack.api = api;
+      const shownHost = config.http.host === '0.0.0.0' ? '127.0.0.1' : config.http.host;
+      stack.url = `http://${shownHost}:${server.boundPort}`;
+    }
+    return stack;
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,53 @@
+import type { AuditEntry } from '../core/audit-chain';
+import type { ClickHouse } from './clickhouse';
+import { int, str } from './sql';
+
+const columns = 'org_id, seq, at, actor, action, target, details, prev_hash, hash';
+
+function fromRow(row: Record<string, unknown>): AuditEntry {
+  return {
+    org_id: String(row.org_id),
+    seq: Number(row.seq),
+    at: Number(row.at),
+    actor: String(row.actor),
+    action: String(row.action),
+    target: String(row.target),
+    details: String(row.details),
+    prev_hash: String(row.prev_hash),
+    hash: String(row.hash),
+  };
+}
+
+export class AuditRepo {
+  constructor(private readonly ch: ClickHouse) {}
+
+  async append(entry: AuditEntry): Promise<void> {
+    await this.ch.insertJsonEachRow('audit_log', JSON.stringify(entry) + '\n');
+  }
+
+  async last(orgId: string): Promise<AuditEntry | undefined> {
+    const rows = await this.ch.query(
+      `SELECT ${columns} FROM ${this.ch.database}.audit_log WHERE org_id = ${str(orgId)} ORDER BY seq DESC LIMIT 1`,
+    );
+    return rows[0] ? fromRow(rows[0]) : undefined;
+  }
+
+  /** Entries newest first, below `beforeSeq` when given. */
+  async page(orgId: string, opts: { limit: number; beforeSeq?: number }): Promise<AuditEntry[]> {
+    const before = opts.beforeSeq !== undefined ? `AND seq < ${int(opts.beforeSeq)}` : '';
+    const rows = await this.ch.query(
+      `SELECT ${columns} FROM ${this.ch.database}.audit_log WHERE org_id = ${str(orgId)} ${before}
+       ORDER BY seq DESC LIMIT ${int(opts.limit)}`,
+    );
+    return rows.map(fromRow);
+  }
+
+  /** Entries in seq order from `fromSeq` on, one chunk at a time. */
+  async ascending(orgId: string, opts: { fromSeq: number; limit: number }): Promise<AuditEntry[]> {
+    const rows = await this.ch.query(
+      `SELECT ${columns} FROM ${this.ch.database}.audit_log WHERE org_id = ${str(orgId)} AND seq >= ${int(opts.fromSeq)}
+       ORDER BY seq ASC LIMIT ${int(opts.limit)}`,
+    );
+    return rows.map(fromRow);
+  }
+}

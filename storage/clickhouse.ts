@@ -1,0 +1,215 @@
+import { ClickHouseLogLevel, createClient, drainStream, type ClickHouseClient } from '@clickhouse/client';
+import { Readable } from 'node:stream';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/**
+ * One narrow interface over both ClickHouse transports: chDB in-process (the
+ * default on one machine) and a ClickHouse server over HTTP. Schema and
+ * queries are the same on both; rows travel as JSONEachRow.
+ */
+export interface ClickHouse {
+  readonly transport: 'chdb' | 'http';
+  readonly database: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Runs a statement that returns nothing (DDL, ALTER, OPTIMIZE). */
+  exec(sql: string): Promise<void>;
+  /** Runs a SELECT and returns its rows; 64-bit integers come back as strings. */
+  query<T = Record<string, unknown>>(sql: string): Promise<T[]>;
+  /** Inserts JSONEachRow text (one object per line) into a table. */
+  insertJsonEachRow(table: string, ndjson: string | Buffer): Promise<void>;
+  version(): Promise<string>;
+}
+
+/** An error from ClickHouse, with its numeric code when the server gave one. */
+export class ClickHouseError extends Error {
+  constructor(
+    message: string,
+    readonly code: number | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'ClickHouseError';
+  }
+}
+
+export const clickhouseCodes = { UNKNOWN_TABLE: 60, UNKNOWN_DATABASE: 81, TABLE_ALREADY_EXISTS: 57 } as const;
+
+function wrap(context: string, err: unknown): ClickHouseError {
+  if (err instanceof ClickHouseError) return err;
+  const e = err as { message?: string; code?: unknown; clickhouseCode?: unknown };
+  const message = String(e?.message ?? err);
+  let code: number | undefined;
+  if (typeof e?.clickhouseCode === 'number') code = e.clickhouseCode;
+  else if (typeof e?.code === 'string' && /^\d+$/.test(e.code)) code = Number(e.code);
+  else {
+    // Old servers (18.16) answer "Code: 60, e.displayText() = ..." that the client does not parse.
+    const m = /Code: (\d+)/.exec(message);
+    if (m) code = Number(m[1]);
+  }
+  return new ClickHouseError(`${context}: ${message.split('\n')[0]}`, code, { cause: err });
+}
+
+function parseJsonEachRow<T>(text: string): T[] {
+  const rows: T[] = [];
+  for (const line of text.split('\n')) if (line) rows.push(JSON.parse(line) as T);
+  return rows;
+}
+
+export interface ChdbConfig {
+  dataDir: string;
+  database: string;
+}
+
+type ChdbSession = import('chdb').Session;
+
+/** ClickHouse in this process: chDB binds one data folder per process. */
+export class ChdbClickHouse implements ClickHouse {
+  readonly transport = 'chdb' as const;
+  private session?: ChdbSession;
+
+  constructor(private readonly config: ChdbConfig) {}
+
+  get database(): string {
+    return this.config.database;
+  }
+
+  async start(): Promise<void> {
+    fs.mkdirSync(this.config.dataDir, { recursive: true });
+    // Loaded lazily: the native library is only mapped by processes that use chDB.
+    const { Session } = await import('chdb');
+    this.session = new Session(path.resolve(this.config.dataDir));
+    await this.exec(`CREATE DATABASE IF NOT EXISTS ${this.database}`);
+  }
+
+  async stop(): Promise<void> {
+    this.session?.close();
+    this.session = undefined;
+  }
+
+  private get open(): ChdbSession {
+    if (!this.session) throw new ClickHouseError('chdb session is not started', undefined);
+    return this.session;
+  }
+
+  async exec(sql: string): Promise<void> {
+    try {
+      await this.open.queryAsync(sql, { format: 'TabSeparated' });
+    } catch (err) {
+      throw wrap('clickhouse statement failed', err);
+    }
+  }
+
+  async query<T>(sql: string): Promise<T[]> {
+    try {
+      const result = await this.open.queryAsync(sql, { format: 'JSONEachRow' });
+      return parseJsonEachRow<T>(result.text());
+    } catch (err) {
+      throw wrap('clickhouse query failed', err);
+    }
+  }
+
+  async insertJsonEachRow(table: string, ndjson: string | Buffer): Promise<void> {
+    try {
+      await this.open.insert({ table: `${this.database}.${table}`, values: ndjson, format: 'JSONEachRow' });
+    } catch (err) {
+      throw wrap(`clickhouse insert into ${table} failed`, err);
+    }
+  }
+
+  async version(): Promise<string> {
+    const rows = await this.query<{ v: string }>('SELECT version() AS v');
+    return rows[0]?.v ?? 'unknown';
+  }
+}
+
+export interface HttpClickHouseConfig {
+  url: string;
+  user: string;
+  password: string;
+  database: string;
+}
+
+/** A ClickHouse server (or cluster behind a load balancer) over HTTP. */
+export class HttpClickHouse implements ClickHouse {
+  readonly transport = 'http' as const;
+  private client?: ClickHouseClient;
+
+  constructor(private readonly config: HttpClickHouseConfig) {}
+
+  get database(): string {
+    return this.config.database;
+  }
+
+  async start(): Promise<void> {
+    const bootstrap = this.createClient('default');
+    try {
+      await bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${this.database}` });
+    } catch (err) {
+      throw wrap('unable to create database', err);
+    } finally {
+      await bootstrap.close();
+    }
+    this.client = this.createClient(this.database);
+  }
+
+  private createClient(database: string): ClickHouseClient {
+    return createClient({
+      url: this.config.url,
+      username: this.config.user,
+      password: this.config.password,
+      database,
+      request_timeout: 60_000,
+      compression: { request: false, response: false },
+      max_open_connections: 16,
+      // Errors are wrapped and counted by the caller; the client's own logger would print them twice.
+      log: { level: ClickHouseLogLevel.OFF },
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.client?.close();
+    this.client = undefined;
+  }
+
+  private get open(): ClickHouseClient {
+    if (!this.client) throw new ClickHouseError('clickhouse client is not started', undefined);
+    return this.client;
+  }
+
+  async exec(sql: string): Promise<void> {
+    try {
+      await this.open.command({ query: sql });
+    } catch (err) {
+      throw wrap('clickhouse statement failed', err);
+    }
+  }
+
+  async query<T>(sql: string): Promise<T[]> {
+    try {
+      const result = await this.open.query({ query: sql, format: 'JSONEachRow' });
+      return (await result.json()) as T[];
+    } catch (err) {
+      throw wrap('clickhouse query failed', err);
+    }
+  }
+
+  async insertJsonEachRow(table: string, ndjson: string | Buffer): Promise<void> {
+    try {
+      const result = await this.open.exec({
+        query: `INSERT INTO ${this.database}.${table} FORMAT JSONEachRow`,
+        values: Readable.from([typeof ndjson === 'string' ? Buffer.from(ndjson) : ndjson]),
+      });
+      // Drain the (empty) response so the socket returns to the pool.
+      await drainStream(result.stream);
+    } catch (err) {
+      throw wrap(`clickhouse insert into ${table} failed`, err);
+    }
+  }
+
+  async version(): Promise<string> {
+    const rows = await this.query<{ v: string }>('SELECT version() AS v');
+    return rows[0]?.v ?? 'unknown';
+  }
+}

@@ -1,0 +1,67 @@
+import { connect, type JetStreamClient, type JetStreamManager, type NatsConnection } from 'nats';
+import type { Logger } from '../service/logger';
+
+export interface NatsClientConfig {
+  url: string;
+  /** Shown in the server's connection list. */
+  name: string;
+}
+
+/** The process's one NATS connection, with its JetStream handles. */
+export class NatsClient {
+  private connection?: NatsConnection;
+  private manager?: JetStreamManager;
+
+  constructor(
+    private readonly config: NatsClientConfig,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    this.connection = await connect({
+      servers: this.config.url.split(','),
+      name: this.config.name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+    });
+    this.manager = await this.connection.jetstreamManager();
+    void this.watchStatus(this.connection);
+    this.log.info({ url: this.config.url, server: this.connection.info?.version }, 'nats connected');
+  }
+
+  private async watchStatus(nc: NatsConnection): Promise<void> {
+    for await (const status of nc.status()) {
+      if (status.type === 'disconnect' || status.type === 'reconnect' || status.type === 'error') {
+        this.log.warn({ status: status.type, data: String(status.data) }, 'nats connection status');
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    const nc = this.connection;
+    this.connection = undefined;
+    if (nc && !nc.isClosed()) await nc.drain();
+  }
+
+  get nc(): NatsConnection {
+    if (!this.connection) throw new Error('nats client is not started');
+    return this.connection;
+  }
+
+  get jsm(): JetStreamManager {
+    if (!this.manager) throw new Error('nats client is not started');
+    return this.manager;
+  }
+
+  js(): JetStreamClient {
+    return this.nc.jetstream();
+  }
+
+  async probe(): Promise<{ version: string }> {
+    const nc = this.nc;
+    if (nc.isClosed()) throw new Error('connection closed');
+    await nc.flush();
+    const account = await this.jsm.getAccountInfo();
+    return { version: `${nc.info?.version ?? 'unknown'} (jetstream streams: ${account.streams})` };
+  }
+}
