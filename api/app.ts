@@ -1,6 +1,5 @@
 import Router from '@koa/router';
 import Koa from 'koa';
-import { AppError } from '../core/errors';
 import { authenticate } from './auth';
 import type { ApiDeps } from './deps';
 import { errorMiddleware } from './error-middleware';
@@ -43,14 +42,10 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
     }
   });
   app.use(errorMiddleware(deps));
-  const allowed = {
-    throw: true,
-    methodNotAllowed: () => new AppError('METHOD_NOT_ALLOWED', 'method not allowed on this route'),
-    notImplemented: () => new AppError('METHOD_NOT_ALLOWED', 'method not implemented'),
-  };
   for (const router of [publicRouter, tenantRouter]) {
     app.use(router.routes());
-    app.use(router.allowedMethods(allowed));
+    // Sets 405/501 with an Allow header; the error middleware gives it the error body.
+    app.use(router.allowedMethods());
   }
 
   const routes: RouteInfo[] = [];

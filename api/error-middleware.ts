@@ -38,8 +38,11 @@ export function errorMiddleware(deps: { log: Logger; metrics: Metrics }) {
   return async function handleErrors(ctx: Context, next: Next): Promise<void> {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        throw new AppError('NOT_FOUND', `no route for ${ctx.method} ${ctx.path}`);
+      if (ctx.body === undefined || ctx.body === null) {
+        if (ctx.status === 404) throw new AppError('NOT_FOUND', `no route for ${ctx.method} ${ctx.path}`);
+        if (ctx.status === 405 || ctx.status === 501) {
+          throw new AppError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}`);
+        }
       }
     } catch (err) {
       const appError = toAppError(err);

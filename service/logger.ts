@@ -6,7 +6,7 @@ export type Logger = pino.Logger;
  * Structured JSON logs on stderr. Authorization headers and anything named
  * like a secret are redacted, so a key never reaches a log line.
  */
-export function createLogger(level: string, name = 'nettel'): Logger {
+export function createLogger(level: string, name = 'nettel', destination: pino.DestinationStream = pino.destination(2)): Logger {
   return pino(
     {
       name,
@@ -16,6 +16,6 @@ export function createLogger(level: string, name = 'nettel'): Logger {
         censor: '[redacted]',
       },
     },
-    pino.destination(2),
+    destination,
   );
 }

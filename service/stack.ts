@@ -1,6 +1,6 @@
 import http from 'node:http';
 import path from 'node:path';
-import { createApp } from '../api/app';
+import { createApp, type RouteInfo } from '../api/app';
 import type { ApiDeps } from '../api/deps';
 import { KeysService } from '../api/keys-service';
 import { localNatsServer, localTemporalServer } from '../engines/engines';
@@ -28,6 +28,8 @@ export interface Stack {
   temporal: TemporalClient;
   metrics: Metrics;
   api?: ApiDeps;
+  /** The routes this process serves, when it runs the api role. */
+  routes?: RouteInfo[];
   /** The URL the API listens on, when this process runs the api role. */
   url?: string;
   stop(): Promise<void>;
@@ -42,6 +44,7 @@ class HttpServer implements Component {
   ) {}
   async start(): Promise<void> {
     const server = http.createServer({ keepAliveTimeout: 65_000 }, this.handler);
+    server.on('clientError', answerClientError);
     // Headers must arrive promptly: a stalled client cannot hold a socket open for long.
     server.headersTimeout = 20_000;
     server.requestTimeout = 120_000;
@@ -64,6 +67,27 @@ class HttpServer implements Component {
       server.closeIdleConnections();
     });
   }
+}
+
+/**
+ * Requests Node's parser rejects before Koa sees them (junk headers, oversized
+ * header blocks) still get the error body.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
+  const body = JSON.stringify({
+    error: tooLarge
+      ? { code: 'HEADERS_TOO_LARGE', message: 'request headers are too large' }
+      : { code: 'VALIDATION_ERROR', message: 'malformed HTTP request' },
+  });
+  socket.end(
+    `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /**
@@ -133,8 +157,10 @@ export async function startStack(config: Config, log: Logger): Promise<Stack> {
         metrics,
         log,
       };
-      const server = await run(new HttpServer(createApp(api).app.callback(), config.http.host, config.http.port));
+      const { app, routes } = createApp(api);
+      const server = await run(new HttpServer(app.callback(), config.http.host, config.http.port));
       stack.api = api;
+      stack.routes = routes;
       const shownHost = config.http.host === '0.0.0.0' ? '127.0.0.1' : config.http.host;
       stack.url = `http://${shownHost}:${server.boundPort}`;
     }

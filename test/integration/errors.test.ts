@@ -1,0 +1,101 @@
+import { startTestStack, type TestStack } from '../support/test-stack';
+import { rawRequest } from '../support/raw-http';
+
+const errorBody = (code: string) => ({ error: { code, message: expect.any(String) } });
+
+describe('error answers', () => {
+  let t: TestStack;
+  let key: string;
+  beforeAll(async () => {
+    t = await startTestStack('chdb', { BODY_LIMIT_BYTES: String(64 * 1024) });
+    key = (await t.mintKey({ role: 'admin' })).key;
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  test('healthz answers without a key and reports each engine up with its version', async () => {
+    const res = await t.request('GET', '/healthz');
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('ok');
+    for (const engine of ['nats', 'clickhouse', 'temporal']) {
+      expect(res.body.engines[engine]).toMatchObject({ status: 'up', version: expect.any(String) });
+    }
+  });
+
+  test('an unknown route is 404 NOT_FOUND with the error body', async () => {
+    const res = await t.request('GET', '/v1/nothing-here', { key });
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual(errorBody('NOT_FOUND'));
+  });
+
+  test('a method a route does not take is 405 with the error body and an Allow header', async () => {
+    const res = await t.request('PUT', '/v1/api-keys', { key });
+    expect(res.status).toBe(405);
+    expect(res.body).toEqual(errorBody('METHOD_NOT_ALLOWED'));
+    expect(res.headers.get('allow')).toContain('POST');
+  });
+
+  test('a body over the limit is 413 PAYLOAD_TOO_LARGE', async () => {
+    const res = await t.request('POST', '/v1/api-keys', { key, raw: JSON.stringify({ name: 'x'.repeat(70 * 1024) }) });
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual(errorBody('PAYLOAD_TOO_LARGE'));
+  });
+
+  test('a gzip body that inflates past the limit is 413', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const bomb = gzipSync(Buffer.from(JSON.stringify({ name: 'a'.repeat(1024 * 1024) })));
+    const res = await t.request('POST', '/v1/api-keys', { key, raw: bomb, headers: { 'content-encoding': 'gzip' } });
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual(errorBody('PAYLOAD_TOO_LARGE'));
+  });
+
+  test('a content type the endpoint does not take is 415 UNSUPPORTED_MEDIA_TYPE', async () => {
+    const res = await t.request('POST', '/v1/api-keys', { key, raw: 'name=x', contentType: 'application/x-www-form-urlencoded' });
+    expect(res.status).toBe(415);
+    expect(res.body).toEqual(errorBody('UNSUPPORTED_MEDIA_TYPE'));
+  });
+
+  test('malformed JSON is 400 VALIDATION_ERROR', async () => {
+    const res = await t.request('POST', '/v1/api-keys', { key, raw: '{"role":' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(errorBody('VALIDATION_ERROR'));
+  });
+
+  test('a field of the wrong type is 400 naming the field', async () => {
+    const res = await t.request('POST', '/v1/api-keys', { key, body: { expires_in_seconds: 'soon' } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details).toEqual([expect.objectContaining({ path: 'expires_in_seconds' })]);
+  });
+
+  test('invalid UTF-8 is 400 VALIDATION_ERROR', async () => {
+    const res = await t.request('POST', '/v1/api-keys', { key, raw: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]) });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(errorBody('VALIDATION_ERROR'));
+  });
+
+  test('a header block the HTTP parser rejects still gets the error body', async () => {
+    const res = await rawRequest(t.url, 'GET /healthz HTTP/1.1\r\nHost: x\r\nBad\u0001Header: y\r\n\r\n');
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toEqual(errorBody('VALIDATION_ERROR'));
+  });
+
+  test('a header block over the size limit is 431 with the error body', async () => {
+    const res = await rawRequest(t.url, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Junk: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(res.status).toBe(431);
+    expect(JSON.parse(res.body)).toEqual(errorBody('HEADERS_TOO_LARGE'));
+  });
+
+  test('a bad percent-encoding in a path is a 4xx, not a 500', async () => {
+    const res = await t.request('DELETE', '/v1/api-keys/%E0%A4%A', { key });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+    expect(res.body.error.code).toEqual(expect.any(String));
+  });
+
+  test('metrics count error answers by code', async () => {
+    const res = await fetch(`${t.url}/metrics`);
+    const text = await res.text();
+    expect(text).toMatch(/nettel_http_errors_total\{code="NOT_FOUND"\} \d+/);
+  });
+});

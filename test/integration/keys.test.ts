@@ -1,0 +1,147 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { startTestStack, transports, type TestStack } from '../support/test-stack';
+
+describe.each(transports)('API keys on %s', (transport) => {
+  let t: TestStack;
+  beforeAll(async () => {
+    t = await startTestStack(transport);
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  test('a key minted by the admin with no body opens a new workspace and authenticates its calls', async () => {
+    const minted = await t.request('POST', '/v1/api-keys', { key: t.adminKey });
+    expect(minted.status).toBe(201);
+    expect(minted.body).toMatchObject({ scope: 'tenant', role: 'operator', expires_at: null, status: 'active' });
+    expect(minted.body.key).toMatch(/^ntk_[0-9a-f]{20}_/);
+    expect(minted.body.org_id).toMatch(/^org_/);
+    const audit = await t.request('GET', '/v1/audit', { key: minted.body.key });
+    expect(audit.status).toBe(200);
+    expect(audit.body.data[0]).toMatchObject({ action: 'api_key.create', target: minted.body.key_id, actor: 'platform-admin' });
+  });
+
+  test('a request without a key is 401 UNAUTHORIZED with the error body', async () => {
+    const res = await t.request('GET', '/v1/audit');
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String) } });
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+  });
+
+  test('a well-formed key that was never minted is 401', async () => {
+    const minted = await t.mintKey();
+    const forged = minted.key.slice(0, -4) + (minted.key.endsWith('AAAA') ? 'BBBB' : 'AAAA');
+    const res = await t.request('GET', '/v1/audit', { key: forged });
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe('UNAUTHORIZED');
+  });
+
+  test('an expired key is 401', async () => {
+    const minted = await t.mintKey({ expiresInSeconds: 1 });
+    expect((await t.request('GET', '/v1/audit', { key: minted.key })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1100));
+    const res = await t.request('GET', '/v1/audit', { key: minted.key });
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe('UNAUTHORIZED');
+  });
+
+  test('a revoked key is 401 right after its revocation', async () => {
+    const admin = await t.mintKey({ role: 'admin' });
+    const victim = await t.mintKey({ orgId: admin.org_id });
+    expect((await t.request('GET', '/v1/audit', { key: victim.key })).status).toBe(200);
+    const revoked = await t.request('DELETE', `/v1/api-keys/${victim.key_id}`, { key: admin.key });
+    expect(revoked.status).toBe(200);
+    expect(revoked.body).toMatchObject({ key_id: victim.key_id, status: 'revoked' });
+    const res = await t.request('GET', '/v1/audit', { key: victim.key });
+    expect(res.status).toBe(401);
+  });
+
+  test('revoking a key twice is 409 CONFLICT', async () => {
+    const victim = await t.mintKey();
+    expect((await t.request('DELETE', `/v1/api-keys/${victim.key_id}`, { key: t.adminKey })).status).toBe(200);
+    const again = await t.request('DELETE', `/v1/api-keys/${victim.key_id}`, { key: t.adminKey });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('CONFLICT');
+  });
+
+  test('a role without the permission is 403 FORBIDDEN', async () => {
+    const analyst = await t.mintKey({ role: 'analyst' });
+    const res = await t.request('GET', '/v1/api-keys', { key: analyst.key });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ error: { code: 'FORBIDDEN', message: expect.stringContaining('analyst') } });
+  });
+
+  test('a workspace admin cannot mint a key for another workspace', async () => {
+    const admin = await t.mintKey({ role: 'admin' });
+    const res = await t.request('POST', '/v1/api-keys', { key: admin.key, body: { org_id: 'org_someone_else' } });
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe('FORBIDDEN');
+  });
+
+  test('two workspaces see only their own keys, and another workspace key is 404 to revoke', async () => {
+    const a = await t.mintKey({ role: 'admin' });
+    const b = await t.mintKey({ role: 'admin' });
+    const aOther = await t.mintKey({ orgId: a.org_id, role: 'analyst' });
+    const listA = await t.request('GET', '/v1/api-keys', { key: a.key });
+    expect(listA.body.data.map((k: { key_id: string }) => k.key_id).sort()).toEqual([a.key_id, aOther.key_id].sort());
+    const listB = await t.request('GET', '/v1/api-keys', { key: b.key });
+    expect(listB.body.data.map((k: { key_id: string }) => k.key_id)).toEqual([b.key_id]);
+    const crossRevoke = await t.request('DELETE', `/v1/api-keys/${aOther.key_id}`, { key: b.key });
+    expect(crossRevoke.status).toBe(404);
+    expect(crossRevoke.body.error.code).toBe('NOT_FOUND');
+  });
+
+  test('the key list pages with a cursor and never shows secrets or hashes', async () => {
+    const admin = await t.mintKey({ role: 'admin' });
+    for (let i = 0; i < 4; i += 1) await t.mintKey({ orgId: admin.org_id, role: 'ingest' });
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = cursor ? `?limit=2&cursor=${cursor}` : '?limit=2';
+      const page = await t.request('GET', `/v1/api-keys${query}`, { key: admin.key });
+      expect(page.status).toBe(200);
+      expect(page.body.data.length).toBeLessThanOrEqual(2);
+      for (const k of page.body.data) {
+        expect(k).not.toHaveProperty('key');
+        expect(k).not.toHaveProperty('key_hash');
+        seen.push(k.key_id);
+      }
+      cursor = page.body.next_cursor;
+    } while (cursor);
+    expect(new Set(seen).size).toBe(5);
+  });
+
+  test('key secrets never appear in clear in storage or logs', async () => {
+    const minted = await t.mintKey();
+    await t.request('GET', '/v1/audit', { key: minted.key });
+    await t.request('GET', '/v1/api-keys', { key: minted.key });
+    const secret = minted.key;
+    const db = t.stack.clickhouse.database;
+    for (const table of ['api_keys', 'audit_log']) {
+      const rows = await t.stack.clickhouse.query(`SELECT * FROM ${db}.${table}`);
+      expect(JSON.stringify(rows)).not.toContain(secret);
+      expect(JSON.stringify(rows)).not.toContain(secret.split('_')[2]);
+    }
+    expect(t.logs.join('')).not.toContain(secret);
+    expect(t.logs.join('')).not.toContain(secret.split('_')[2]);
+    for (const file of walk(t.dataDir)) {
+      expect(fs.readFileSync(file).includes(secret.split('_')[2]!)).toBe(false);
+    }
+  });
+
+  test('a second start on the same data keeps every key', async () => {
+    const minted = await t.mintKey();
+    await t.restart();
+    const res = await t.request('GET', '/v1/audit', { key: minted.key });
+    expect(res.status).toBe(200);
+  });
+});
+
+function* walk(dir: string): Generator<string> {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) yield* walk(full);
+    else if (entry.isFile()) yield full;
+  }
+}

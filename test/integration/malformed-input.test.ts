@@ -1,0 +1,70 @@
+import { startTestStack, type TestStack } from '../support/test-stack';
+import { malformedRequests, type MalformedRequest } from '../support/malformed';
+import { rawRequest } from '../support/raw-http';
+
+interface Outcome {
+  status: number;
+  body: string;
+}
+
+async function send(url: string, req: MalformedRequest): Promise<Outcome> {
+  if (req.raw) {
+    const res = await rawRequest(url, req.raw);
+    return { status: res.status, body: res.body };
+  }
+  const res = await fetch(`${url}${req.path}`, { method: req.method, headers: req.headers, body: req.body });
+  return { status: res.status, body: await res.text() };
+}
+
+function problem(req: MalformedRequest, out: Outcome): string | undefined {
+  const where = `${req.label}: ${req.method} ${req.path.slice(0, 80)}`;
+  if (out.status < 400 || out.status >= 500) return `${where} answered ${out.status}`;
+  try {
+    const body = JSON.parse(out.body);
+    if (typeof body?.error?.code !== 'string' || typeof body?.error?.message !== 'string') return `${where}: body lacks error`;
+  } catch {
+    return `${where}: body is not JSON (${out.body.slice(0, 60)})`;
+  }
+  return undefined;
+}
+
+describe('malformed input', () => {
+  let t: TestStack;
+  beforeAll(async () => {
+    t = await startTestStack('chdb');
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  test('1,500 generated malformed requests across every endpoint all get a 4xx with the error body', async () => {
+    const { key } = await t.mintKey({ role: 'admin' });
+    const requests = malformedRequests(t.stack.routes!, {
+      key,
+      count: 1500,
+      seed: 20261121,
+      acceptsNdjson: (path) => ['/flow', '/ingest', '/v1/ingest/events'].includes(path),
+    });
+    const endpoints = new Set(requests.map((r) => r.path.split('?')[0]));
+    expect(endpoints.size).toBeGreaterThanOrEqual(t.stack.routes!.length - 2);
+    const problems: string[] = [];
+    const statuses = new Set<number>();
+    for (let i = 0; i < requests.length; i += 25) {
+      const batch = requests.slice(i, i + 25);
+      const outcomes = await Promise.all(batch.map((r) => send(t.url, r)));
+      batch.forEach((r, j) => {
+        statuses.add(outcomes[j]!.status);
+        const p = problem(r, outcomes[j]!);
+        if (p) problems.push(p);
+      });
+    }
+    expect(problems).toEqual([]);
+    // The storm reached validation, not only the key check.
+    expect([...statuses]).toEqual(expect.arrayContaining([400, 401, 405, 415]));
+  });
+
+  test('the service still answers normally after the malformed storm', async () => {
+    const res = await t.request('GET', '/healthz');
+    expect(res.status).toBe(200);
+  });
+});

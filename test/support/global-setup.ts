@@ -1,0 +1,41 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { localClickHouseServer, localNatsServer, localTemporalServer } from '../../engines/engines';
+import { freePort } from '../../engines/local-process';
+import { loadConfig } from '../../service/config';
+import { createLogger } from '../../service/logger';
+import type { LocalProcess } from '../../engines/local-process';
+
+/**
+ * Starts the real engines the integration tests run against: a nats-server
+ * with JetStream, a clickhouse-server (Debian's 18.16) and a Temporal dev
+ * server, each on free ports with its store in a fresh temporary folder, so
+ * nothing collides with engines already running on the machine.
+ */
+declare global {
+  var __nettelEngines: { processes: LocalProcess[]; dir: string } | undefined;
+}
+
+export default async function globalSetup(): Promise<void> {
+  const config = loadConfig(process.env);
+  const log = createLogger('warn', 'test-engines');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-test-'));
+  const [natsPort, chPort, chTcpPort, temporalPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const nats = localNatsServer({ dir: path.join(dir, 'nats'), port: natsPort, binPath: config.binPath }, log);
+  const clickhouse = localClickHouseServer(
+    { dir: path.join(dir, 'clickhouse'), port: chPort, tcpPort: chTcpPort, binPath: config.binPath },
+    log,
+  );
+  const temporal = localTemporalServer(
+    { dir: path.join(dir, 'temporal'), port: temporalPort, binPath: config.binPath, cli: config.temporal.cli, toolsDir: config.toolsDir },
+    log,
+  );
+  const processes = [nats, clickhouse, temporal];
+  globalThis.__nettelEngines = { processes, dir };
+  await Promise.all(processes.map((p) => p.start()));
+  process.env.TEST_NATS_URL = `nats://127.0.0.1:${natsPort}`;
+  process.env.TEST_CLICKHOUSE_URL = `http://127.0.0.1:${chPort}`;
+  process.env.TEST_TEMPORAL_ADDRESS = `127.0.0.1:${temporalPort}`;
+  process.env.TEST_ENGINES_DIR = dir;
+}

@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { loadConfig } from '../../service/config';
+import { createLogger } from '../../service/logger';
+import { startStack, type Stack } from '../../service/stack';
+
+/**
+ * A whole service stack for one test file, on the engines the global set-up
+ * started: its own ClickHouse database (chDB folder or server database), its
+ * own NATS prefix and its own Temporal task queue, so test files never share
+ * data.
+ */
+export type Transport = 'chdb' | 'clickhouse-server';
+export const transports: Transport[] = ['chdb', 'clickhouse-server'];
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: T;
+}
+
+export interface RequestOptions {
+  key?: string;
+  body?: unknown;
+  raw?: string | Buffer;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestStack {
+  stack: Stack;
+  url: string;
+  adminKey: string;
+  dataDir: string;
+  /** Every log line the stack wrote, for tests that look for leaked secrets. */
+  logs: string[];
+  request<T = any>(method: string, route: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
+  mintKey(opts?: { role?: string; orgId?: string; expiresInSeconds?: number }): Promise<{ key: string; key_id: string; org_id: string }>;
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const uid = () => randomBytes(5).toString('hex');
+
+export async function startTestStack(transport: Transport, extraEnv: Record<string, string> = {}): Promise<TestStack> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-stack-'));
+  const adminKey = `nta_test_${randomBytes(16).toString('hex')}`;
+  const id = uid();
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    ADMIN_API_KEY: adminKey,
+    NATS_URL: process.env.TEST_NATS_URL,
+    TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS,
+    CLICKHOUSE_URL: transport === 'clickhouse-server' ? process.env.TEST_CLICKHOUSE_URL : '',
+    CLICKHOUSE_DATABASE: `t_${id}`,
+    NATS_PREFIX: `t${id}`,
+    TEMPORAL_TASK_QUEUE: `t-${id}`,
+    LOG_LEVEL: 'debug',
+    ...extraEnv,
+  };
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const config = loadConfig(env);
+  let stack = await startStack(config, createLogger(config.logLevel, 'test', sink));
+
+  const request = async <T>(method: string, route: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> => {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+    let body: string | Buffer | undefined = opts.raw;
+    if (opts.body !== undefined) body = JSON.stringify(opts.body);
+    if (body !== undefined) headers['content-type'] = opts.contentType ?? 'application/json';
+    const res = await fetch(`${stack.url}${route}`, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, text, body: parsed as T };
+  };
+
+  const handle: TestStack = {
+    get stack() {
+      return stack;
+    },
+    get url() {
+      return stack.url!;
+    },
+    adminKey,
+    dataDir,
+    logs,
+    request,
+    async mintKey(opts = {}) {
+      const res = await request<{ key: string; key_id: string; org_id: string }>('POST', '/v1/api-keys', {
+        key: adminKey,
+        body: {
+          ...(opts.role ? { role: opts.role } : {}),
+          ...(opts.orgId ? { org_id: opts.orgId } : {}),
+          ...(opts.expiresInSeconds ? { expires_in_seconds: opts.expiresInSeconds } : {}),
+        },
+      });
+      if (res.status !== 201) throw new Error(`mint failed: ${res.status} ${res.text}`);
+      return res.body;
+    },
+    async restart() {
+      await stack.stop();
+      stack = await startStack(config, createLogger(config.logLevel, 'test', sink));
+    },
+    async stop() {
+      if (stack.clickhouse.transport === 'http') {
+        await stack.clickhouse.exec(`DROP DATABASE IF EXISTS ${stack.clickhouse.database}`).catch(() => undefined);
+      }
+      await stack.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return handle;
+}

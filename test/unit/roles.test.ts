@@ -1,0 +1,23 @@
+import { permissions, roleAllows, roles } from '../../core/roles';
+
+describe('roles', () => {
+  test('admin holds every permission', () => {
+    for (const p of permissions) expect(roleAllows('admin', p)).toBe(true);
+  });
+
+  test('an ingest key may only write telemetry', () => {
+    expect(permissions.filter((p) => roleAllows('ingest', p))).toEqual(['telemetry:write']);
+  });
+
+  test('an analyst may only read', () => {
+    expect(permissions.filter((p) => roleAllows('analyst', p))).toEqual(['read']);
+  });
+
+  test('an approver may read and approve but not run replays or manage policies', () => {
+    expect(permissions.filter((p) => roleAllows('approver', p))).toEqual(['read', 'approve']);
+  });
+
+  test('only admin manages keys', () => {
+    expect(roles.filter((r) => roleAllows(r, 'keys:manage'))).toEqual(['admin']);
+  });
+});
