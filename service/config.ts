@@ -8,17 +8,15 @@ import { z } from 'zod';
 const processRoles = ['api', 'stream-workers', 'temporal-worker'] as const;
 export type ProcessRole = (typeof processRoles)[number];
 
-const optionalUrl = z
-  .string()
-  .trim()
-  .optional()
-  .transform((v) => (v ? v : undefined));
+/** An unset or empty variable both mean "not given". */
+const blankAsUnset = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+const optionalUrl = z.preprocess(blankAsUnset, z.string().trim().optional());
 
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default('0.0.0.0'),
   DATA_DIR: z.string().default('./.data'),
-  ADMIN_API_KEY: z.string().min(16, 'ADMIN_API_KEY must be at least 16 characters').optional(),
+  ADMIN_API_KEY: z.preprocess(blankAsUnset, z.string().min(16, 'ADMIN_API_KEY must be at least 16 characters').optional()),
   NATS_URL: optionalUrl,
   CLICKHOUSE_URL: optionalUrl,
   CLICKHOUSE_USER: z.string().default('default'),
@@ -27,7 +25,7 @@ const envSchema = z.object({
   TEMPORAL_ADDRESS: optionalUrl,
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('nettel-governance'),
-  TEMPORAL_CLI: z.string().optional(),
+  TEMPORAL_CLI: z.preprocess(blankAsUnset, z.string().optional()),
   NATS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('nettel'),
   ROLES: z
     .string()

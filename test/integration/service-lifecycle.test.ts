@@ -1,0 +1,100 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from '../../engines/local-process';
+
+/**
+ * The service as `npm start` runs it (the built dist/service/main.js, which
+ * `npm test` builds first), on the embedded defaults: it starts its own
+ * nats-server and Temporal dev server, uses chDB, and stops them all on SIGTERM.
+ */
+const mainJs = path.resolve(__dirname, '../../dist/service/main.js');
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  adminKey: string;
+  exited: Promise<number | null>;
+}
+
+async function startService(env: Record<string, string>): Promise<Running> {
+  const child = spawn(process.execPath, [mainJs], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (c) => (err += c));
+  return await new Promise<Running>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start: ${err.slice(-2000)}`)), 90_000);
+    child.stdout!.on('data', (c) => {
+      out += c;
+      const url = /nettel is up: (\S+)/.exec(out)?.[1];
+      const adminKey = /admin key[^:]*: (nta_\S+)/.exec(out)?.[1];
+      if (url && adminKey) {
+        clearTimeout(timer);
+        resolve({ child, url, adminKey, exited });
+      }
+    });
+    void exited.then((code) => reject(new Error(`service exited with ${code}: ${err.slice(-2000)}`)));
+  });
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('the service process on embedded defaults', () => {
+  let dataDir: string;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-main-'));
+    env = {
+      DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      HOST: '127.0.0.1',
+      EMBEDDED_NATS_PORT: String(await freePort()),
+      EMBEDDED_TEMPORAL_PORT: String(await freePort()),
+      NATS_URL: '',
+      CLICKHOUSE_URL: '',
+      TEMPORAL_ADDRESS: '',
+      ADMIN_API_KEY: '',
+      LOG_LEVEL: 'warn',
+    };
+  });
+  afterAll(() => {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('starts its engines, serves healthz, stops them all on SIGTERM, and keeps keys across a restart', async () => {
+    const first = await startService(env);
+    const health = await (await fetch(`${first.url}/healthz`)).json();
+    expect(health.status).toBe('ok');
+    expect(health.engines.clickhouse.detail).toBe('chdb');
+    const minted = await (
+      await fetch(`${first.url}/v1/api-keys`, { method: 'POST', headers: { authorization: `Bearer ${first.adminKey}` } })
+    ).json();
+    const enginePids = ['nats/nats-server.pid', 'temporal/temporal.pid'].map((f) => Number(fs.readFileSync(path.join(dataDir, f), 'utf8')));
+    expect(enginePids.every(alive)).toBe(true);
+
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    expect(enginePids.filter(alive)).toEqual([]);
+
+    const second = await startService(env);
+    try {
+      expect(second.adminKey).toBe(first.adminKey);
+      const res = await fetch(`${second.url}/v1/audit`, { headers: { authorization: `Bearer ${minted.key}` } });
+      expect(res.status).toBe(200);
+      expect((await res.json()).data).toHaveLength(1);
+    } finally {
+      second.child.kill('SIGINT');
+      expect(await second.exited).toBe(0);
+    }
+  });
+});
