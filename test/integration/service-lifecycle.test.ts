@@ -73,10 +73,10 @@ describe('the service process on embedded defaults', () => {
 
   test('starts its engines, serves healthz, stops them all on SIGTERM, and keeps keys across a restart', async () => {
     const first = await startService(env);
-    const health = await (await fetch(`${first.url}/healthz`)).json();
+    const health: any = await (await fetch(`${first.url}/healthz`)).json();
     expect(health.status).toBe('ok');
     expect(health.engines.clickhouse.detail).toBe('chdb');
-    const minted = await (
+    const minted: any = await (
       await fetch(`${first.url}/v1/api-keys`, { method: 'POST', headers: { authorization: `Bearer ${first.adminKey}` } })
     ).json();
     const enginePids = ['nats/nats-server.pid', 'temporal/temporal.pid'].map((f) => Number(fs.readFileSync(path.join(dataDir, f), 'utf8')));
@@ -91,7 +91,7 @@ describe('the service process on embedded defaults', () => {
       expect(second.adminKey).toBe(first.adminKey);
       const res = await fetch(`${second.url}/v1/audit`, { headers: { authorization: `Bearer ${minted.key}` } });
       expect(res.status).toBe(200);
-      expect((await res.json()).data).toHaveLength(1);
+      expect(((await res.json()) as any).data).toHaveLength(1);
     } finally {
       second.child.kill('SIGINT');
       expect(await second.exited).toBe(0);
