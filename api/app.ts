@@ -5,6 +5,9 @@ import type { ApiDeps } from './deps';
 import { errorMiddleware } from './error-middleware';
 import { registerAuditRoutes } from './routes/audit';
 import { registerHealthRoutes } from './routes/health';
+import { registerIncidentRoutes } from './routes/incidents';
+import { registerIngestRoutes } from './routes/ingest';
+import { registerTelemetryRoutes } from './routes/telemetry';
 import { registerKeyRoutes } from './routes/keys';
 
 export interface RouteInfo {
@@ -30,6 +33,9 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   tenantRouter.use(authenticate(deps.keys));
   registerKeyRoutes(tenantRouter, deps);
   registerAuditRoutes(tenantRouter, deps);
+  registerIngestRoutes(tenantRouter, deps);
+  registerIncidentRoutes(tenantRouter, deps);
+  registerTelemetryRoutes(tenantRouter, deps);
 
   app.use(async (ctx, next) => {
     const started = process.hrtime.bigint();

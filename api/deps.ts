@@ -1,6 +1,10 @@
 import type { AuditLedger } from '../storage/audit-ledger';
 import type { Logger } from '../service/logger';
 import type { Metrics } from '../service/metrics';
+import type { AnalyticsRepo } from '../storage/analytics-repo';
+import type { IncidentsRepo } from '../storage/incidents-repo';
+import type { TelemetryPublisher } from '../streams/telemetry-publisher';
+import type { Correlator } from '../workers/correlator';
 import type { KeysService } from './keys-service';
 
 /** One engine as /healthz reports it. */
@@ -15,6 +19,10 @@ export interface ApiDeps {
   bodyLimitBytes: number;
   keys: KeysService;
   audit: AuditLedger;
+  publisher: TelemetryPublisher;
+  incidents: IncidentsRepo;
+  correlator: Correlator;
+  analytics: AnalyticsRepo;
   engines: EngineProbe[];
   metrics: Metrics;
   log: Logger;

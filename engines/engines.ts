@@ -22,13 +22,27 @@ export function localNatsServer(opts: LocalEngineOptions, log: Logger): LocalPro
     {
       name: 'nats-server',
       command,
-      args: ['-a', '127.0.0.1', '-p', String(opts.port), '-js', '-sd', path.join(opts.dir, 'store')],
+      args: ['-c', writeNatsConfig(opts)],
       dir: opts.dir,
       port: opts.port,
     },
     log,
   );
 }
+
+/** Loopback only, JetStream on, and a payload limit that fits a whole 10 MiB request as one message. */
+function writeNatsConfig(opts: LocalEngineOptions): string {
+  const dir = path.resolve(opts.dir);
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'nats.conf');
+  fs.writeFileSync(
+    file,
+    `listen: "127.0.0.1:${opts.port}"\nmax_payload: ${natsMaxPayload}\njetstream {\n  store_dir: "${path.join(dir, 'store')}"\n}\n`,
+  );
+  return file;
+}
+
+export const natsMaxPayload = 32 * 1024 * 1024;
 
 export function localClickHouseServer(opts: LocalEngineOptions & { tcpPort: number }, log: Logger): LocalProcess {
   const command = requireExecutable('clickhouse-server', opts.binPath, setupHint);

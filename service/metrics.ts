@@ -40,6 +40,41 @@ export function createMetrics() {
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
+    telemetryAccepted: new Counter({
+      name: 'nettel_telemetry_accepted_total',
+      help: 'Telemetry records acknowledged by JetStream, by kind',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+    telemetryRejected: new Counter({
+      name: 'nettel_telemetry_rejected_records_total',
+      help: 'Telemetry records refused by validation, by kind',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+    rowsWritten: new Counter({
+      name: 'nettel_worker_rows_written_total',
+      help: 'Rows the stream workers wrote to ClickHouse, by table',
+      labelNames: ['table'] as const,
+      registers: [registry],
+    }),
+    duplicatesSkipped: new Counter({
+      name: 'nettel_worker_duplicate_rows_skipped_total',
+      help: 'Redelivered rows already in ClickHouse, skipped',
+      labelNames: ['table'] as const,
+      registers: [registry],
+    }),
+    workerBatches: new Counter({
+      name: 'nettel_worker_batches_total',
+      help: 'Batches the stream workers processed, by outcome',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    incidentsWritten: new Counter({
+      name: 'nettel_incidents_written_total',
+      help: 'Incident versions written by the correlator',
+      registers: [registry],
+    }),
     auditAppends: new Counter({
       name: 'nettel_audit_appends_total',
       help: 'Audit ledger entries appended',

@@ -9,7 +9,14 @@ import { AuditRepo } from '../storage/audit-repo';
 import { ChdbClickHouse, HttpClickHouse, type ClickHouse } from '../storage/clickhouse';
 import { KeysRepo } from '../storage/keys-repo';
 import { migrate } from '../storage/migrations';
+import { AnalyticsRepo } from '../storage/analytics-repo';
+import { IncidentsRepo } from '../storage/incidents-repo';
+import { TelemetryStore } from '../storage/telemetry-store';
 import { NatsClient } from '../streams/nats-client';
+import { TelemetryPublisher } from '../streams/telemetry-publisher';
+import { defaultTopology, ensureTopology } from '../streams/topology';
+import { Correlator } from '../workers/correlator';
+import { StreamWorker, defaultStreamWorkerConfig } from '../workers/stream-worker';
 import { TemporalClient } from '../workers/temporal-client';
 import type { Config } from './config';
 import type { Logger } from './logger';
@@ -142,13 +149,30 @@ export async function startStack(config: Config, log: Logger): Promise<Stack> {
     const nats = await run(new NatsClient({ url: natsUrl, name: 'nettel' }, log));
     const temporal = await run(new TemporalClient({ address: temporalAddress, namespace: config.temporal.namespace }, log));
 
+    await ensureTopology(nats.jsm, { ...defaultTopology(config.nats.prefix), maxBytes: config.nats.streamMaxBytes });
+    const store = new TelemetryStore(clickhouse);
+    const incidents = new IncidentsRepo(clickhouse);
+    const correlator = new Correlator({ store, incidents, metrics });
+
     const stack: Stack = { config, clickhouse, nats, temporal, metrics, stop };
+    if (config.roles.includes('stream-workers')) {
+      await run(
+        new StreamWorker(
+          { ...defaultStreamWorkerConfig(config.nats.prefix), ...config.workers },
+          { nats, store, correlator, metrics, log },
+        ),
+      );
+    }
     if (config.roles.includes('api')) {
       const audit = new AuditLedger(new AuditRepo(clickhouse), metrics);
       const api: ApiDeps = {
         bodyLimitBytes: config.http.bodyLimitBytes,
         keys: new KeysService({ repo: new KeysRepo(clickhouse), audit, metrics, adminApiKey: config.adminApiKey }),
         audit,
+        publisher: new TelemetryPublisher({ nats, prefix: config.nats.prefix, metrics }),
+        incidents,
+        correlator,
+        analytics: new AnalyticsRepo(clickhouse),
         engines: [
           { name: 'nats', probe: () => nats.probe() },
           { name: 'clickhouse', probe: async () => ({ version: await clickhouse.version(), detail: clickhouse.transport }) },

@@ -1,6 +1,7 @@
 import type { Logger } from '../service/logger';
 import type { ClickHouse } from './clickhouse';
 import { platformMigrations } from './migrations/platform';
+import { telemetryMigrations } from './migrations/telemetry';
 
 /**
  * Schema as ordered, idempotent migrations. The same DDL runs on chDB and on
@@ -19,7 +20,7 @@ export interface Migration {
   statements(ctx: MigrationContext): string[];
 }
 
-export const migrations: Migration[] = [...platformMigrations];
+export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations];
 
 export async function migrate(ch: ClickHouse, opts: { retentionDays: number; log: Logger }): Promise<string[]> {
   const version = await ch.version();

@@ -69,6 +69,8 @@ export async function startTestStack(transport: Transport, extraEnv: Record<stri
   const sink = new Writable({
     write(chunk, _enc, done) {
       logs.push(String(chunk));
+      // TEST_LOGS=1 shows the stack's log lines while a test runs.
+      if (process.env.TEST_LOGS) process.stderr.write(String(chunk));
       done();
     },
   });

@@ -1,0 +1,105 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { createHash, randomBytes } from 'node:crypto';
+import type { z } from 'zod';
+import { validationError, type ErrorDetail } from '../../core/errors';
+import {
+  flowSchema,
+  metricEventSchema,
+  signalSchema,
+  toFlowRow,
+  toMetricRow,
+  toSignalRow,
+  type StreamKind,
+} from '../../core/telemetry';
+import { orgOf, requirePermission } from '../auth';
+import { readBody } from '../body';
+import type { ApiDeps } from '../deps';
+import { issuesToDetails } from '../validation';
+
+/**
+ * Telemetry ingestion: one record, a JSON array or NDJSON. A batch is
+ * validated whole; one bad record refuses the batch (400, every bad index
+ * named) and nothing of it is stored. The answer comes only after JetStream
+ * acknowledged the batch.
+ */
+interface IngestSpec<S extends z.ZodType> {
+  kind: StreamKind;
+  schema: S;
+  toRow: (input: z.output<S>, stamp: { org_id: string; event_id: string; ts: number; received_at: number }) => { ts: number };
+}
+
+const maxDetails = 100;
+
+/** Event ids of a batch: `evt_` + the batch's 16 hex characters + the record's index in 6 hex characters. */
+export const eventIdOf = (batchHex: string, index: number) => `evt_${batchHex}${index.toString(16).padStart(6, '0')}`;
+
+function batchHexOf(ctx: Context, orgId: string, kind: StreamKind): string {
+  const idempotencyKey = ctx.get('idempotency-key');
+  if (!idempotencyKey) return randomBytes(8).toString('hex');
+  if (idempotencyKey.length > 200) throw validationError('Idempotency-Key is at most 200 characters');
+  // The same key from the same workspace names the same batch, so JetStream stores a retry once.
+  return createHash('sha256').update(`${orgId}\u0000${kind}\u0000${idempotencyKey}`).digest('hex').slice(0, 16);
+}
+
+async function acceptBatch<S extends z.ZodType>(ctx: Context, deps: ApiDeps, spec: IngestSpec<S>) {
+  const orgId = orgOf(ctx);
+  const body = await readBody(ctx, { limitBytes: deps.bodyLimitBytes, accept: ['json', 'ndjson'] });
+  const value = body!.value;
+  const isBatch = body!.format === 'ndjson' || Array.isArray(value);
+  const records = isBatch ? (value as unknown[]) : [value];
+  if (records.length === 0) throw validationError('the batch holds no record');
+
+  const batchHex = batchHexOf(ctx, orgId, spec.kind);
+  const receivedAt = Date.now();
+  const lines: string[] = new Array(records.length);
+  const details: ErrorDetail[] = [];
+  let bad = 0;
+  let minTs = Number.MAX_SAFE_INTEGER;
+  let maxTs = 0;
+  for (let i = 0; i < records.length; i += 1) {
+    const parsed = spec.schema.safeParse(records[i]);
+    if (!parsed.success) {
+      bad += 1;
+      if (details.length < maxDetails) details.push(...issuesToDetails(parsed.error, i).slice(0, 5));
+      continue;
+    }
+    const row = spec.toRow(parsed.data, { org_id: orgId, event_id: eventIdOf(batchHex, i), ts: receivedAt, received_at: receivedAt });
+    if (row.ts < minTs) minTs = row.ts;
+    if (row.ts > maxTs) maxTs = row.ts;
+    lines[i] = JSON.stringify(row);
+  }
+  if (bad > 0) {
+    deps.metrics.telemetryRejected.inc({ kind: spec.kind }, bad);
+    throw validationError(`${bad} of ${records.length} record(s) are invalid; nothing was stored`, details);
+  }
+  await deps.publisher.publish({ kind: spec.kind, orgId, batchId: `${orgId}.${spec.kind}.${batchHex}`, lines, minTs, maxTs });
+  return { isBatch, count: records.length, eventIds: () => records.map((_, i) => eventIdOf(batchHex, i)) };
+}
+
+function accepted(ctx: Context, result: Awaited<ReturnType<typeof acceptBatch>>) {
+  ctx.status = 202;
+  ctx.body = result.isBatch
+    ? { status: 'accepted', count: result.count, event_ids: result.eventIds() }
+    : { status: 'accepted', event_id: result.eventIds()[0] };
+}
+
+export function registerIngestRoutes(router: Router, deps: ApiDeps): void {
+  const guard = requirePermission('telemetry:write');
+
+  router.post('/flow', guard, async (ctx) => {
+    const result = await acceptBatch(ctx, deps, { kind: 'flow', schema: flowSchema, toRow: toFlowRow });
+    ctx.status = 201;
+    ctx.type = 'text/plain';
+    ctx.set('X-Event-Count', String(result.count));
+    ctx.body = result.isBatch ? `Flow saved (${result.count} flows)` : 'Flow saved';
+  });
+
+  router.post('/ingest', guard, async (ctx) => {
+    accepted(ctx, await acceptBatch(ctx, deps, { kind: 'signal', schema: signalSchema, toRow: toSignalRow }));
+  });
+
+  router.post('/v1/ingest/events', guard, async (ctx) => {
+    accepted(ctx, await acceptBatch(ctx, deps, { kind: 'metric', schema: metricEventSchema, toRow: toMetricRow }));
+  });
+}

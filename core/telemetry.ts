@@ -1,0 +1,150 @@
+import { z } from 'zod';
+
+/**
+ * The three kinds of telemetry the service takes, validated strictly:
+ * addresses are IPv4 or IPv6, counters are non-negative safe integers,
+ * strings are bounded, unknown fields are refused. `timestamp` (event time,
+ * ISO 8601 or epoch milliseconds) is optional and defaults to receive time.
+ */
+export const telemetryKinds = ['flow', 'bgp', 'dns', 'metric'] as const;
+export type TelemetryKind = (typeof telemetryKinds)[number];
+
+const ip = z.union([z.ipv4(), z.ipv6()], { error: 'must be an IPv4 or IPv6 address' });
+const counter = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const label = z.string().trim().min(1).max(128);
+const earliest = Date.UTC(2000, 0, 1);
+const timestamp = z
+  .union([z.number().int(), z.iso.datetime({ offset: true })])
+  .transform((v) => (typeof v === 'number' ? v : Date.parse(v)))
+  .refine((ms) => ms >= earliest && ms <= Date.now() + 86_400_000, 'must be between 2000-01-01 and one day from now');
+
+export const flowSchema = z
+  .object({
+    src_ip: ip,
+    dst_ip: ip,
+    bytes: counter,
+    packets: counter,
+    protocol: z.string().trim().toLowerCase().min(1).max(16),
+    src_port: z.number().int().min(0).max(65535).optional(),
+    dst_port: z.number().int().min(0).max(65535).optional(),
+    timestamp: timestamp.optional(),
+  })
+  .strict();
+
+export const signalSchema = z
+  .object({
+    telemetry: z.enum(telemetryKinds),
+    service: label,
+    environment: label,
+    region: label,
+    asn: z.number().int().min(0).max(4_294_967_295).optional(),
+    src_ip: ip.optional(),
+    dst_ip: ip.optional(),
+    dst_port: z.number().int().min(0).max(65535).optional(),
+    bytes: counter.optional(),
+    latency_ms: z.number().int().min(0).max(86_400_000).optional(),
+    timestamp: timestamp.optional(),
+  })
+  .strict();
+
+export const metricEventSchema = z
+  .object({
+    service: label,
+    metric: z.string().trim().min(1).max(128),
+    value: z.number().finite(),
+    region: label,
+    environment: label.optional(),
+    timestamp: timestamp.optional(),
+  })
+  .strict();
+
+export type FlowInput = z.output<typeof flowSchema>;
+export type SignalInput = z.output<typeof signalSchema>;
+export type MetricInput = z.output<typeof metricEventSchema>;
+
+/** Rows as stored: every row carries its org, event id, event time and receive time (epoch ms). */
+interface Stamped {
+  org_id: string;
+  event_id: string;
+  ts: number;
+  received_at: number;
+}
+
+export interface FlowRow extends Stamped {
+  src_ip: string;
+  dst_ip: string;
+  src_port: number;
+  dst_port: number;
+  protocol: string;
+  bytes: number;
+  packets: number;
+}
+
+export interface SignalRow extends Stamped {
+  telemetry: TelemetryKind;
+  service: string;
+  environment: string;
+  region: string;
+  asn: number;
+  src_ip: string;
+  dst_ip: string;
+  dst_port: number;
+  bytes: number;
+  latency_ms: number;
+  /** Which rule produced a derived signal (detectors); empty for posted signals. */
+  rule: string;
+}
+
+export interface MetricRow extends Stamped {
+  service: string;
+  environment: string;
+  metric: string;
+  value: number;
+  region: string;
+}
+
+export type StreamKind = 'flow' | 'signal' | 'metric';
+
+export function toFlowRow(input: FlowInput, stamp: Stamped): FlowRow {
+  return {
+    ...stamp,
+    ts: input.timestamp ?? stamp.ts,
+    src_ip: input.src_ip,
+    dst_ip: input.dst_ip,
+    src_port: input.src_port ?? 0,
+    dst_port: input.dst_port ?? 0,
+    protocol: input.protocol,
+    bytes: input.bytes,
+    packets: input.packets,
+  };
+}
+
+export function toSignalRow(input: SignalInput, stamp: Stamped): SignalRow {
+  return {
+    ...stamp,
+    ts: input.timestamp ?? stamp.ts,
+    telemetry: input.telemetry,
+    service: input.service,
+    environment: input.environment,
+    region: input.region,
+    asn: input.asn ?? 0,
+    src_ip: input.src_ip ?? '',
+    dst_ip: input.dst_ip ?? '',
+    dst_port: input.dst_port ?? 0,
+    bytes: input.bytes ?? 0,
+    latency_ms: input.latency_ms ?? 0,
+    rule: '',
+  };
+}
+
+export function toMetricRow(input: MetricInput, stamp: Stamped): MetricRow {
+  return {
+    ...stamp,
+    ts: input.timestamp ?? stamp.ts,
+    service: input.service,
+    environment: input.environment ?? '',
+    metric: input.metric,
+    value: input.value,
+    region: input.region,
+  };
+}

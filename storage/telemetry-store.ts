@@ -1,0 +1,74 @@
+import type { DestinationMinute } from '../core/detectors';
+import type { SignalRow, TelemetryKind } from '../core/telemetry';
+import type { ClickHouse } from './clickhouse';
+import { int, str, strList } from './sql';
+
+export type TelemetryTable = 'flows' | 'signals' | 'metrics';
+
+export interface KeyOfSignal {
+  service: string;
+  environment: string;
+  region: string;
+}
+
+function signalFromRow(r: Record<string, unknown>): SignalRow {
+  return {
+    org_id: String(r.org_id),
+    event_id: String(r.event_id),
+    ts: Number(r.ts),
+    received_at: Number(r.received_at),
+    telemetry: r.telemetry as TelemetryKind,
+    service: String(r.service),
+    environment: String(r.environment),
+    region: String(r.region),
+    asn: Number(r.asn),
+    src_ip: String(r.src_ip),
+    dst_ip: String(r.dst_ip),
+    dst_port: Number(r.dst_port),
+    bytes: Number(r.bytes),
+    latency_ms: Number(r.latency_ms),
+    rule: String(r.rule),
+  };
+}
+
+/** The stream workers' reads and writes of raw telemetry. */
+export class TelemetryStore {
+  constructor(private readonly ch: ClickHouse) {}
+
+  insert(table: TelemetryTable, ndjson: Buffer | string): Promise<void> {
+    return this.ch.insertJsonEachRow(table, ndjson);
+  }
+
+  /** Which of these event ids a table already holds; the time range keeps the scan on the primary key. */
+  async existingEventIds(table: TelemetryTable, orgId: string, minTs: number, maxTs: number, ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.ch.query<{ event_id: string }>(
+      `SELECT event_id FROM ${this.ch.database}.${table}
+       WHERE org_id = ${str(orgId)} AND ts >= ${int(minTs)} AND ts <= ${int(maxTs)} AND event_id IN ${strList(ids)}`,
+    );
+    return new Set(rows.map((r) => r.event_id));
+  }
+
+  /** Destinations whose bytes within one minute reached the threshold, from the 1-minute rollup. */
+  async destinationMinutesOver(orgId: string, fromTs: number, toTs: number, bytes: number): Promise<DestinationMinute[]> {
+    const rows = await this.ch.query<{ dst_ip: string; minute: string; bytes: string }>(
+      `SELECT dst_ip, minute, sum(bytes) AS bytes FROM ${this.ch.database}.flows_1m
+       WHERE org_id = ${str(orgId)} AND minute >= ${int(Math.floor(fromTs / 60_000) * 60_000)} AND minute <= ${int(toTs)}
+       GROUP BY dst_ip, minute HAVING bytes >= ${int(bytes)}`,
+    );
+    return rows.map((r) => ({ org_id: orgId, dst_ip: r.dst_ip, minute: Number(r.minute), bytes: Number(r.bytes) }));
+  }
+
+  /** Every stored signal of these correlation keys, for the correlator to recompute their incidents. */
+  async signalsOfKeys(orgId: string, keys: KeyOfSignal[]): Promise<SignalRow[]> {
+    if (keys.length === 0) return [];
+    const tuples = keys.map((k) => `(${str(k.service)}, ${str(k.environment)}, ${str(k.region)})`).join(', ');
+    const rows = await this.ch.query(
+      `SELECT org_id, event_id, ts, received_at, telemetry, service, environment, region, asn, src_ip, dst_ip,
+              dst_port, bytes, latency_ms, rule
+       FROM ${this.ch.database}.signals
+       WHERE org_id = ${str(orgId)} AND (service, environment, region) IN (${tuples})`,
+    );
+    return rows.map(signalFromRow);
+  }
+}

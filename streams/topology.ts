@@ -1,0 +1,88 @@
+import {
+  AckPolicy,
+  DiscardPolicy,
+  RetentionPolicy,
+  StorageType,
+  nanos,
+  type JetStreamManager,
+  type StreamConfig,
+} from 'nats';
+
+/**
+ * The JetStream topology as code, created or updated idempotently at start.
+ *
+ * - Stream `<PREFIX>_TELEMETRY` takes `<prefix>.tel.<kind>.<org>`: the org
+ *   is in every subject. Work-queue retention: a message leaves the stream
+ *   once a worker acknowledged it, which it does only after ClickHouse has
+ *   its rows. `discard: new` with a byte limit: when the backlog is full, a
+ *   publish fails and the API answers 503; nothing accepted is dropped.
+ * - A two-minute de-duplication window on `Nats-Msg-Id`.
+ * - One durable pull consumer shared by every stream worker process.
+ */
+export interface TopologyConfig {
+  prefix: string;
+  maxBytes: number;
+  maxAgeMs: number;
+  duplicateWindowMs: number;
+  ackWaitMs: number;
+  maxAckPending: number;
+}
+
+export const defaultTopology = (prefix: string): TopologyConfig => ({
+  prefix,
+  maxBytes: 8 * 1024 ** 3,
+  maxAgeMs: 7 * 86_400_000,
+  duplicateWindowMs: 120_000,
+  ackWaitMs: 60_000,
+  maxAckPending: 10_000,
+});
+
+export type TelemetrySubjectKind = 'flow' | 'signal' | 'metric';
+
+export const names = (prefix: string) => ({
+  stream: `${prefix.toUpperCase()}_TELEMETRY`,
+  writers: `${prefix.toUpperCase()}_WRITERS`,
+  subjects: `${prefix}.tel.>`,
+  subject: (kind: TelemetrySubjectKind, orgId: string) => `${prefix}.tel.${kind}.${orgId}`,
+});
+
+/** JetStream API error codes (err_code) this module branches on. */
+const jsErrors = { streamNotFound: 10059, consumerNotFound: 10014 } as const;
+const apiErrorCode = (err: unknown) => (err as { api_error?: { err_code?: number } }).api_error?.err_code;
+
+export async function ensureTopology(jsm: JetStreamManager, config: TopologyConfig): Promise<void> {
+  const n = names(config.prefix);
+  const stream: Partial<StreamConfig> & { name: string } = {
+    name: n.stream,
+    subjects: [n.subjects],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    discard: DiscardPolicy.New,
+    max_bytes: config.maxBytes,
+    max_age: nanos(config.maxAgeMs),
+    duplicate_window: nanos(config.duplicateWindowMs),
+  };
+  const existing = await jsm.streams.info(n.stream).catch((err: unknown) => {
+    if (apiErrorCode(err) === jsErrors.streamNotFound) return undefined;
+    throw err;
+  });
+  if (existing) await jsm.streams.update(n.stream, stream);
+  else await jsm.streams.add(stream);
+
+  const consumer = {
+    durable_name: n.writers,
+    ack_policy: AckPolicy.Explicit,
+    ack_wait: nanos(config.ackWaitMs),
+    max_ack_pending: config.maxAckPending,
+    max_waiting: 512,
+  };
+  const hasConsumer = await jsm.consumers.info(n.stream, n.writers).then(
+    () => true,
+    (err: unknown) => {
+      if (apiErrorCode(err) === jsErrors.consumerNotFound) return false;
+      throw err;
+    },
+  );
+  if (hasConsumer) await jsm.consumers.update(n.stream, n.writers, consumer);
+  else await jsm.consumers.add(n.stream, consumer);
+}
