@@ -41,6 +41,7 @@ const envSchema = z.object({
   HOME: z.string().optional(),
   PATH: z.string().default('/usr/local/bin:/usr/bin:/bin'),
   NATS_STREAM_MAX_BYTES: z.coerce.number().int().positive().default(8 * 1024 ** 3),
+  NATS_ACK_WAIT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   WORKER_MAX_MESSAGES: z.coerce.number().int().min(1).max(10_000).default(256),
   WORKER_MAX_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(200),
   RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
@@ -56,7 +57,7 @@ export interface Config {
   adminApiKey?: string;
   roles: ProcessRole[];
   logLevel: string;
-  nats: { url?: string; prefix: string; embeddedPort: number; streamMaxBytes: number };
+  nats: { url?: string; prefix: string; embeddedPort: number; streamMaxBytes: number; ackWaitMs: number };
   workers: { maxMessages: number; maxWaitMs: number };
   clickhouse: { url?: string; user: string; password: string; database: string; retentionDays: number };
   temporal: {
@@ -83,7 +84,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     adminApiKey: e.ADMIN_API_KEY,
     roles: e.ROLES,
     logLevel: e.LOG_LEVEL,
-    nats: { url: e.NATS_URL, prefix: e.NATS_PREFIX, embeddedPort: e.EMBEDDED_NATS_PORT, streamMaxBytes: e.NATS_STREAM_MAX_BYTES },
+    nats: { url: e.NATS_URL, prefix: e.NATS_PREFIX, embeddedPort: e.EMBEDDED_NATS_PORT, streamMaxBytes: e.NATS_STREAM_MAX_BYTES, ackWaitMs: e.NATS_ACK_WAIT_MS },
     workers: { maxMessages: e.WORKER_MAX_MESSAGES, maxWaitMs: e.WORKER_MAX_WAIT_MS },
     clickhouse: {
       url: e.CLICKHOUSE_URL,

@@ -149,7 +149,11 @@ export async function startStack(config: Config, log: Logger): Promise<Stack> {
     const nats = await run(new NatsClient({ url: natsUrl, name: 'nettel' }, log));
     const temporal = await run(new TemporalClient({ address: temporalAddress, namespace: config.temporal.namespace }, log));
 
-    await ensureTopology(nats.jsm, { ...defaultTopology(config.nats.prefix), maxBytes: config.nats.streamMaxBytes });
+    await ensureTopology(nats.jsm, {
+      ...defaultTopology(config.nats.prefix),
+      maxBytes: config.nats.streamMaxBytes,
+      ackWaitMs: config.nats.ackWaitMs,
+    });
     const store = new TelemetryStore(clickhouse);
     const incidents = new IncidentsRepo(clickhouse);
     const correlator = new Correlator({ store, incidents, metrics });

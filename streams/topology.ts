@@ -33,7 +33,7 @@ export const defaultTopology = (prefix: string): TopologyConfig => ({
   maxBytes: 8 * 1024 ** 3,
   maxAgeMs: 7 * 86_400_000,
   duplicateWindowMs: 120_000,
-  ackWaitMs: 60_000,
+  ackWaitMs: 30_000,
   maxAckPending: 10_000,
 });
 

@@ -1,0 +1,139 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { JsMsg } from 'nats';
+import { createLogger } from '../../service/logger';
+import { IncidentsRepo } from '../../storage/incidents-repo';
+import { TelemetryStore } from '../../storage/telemetry-store';
+import { names } from '../../streams/topology';
+import { Correlator } from '../../workers/correlator';
+import { StreamWorker, defaultStreamWorkerConfig } from '../../workers/stream-worker';
+import { generateFlows, sortedEntries } from '../support/flows';
+import { startTestStack, type TestStack } from '../support/test-stack';
+import { waitFor } from '../support/wait';
+
+/**
+ * The stream workers run apart from the API here (ROLES=api for the test
+ * stack), on the ClickHouse server: a worker process is killed and started
+ * again, and the sums in ClickHouse stay exact.
+ */
+const mainJs = path.resolve(__dirname, '../../dist/service/main.js');
+
+async function postAll(t: TestStack, key: string, batches: string[]) {
+  for (const body of batches) {
+    const res = await t.request('POST', '/flow', { key, raw: body, contentType: 'application/x-ndjson' });
+    expect(res.status).toBe(201);
+  }
+}
+
+async function flowsStored(t: TestStack, orgId: string): Promise<number> {
+  const rows = await t.stack.clickhouse.query<{ n: string }>(
+    `SELECT count() AS n FROM ${t.stack.clickhouse.database}.flows WHERE org_id = '${orgId}'`,
+  );
+  return Number(rows[0]!.n);
+}
+
+async function bytesByDst(t: TestStack, orgId: string): Promise<Map<string, number>> {
+  const rows = await t.stack.clickhouse.query<{ dst_ip: string; b: string }>(
+    `SELECT dst_ip, sum(bytes) AS b FROM ${t.stack.clickhouse.database}.flows WHERE org_id = '${orgId}' GROUP BY dst_ip`,
+  );
+  return new Map(rows.map((r) => [r.dst_ip, Number(r.b)]));
+}
+
+describe('stream worker crashes', () => {
+  let t: TestStack;
+  let workerDir: string;
+  beforeAll(async () => {
+    t = await startTestStack('clickhouse-server', { ROLES: 'api', NATS_ACK_WAIT_MS: '3000' });
+    workerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-worker-'));
+  });
+  afterAll(async () => {
+    await t.stop();
+    fs.rmSync(workerDir, { recursive: true, force: true });
+  });
+
+  function startWorkerProcess(): { child: ChildProcess; exited: Promise<unknown> } {
+    const config = t.stack.config;
+    const child = spawn(process.execPath, [mainJs], {
+      env: {
+        ...process.env,
+        ROLES: 'stream-workers',
+        DATA_DIR: workerDir,
+        NATS_URL: process.env.TEST_NATS_URL,
+        CLICKHOUSE_URL: process.env.TEST_CLICKHOUSE_URL,
+        CLICKHOUSE_DATABASE: config.clickhouse.database,
+        NATS_PREFIX: config.nats.prefix,
+        TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS,
+        ADMIN_API_KEY: 'unused-in-a-worker-process',
+        NATS_ACK_WAIT_MS: '3000',
+        WORKER_MAX_MESSAGES: '2',
+        WORKER_MAX_WAIT_MS: '20',
+        LOG_LEVEL: 'warn',
+      },
+      stdio: 'ignore',
+    });
+    return { child, exited: new Promise((r) => child.once('exit', r)) };
+  }
+
+  test('a worker killed in the middle of the work and started again leaves the sums exact', async () => {
+    const minted = await t.mintKey({ role: 'operator' });
+    const flows = generateFlows(100_000, 5_000, 7);
+    await postAll(t, minted.key, flows.batches);
+
+    const first = startWorkerProcess();
+    const partial = await waitFor(async () => {
+      const n = await flowsStored(t, minted.org_id);
+      return n > 0 ? n : undefined;
+    }, 60_000, 'the first rows');
+    first.child.kill('SIGKILL');
+    await first.exited;
+    expect(partial).toBeLessThan(flows.total);
+
+    const second = startWorkerProcess();
+    try {
+      await waitFor(async () => ((await flowsStored(t, minted.org_id)) >= flows.total ? true : undefined), 90_000, 'every flow');
+      // Give a redelivery that would double rows the time to land before counting.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(await flowsStored(t, minted.org_id)).toBe(flows.total);
+      expect(sortedEntries(await bytesByDst(t, minted.org_id))).toEqual(sortedEntries(flows.bytesByDst));
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.exited;
+    }
+  });
+
+  test('messages written but never acknowledged are redelivered and not written twice', async () => {
+    const minted = await t.mintKey({ role: 'operator' });
+    const flows = generateFlows(20_000, 5_000, 11);
+    await postAll(t, minted.key, flows.batches);
+    const stack = t.stack;
+    const store = new TelemetryStore(stack.clickhouse);
+    const correlator = new Correlator({ store, incidents: new IncidentsRepo(stack.clickhouse), metrics: stack.metrics });
+    const deps = { nats: stack.nats, store, correlator, metrics: stack.metrics, log: createLogger('silent') };
+    const worker = new StreamWorker({ ...defaultStreamWorkerConfig(stack.config.nats.prefix), maxWaitMs: 20 }, deps);
+
+    // The crash: a batch is written to ClickHouse, then the worker dies before its ack.
+    const n = names(stack.config.nats.prefix);
+    const consumer = await stack.nats.js().consumers.get(n.stream, n.writers);
+    const taken: JsMsg[] = [];
+    for await (const m of await consumer.fetch({ max_messages: 2, expires: 2000 })) taken.push(m);
+    expect(taken).toHaveLength(2);
+    await worker.process(taken);
+    expect(await flowsStored(t, minted.org_id)).toBe(10_000);
+    for (const m of taken) m.nak();
+
+    const skippedBefore = (await stack.metrics.duplicatesSkipped.get()).values.reduce((s, v) => s + v.value, 0);
+    await worker.start();
+    try {
+      await waitFor(async () => ((await flowsStored(t, minted.org_id)) >= flows.total ? true : undefined), 60_000, 'every flow');
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await flowsStored(t, minted.org_id)).toBe(flows.total);
+      expect(sortedEntries(await bytesByDst(t, minted.org_id))).toEqual(sortedEntries(flows.bytesByDst));
+      const skipped = (await stack.metrics.duplicatesSkipped.get()).values.reduce((s, v) => s + v.value, 0) - skippedBefore;
+      expect(skipped).toBe(10_000);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
