@@ -1,5 +1,6 @@
 import type { Context, Next } from 'koa';
-import { AppError, type ErrorCode } from '../core/errors';
+import { AppError, unavailable, type ErrorCode } from '../core/errors';
+import { ClickHouseError } from '../storage/clickhouse';
 import type { Logger } from '../service/logger';
 import type { Metrics } from '../service/metrics';
 
@@ -24,6 +25,8 @@ const codeOfStatus: Record<number, ErrorCode> = {
 
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  // A ClickHouse error without a server code is a transport failure: the engine is unreachable.
+  if (err instanceof ClickHouseError && err.code === undefined) return unavailable('ClickHouse', err);
   const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown; message?: unknown; type?: unknown };
   const status = Number(e?.status ?? e?.statusCode);
   const code = codeOfStatus[status];

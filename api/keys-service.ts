@@ -28,6 +28,8 @@ const sha256 = (value: string) => createHash('sha256').update(value).digest();
 
 /** How long a looked-up key stays in this process's cache; revocations made here apply at once. */
 const cacheTtlMs = 5_000;
+/** How long a cached key still serves while ClickHouse cannot be reached. */
+const staleIfErrorMs = 15 * 60_000;
 
 /**
  * Mints, authenticates and revokes keys. A key is `ntk_<id>_<secret>`: the id
@@ -76,7 +78,15 @@ export class KeysService {
   private async lookup(keyId: string): Promise<KeyRecord | undefined> {
     const cached = this.cache.get(keyId);
     if (cached && this.now() - cached.fetchedAt < cacheTtlMs) return cached.record;
-    const record = await this.deps.repo.get(keyId);
+    let record: KeyRecord | undefined;
+    try {
+      record = await this.deps.repo.get(keyId);
+    } catch (err) {
+      // ClickHouse unreachable: a key seen recently stays valid, so ingestion
+      // (which needs only JetStream) goes on through a ClickHouse outage.
+      if (cached && this.now() - cached.fetchedAt < staleIfErrorMs) return cached.record;
+      throw err;
+    }
     if (this.cache.size > 100_000) this.cache.clear();
     this.cache.set(keyId, { record, fetchedAt: this.now() });
     return record;

@@ -11,6 +11,7 @@ export interface NatsClientConfig {
 export class NatsClient {
   private connection?: NatsConnection;
   private manager?: JetStreamManager;
+  private connected = false;
 
   constructor(
     private readonly config: NatsClientConfig,
@@ -25,12 +26,15 @@ export class NatsClient {
       reconnectTimeWait: 500,
     });
     this.manager = await this.connection.jetstreamManager();
+    this.connected = true;
     void this.watchStatus(this.connection);
     this.log.info({ url: this.config.url, server: this.connection.info?.version }, 'nats connected');
   }
 
   private async watchStatus(nc: NatsConnection): Promise<void> {
     for await (const status of nc.status()) {
+      if (status.type === 'disconnect') this.connected = false;
+      if (status.type === 'reconnect') this.connected = true;
       if (status.type === 'disconnect' || status.type === 'reconnect' || status.type === 'error') {
         this.log.warn({ status: status.type, data: String(status.data) }, 'nats connection status');
       }
@@ -41,6 +45,11 @@ export class NatsClient {
     const nc = this.connection;
     this.connection = undefined;
     if (nc && !nc.isClosed()) await nc.drain();
+  }
+
+  /** False while the client is reconnecting: publishing then would only queue in this process. */
+  get isConnected(): boolean {
+    return this.connected && !!this.connection && !this.connection.isClosed();
   }
 
   get nc(): NatsConnection {
@@ -59,7 +68,7 @@ export class NatsClient {
 
   async probe(): Promise<{ version: string }> {
     const nc = this.nc;
-    if (nc.isClosed()) throw new Error('connection closed');
+    if (!this.isConnected) throw new Error('not connected');
     await nc.flush();
     const account = await this.jsm.getAccountInfo();
     return { version: `${nc.info?.version ?? 'unknown'} (jetstream streams: ${account.streams})` };

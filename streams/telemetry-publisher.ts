@@ -34,6 +34,12 @@ export class TelemetryPublisher {
   ) {}
 
   async publish(batch: TelemetryBatch): Promise<void> {
+    // While reconnecting, a publish would wait in this process's buffer and
+    // might land after the client was told 503: refuse it at once instead.
+    if (!this.deps.nats.isConnected) {
+      this.deps.metrics.engineErrors.inc({ engine: 'nats', operation: 'publish' });
+      throw unavailable('telemetry log (NATS JetStream)');
+    }
     const subject = names(this.deps.prefix).subject(batch.kind, batch.orgId);
     const maxPayload = (this.deps.nats.nc.info?.max_payload ?? 1024 * 1024) - 4096;
     const chunks = chunkLines(batch.lines, maxPayload);

@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../../service/config';
 import { createLogger } from '../../service/logger';
 import { startStack, type Stack } from '../../service/stack';
+import { names } from '../../streams/topology';
 
 /**
  * A whole service stack for one test file, on the engines the global set-up
@@ -63,6 +64,7 @@ export async function startTestStack(transport: Transport, extraEnv: Record<stri
     NATS_PREFIX: `t${id}`,
     TEMPORAL_TASK_QUEUE: `t-${id}`,
     LOG_LEVEL: 'debug',
+    NATS_STREAM_MAX_BYTES: String(256 * 1024 * 1024),
     ...extraEnv,
   };
   const logs: string[] = [];
@@ -122,6 +124,8 @@ export async function startTestStack(transport: Transport, extraEnv: Record<stri
       stack = await startStack(config, createLogger(config.logLevel, 'test', sink));
     },
     async stop() {
+      // Streams of a finished test file are removed, so JetStream's storage reservations do not pile up.
+      await stack.nats.jsm.streams.delete(names(config.nats.prefix).stream).catch(() => undefined);
       if (stack.clickhouse.transport === 'http') {
         await stack.clickhouse.exec(`DROP DATABASE IF EXISTS ${stack.clickhouse.database}`).catch(() => undefined);
       }
