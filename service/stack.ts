@@ -16,6 +16,7 @@ import { NatsClient } from '../streams/nats-client';
 import { TelemetryPublisher } from '../streams/telemetry-publisher';
 import { defaultTopology, ensureTopology } from '../streams/topology';
 import { Correlator } from '../workers/correlator';
+import { RetentionJob } from '../workers/retention';
 import { StreamWorker, defaultStreamWorkerConfig } from '../workers/stream-worker';
 import { TemporalClient } from '../workers/temporal-client';
 import type { Config } from './config';
@@ -166,6 +167,7 @@ export async function startStack(config: Config, log: Logger): Promise<Stack> {
           { nats, store, correlator, metrics, log },
         ),
       );
+      await run(new RetentionJob({ retentionDays: config.clickhouse.retentionDays, intervalMs: 3_600_000 }, { clickhouse, log }));
     }
     if (config.roles.includes('api')) {
       const audit = new AuditLedger(new AuditRepo(clickhouse), metrics);

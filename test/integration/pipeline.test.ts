@@ -173,5 +173,22 @@ describe.each(transports)('telemetry pipeline on %s', (transport) => {
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('VALIDATION_ERROR');
   });
+
+  test('a retry with the same Idempotency-Key gets the same event ids and is stored once', async () => {
+    const { key } = await t.mintKey({ role: 'operator' });
+    const body = [
+      { ...signal, dst_ip: '203.0.113.2', bytes: 7 },
+      { ...signal, dst_ip: '203.0.113.3', bytes: 9 },
+    ];
+    const headers = { 'idempotency-key': 'exporter-7:batch-42' };
+    const first = await t.request('POST', '/ingest', { key, body, headers });
+    expect(first.status).toBe(202);
+    const retry = await t.request('POST', '/ingest', { key, body, headers });
+    expect(retry.body.event_ids).toEqual(first.body.event_ids);
+    const incident = await waitFor(async () => (await t.request('GET', '/v1/incidents', { key })).body.data[0]);
+    await new Promise((r) => setTimeout(r, 300));
+    const again = await t.request('GET', `/v1/incidents/${incident.id}`, { key });
+    expect(again.body.signal_count).toBe(2);
+  });
 });
 

@@ -1,0 +1,62 @@
+import type { Logger } from '../service/logger';
+import type { ClickHouse } from '../storage/clickhouse';
+import { str, strList } from '../storage/sql';
+
+/**
+ * Telemetry retention by dropping whole daily partitions: one mechanism on
+ * every ClickHouse generation (18.16 has no TTL clause). Tables are
+ * partitioned by day number, intDiv(ts, 86400000).
+ */
+export const retainedTables = ['flows', 'flows_1m', 'signals', 'metrics', 'metrics_1m'] as const;
+
+export function expiredPartitions(partitions: readonly string[], nowMs: number, retentionDays: number): string[] {
+  const oldestKept = Math.floor(nowMs / 86_400_000) - retentionDays + 1;
+  return partitions.filter((p) => /^\d+$/.test(p) && Number(p) < oldestKept);
+}
+
+export class RetentionJob {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+
+  constructor(
+    private readonly config: { retentionDays: number; intervalMs: number },
+    private readonly deps: { clickhouse: ClickHouse; log: Logger; now?: () => number },
+  ) {}
+
+  async start(): Promise<void> {
+    this.running = this.runOnce().then(() => undefined);
+    this.timer = setInterval(() => {
+      this.running = this.runOnce().then(() => undefined);
+    }, this.config.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** Drops every partition older than the retention; returns what it dropped. */
+  async runOnce(): Promise<Array<{ table: string; partition: string }>> {
+    const ch = this.deps.clickhouse;
+    const dropped: Array<{ table: string; partition: string }> = [];
+    try {
+      const parts = await ch.query<{ table: string; partition: string }>(
+        `SELECT DISTINCT table, partition FROM system.parts
+         WHERE database = ${str(ch.database)} AND active AND table IN ${strList([...retainedTables])}`,
+      );
+      const now = (this.deps.now ?? Date.now)();
+      for (const table of retainedTables) {
+        const expired = expiredPartitions(parts.filter((p) => p.table === table).map((p) => p.partition), now, this.config.retentionDays);
+        for (const partition of expired) {
+          await ch.exec(`ALTER TABLE ${ch.database}.${table} DROP PARTITION ${partition}`);
+          dropped.push({ table, partition });
+        }
+      }
+      if (dropped.length) this.deps.log.info({ dropped }, 'retention dropped expired partitions');
+    } catch (err) {
+      this.deps.log.error({ err }, 'retention run failed; it runs again at the next interval');
+    }
+    return dropped;
+  }
+}
