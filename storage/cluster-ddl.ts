@@ -1,0 +1,29 @@
+import { migrations, type MigrationContext } from './migrations';
+
+/**
+ * The schema for a replicated ClickHouse cluster, derived from the same
+ * migrations the service applies: every table becomes its Replicated*
+ * engine and every statement runs ON CLUSTER. deploy/clickhouse/cluster.sql
+ * is this function's output, and a test keeps it so.
+ */
+export function clusterDdl(ctx: MigrationContext = { db: 'nettel', legacy: false, retentionDays: 30 }): string {
+  const statements = migrations.flatMap((m) => m.statements(ctx).map((sql) => ({ id: m.id, sql: toCluster(sql) })));
+  return (
+    '-- Generated from storage/migrations by storage/cluster-ddl.ts: do not edit by hand.\n' +
+    `CREATE DATABASE IF NOT EXISTS ${ctx.db} ON CLUSTER '{cluster}';\n\n` +
+    statements.map((s) => `-- ${s.id}\n${s.sql.replace(/\n\s+/g, '\n  ')};\n`).join('\n')
+  );
+}
+
+function toCluster(sql: string): string {
+  const table = /CREATE (?:TABLE|MATERIALIZED VIEW) IF NOT EXISTS (\S+)/.exec(sql)?.[1];
+  if (!table) throw new Error(`not a CREATE statement: ${sql.slice(0, 60)}`);
+  const path = `'/clickhouse/tables/{shard}/${table}', '{replica}'`;
+  return sql
+    .replace(`IF NOT EXISTS ${table}`, `IF NOT EXISTS ${table} ON CLUSTER '{cluster}'`)
+    .replace(/ENGINE = (Replacing|Summing)?MergeTree(\(([^()]*|\([^()]*\))\))?/, (_m, kind: string | undefined, _args, inner: string | undefined) =>
+      `ENGINE = Replicated${kind ?? ''}MergeTree(${path}${inner ? `, ${inner}` : ''})`,
+    );
+}
+
+if (require.main === module) process.stdout.write(clusterDdl());
