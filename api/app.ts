@@ -7,6 +7,8 @@ import { registerAuditRoutes } from './routes/audit';
 import { registerHealthRoutes } from './routes/health';
 import { registerIncidentRoutes } from './routes/incidents';
 import { registerIngestRoutes } from './routes/ingest';
+import { registerPolicyRoutes } from './routes/policies';
+import { registerReplayRoutes } from './routes/replays';
 import { registerTelemetryRoutes } from './routes/telemetry';
 import { registerKeyRoutes } from './routes/keys';
 
@@ -36,6 +38,8 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   registerIngestRoutes(tenantRouter, deps);
   registerIncidentRoutes(tenantRouter, deps);
   registerTelemetryRoutes(tenantRouter, deps);
+  registerPolicyRoutes(tenantRouter, deps);
+  registerReplayRoutes(tenantRouter, deps);
 
   app.use(async (ctx, next) => {
     const started = process.hrtime.bigint();

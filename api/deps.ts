@@ -3,9 +3,12 @@ import type { Logger } from '../service/logger';
 import type { Metrics } from '../service/metrics';
 import type { AnalyticsRepo } from '../storage/analytics-repo';
 import type { IncidentsRepo } from '../storage/incidents-repo';
+import type { PoliciesRepo } from '../storage/policies-repo';
+import type { ReplaysRepo } from '../storage/replays-repo';
 import type { TelemetryPublisher } from '../streams/telemetry-publisher';
 import type { Correlator } from '../workers/correlator';
 import type { KeysService } from './keys-service';
+import type { ReplayService } from './replay-service';
 
 /** One engine as /healthz reports it. */
 export interface EngineProbe {
@@ -23,6 +26,9 @@ export interface ApiDeps {
   incidents: IncidentsRepo;
   correlator: Correlator;
   analytics: AnalyticsRepo;
+  policies: PoliciesRepo;
+  replays: ReplayService;
+  replayRecords: ReplaysRepo;
   engines: EngineProbe[];
   metrics: Metrics;
   log: Logger;

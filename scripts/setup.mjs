@@ -102,6 +102,10 @@ function temporalCli() {
 
 function build() {
   run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json']);
+  // The prebuilt workflow bundle production workers load; rebuilt when a workflow changed.
+  const bundle = path.join(root, 'dist', 'workflow-bundle.js');
+  const newest = Math.max(...fs.readdirSync(path.join(root, 'workflows')).map((f) => mtime(path.join(root, 'workflows', f))));
+  if (mtime(bundle) < newest) run(process.execPath, [path.join(root, 'dist', 'service', 'build-workflow-bundle.js')]);
 }
 
 try {

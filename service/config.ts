@@ -26,6 +26,7 @@ const envSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('nettel-governance'),
   TEMPORAL_CLI: z.preprocess(blankAsUnset, z.string().optional()),
+  TEMPORAL_WORKFLOW_BUNDLE: z.preprocess(blankAsUnset, z.string().optional()),
   NATS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('nettel'),
   ROLES: z
     .string()
@@ -66,6 +67,8 @@ export interface Config {
     taskQueue: string;
     cli?: string;
     embeddedPort: number;
+    /** A prebuilt workflow bundle; without one the worker bundles workflows/ when it starts. */
+    workflowBundlePath?: string;
   };
 }
 
@@ -98,6 +101,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       namespace: e.TEMPORAL_NAMESPACE,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       cli: e.TEMPORAL_CLI,
+      workflowBundlePath: e.TEMPORAL_WORKFLOW_BUNDLE,
       embeddedPort: e.EMBEDDED_TEMPORAL_PORT,
     },
   };

@@ -23,7 +23,9 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const log = createLogger(config.logLevel);
   const admin = adminKeyOf(config);
-  const stack = await startStack({ ...config, adminApiKey: admin.key }, log);
+  // The set-up builds this bundle beside the compiled code; a worker without it bundles at start.
+  const workflowBundlePath = config.temporal.workflowBundlePath ?? path.resolve(__dirname, '../workflow-bundle.js');
+  const stack = await startStack({ ...config, adminApiKey: admin.key, temporal: { ...config.temporal, workflowBundlePath } }, log);
 
   if (stack.url) {
     const keyFile = path.join(config.dataDir, 'admin-api-key');

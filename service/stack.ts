@@ -3,11 +3,15 @@ import path from 'node:path';
 import { createApp, type RouteInfo } from '../api/app';
 import type { ApiDeps } from '../api/deps';
 import { KeysService } from '../api/keys-service';
+import { ReplayService } from '../api/replay-service';
 import { localNatsServer, localTemporalServer } from '../engines/engines';
 import { AuditLedger } from '../storage/audit-ledger';
 import { AuditRepo } from '../storage/audit-repo';
 import { ChdbClickHouse, HttpClickHouse, type ClickHouse } from '../storage/clickhouse';
 import { KeysRepo } from '../storage/keys-repo';
+import { PoliciesRepo } from '../storage/policies-repo';
+import { ReplayHistory } from '../storage/replay-history';
+import { ReplaysRepo } from '../storage/replays-repo';
 import { migrate } from '../storage/migrations';
 import { AnalyticsRepo } from '../storage/analytics-repo';
 import { IncidentsRepo } from '../storage/incidents-repo';
@@ -16,7 +20,9 @@ import { NatsClient } from '../streams/nats-client';
 import { TelemetryPublisher } from '../streams/telemetry-publisher';
 import { defaultTopology, ensureTopology } from '../streams/topology';
 import { Correlator } from '../workers/correlator';
+import { createReplayActivities } from '../workers/activities/replay-activities';
 import { RetentionJob } from '../workers/retention';
+import { TemporalWorker } from '../workers/temporal-worker';
 import { StreamWorker, defaultStreamWorkerConfig } from '../workers/stream-worker';
 import { TemporalClient } from '../workers/temporal-client';
 import type { Config } from './config';
@@ -38,6 +44,8 @@ export interface Stack {
   api?: ApiDeps;
   /** The routes this process serves, when it runs the api role. */
   routes?: RouteInfo[];
+  /** The Temporal worker, when this process runs the temporal-worker role. */
+  temporalWorker?: TemporalWorker;
   /** The URL the API listens on, when this process runs the api role. */
   url?: string;
   stop(): Promise<void>;
@@ -158,6 +166,8 @@ export async function startStack(config: Config, log: Logger): Promise<Stack> {
     const store = new TelemetryStore(clickhouse);
     const incidents = new IncidentsRepo(clickhouse);
     const correlator = new Correlator({ store, incidents, metrics });
+    const policies = new PoliciesRepo(clickhouse);
+    const replays = new ReplaysRepo(clickhouse);
 
     const stack: Stack = { config, clickhouse, nats, temporal, metrics, stop };
     if (config.roles.includes('stream-workers')) {
@@ -169,6 +179,20 @@ export async function startStack(config: Config, log: Logger): Promise<Stack> {
       );
       await run(new RetentionJob({ retentionDays: config.clickhouse.retentionDays, intervalMs: 3_600_000 }, { clickhouse, log }));
     }
+    if (config.roles.includes('temporal-worker')) {
+      const activities = createReplayActivities({ incidents, policies, replays, history: new ReplayHistory(clickhouse) });
+      stack.temporalWorker = await run(
+        new TemporalWorker(
+          {
+            address: temporalAddress,
+            namespace: config.temporal.namespace,
+            taskQueue: config.temporal.taskQueue,
+            workflowBundlePath: config.temporal.workflowBundlePath,
+          },
+          { activities, log },
+        ),
+      );
+    }
     if (config.roles.includes('api')) {
       const audit = new AuditLedger(new AuditRepo(clickhouse), metrics);
       const api: ApiDeps = {
@@ -179,6 +203,16 @@ export async function startStack(config: Config, log: Logger): Promise<Stack> {
         incidents,
         correlator,
         analytics: new AnalyticsRepo(clickhouse),
+        policies,
+        replayRecords: replays,
+        replays: new ReplayService({
+          client: () => temporal.client,
+          taskQueue: config.temporal.taskQueue,
+          incidents,
+          policies,
+          replays,
+          audit,
+        }),
         engines: [
           { name: 'nats', probe: () => nats.probe() },
           { name: 'clickhouse', probe: async () => ({ version: await clickhouse.version(), detail: clickhouse.transport }) },

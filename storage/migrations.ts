@@ -1,6 +1,7 @@
 import type { Logger } from '../service/logger';
 import type { ClickHouse } from './clickhouse';
 import { platformMigrations } from './migrations/platform';
+import { governanceMigrations } from './migrations/governance';
 import { telemetryMigrations } from './migrations/telemetry';
 
 /**
@@ -20,7 +21,7 @@ export interface Migration {
   statements(ctx: MigrationContext): string[];
 }
 
-export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations];
+export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations];
 
 export async function migrate(ch: ClickHouse, opts: { retentionDays: number; log: Logger }): Promise<string[]> {
   const version = await ch.version();

@@ -64,6 +64,8 @@ export async function startTestStack(transport: Transport, extraEnv: Record<stri
     NATS_PREFIX: `t${id}`,
     TEMPORAL_TASK_QUEUE: `t-${id}`,
     LOG_LEVEL: 'debug',
+    // The Temporal worker bundles workflows when it starts: only the governance tests ask for it.
+    ROLES: 'api,stream-workers',
     NATS_STREAM_MAX_BYTES: String(256 * 1024 * 1024),
     ...extraEnv,
   };

@@ -1,0 +1,107 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { defaultRules } from '../core/correlation';
+import { AppError, conflict, forbidden, notFound, policyDenied, unavailable } from '../core/errors';
+import { randomId } from '../core/ids';
+import { deniedMessage, evaluatePolicies } from '../core/policy';
+import { replayWindow } from '../core/replay';
+import type { AuditLedger } from '../storage/audit-ledger';
+import type { IncidentsRepo } from '../storage/incidents-repo';
+import type { PoliciesRepo } from '../storage/policies-repo';
+import { terminalStatuses, type ReplayRecord, type ReplaysRepo } from '../storage/replays-repo';
+import { approveSignal, denySignal, replayStatusQuery, replayWorkflow, type ReplayInput } from '../workflows/replay';
+import type { Principal } from './keys-service';
+
+/** Workflow ids are business keys: the org and the replay id. */
+export const replayWorkflowId = (orgId: string, replayId: string) => `replay:${orgId}:${replayId}`;
+
+/**
+ * Requests, reads and decides replays. A request a policy forbids is refused
+ * here (403 POLICY_DENIED) and starts nothing; otherwise one Temporal
+ * workflow runs the replay and records each state it reaches.
+ */
+export class ReplayService {
+  constructor(
+    private readonly deps: {
+      client: () => Client;
+      taskQueue: string;
+      incidents: IncidentsRepo;
+      policies: PoliciesRepo;
+      replays: ReplaysRepo;
+      audit: AuditLedger;
+    },
+  ) {}
+
+  async request(orgId: string, by: Principal, incidentId: string, windowMinutes?: number): Promise<ReplayRecord> {
+    const incident = await this.deps.incidents.get(orgId, incidentId);
+    if (!incident) throw notFound('incident');
+    const window = replayWindow(incident, defaultRules.windowMs, windowMinutes);
+    const decision = evaluatePolicies(await this.deps.policies.active(orgId), {
+      environment: incident.environment,
+      severity: incident.severity,
+      window_minutes: window.window_minutes,
+    });
+    if (decision.decision === 'deny') {
+      const message = deniedMessage(decision);
+      await this.deps.audit.append({ orgId, actor: by.keyId, action: 'replay.blocked', target: incidentId, details: { policy_id: decision.policy_id, message } });
+      throw policyDenied(message);
+    }
+    const now = Date.now();
+    const record: ReplayRecord = {
+      org_id: orgId,
+      replay_id: randomId('rep'),
+      incident_id: incidentId,
+      status: 'queued',
+      requested_by: by.keyId,
+      requested_at: now,
+      updated_at: now,
+      window_minutes: window.window_minutes,
+      approvals: [],
+      report: null,
+      error: null,
+      version: 1,
+    };
+    await this.deps.replays.put(record);
+    const input: ReplayInput = { orgId, replayId: record.replay_id, incidentId, requestedBy: by.keyId, requestedAt: now, windowMinutes };
+    try {
+      await this.deps.client().workflow.start(replayWorkflow, {
+        taskQueue: this.deps.taskQueue,
+        workflowId: replayWorkflowId(orgId, record.replay_id),
+        args: [input],
+      });
+    } catch (err) {
+      await this.deps.replays.put({ ...record, status: 'failed', error: { code: 'UNAVAILABLE', message: 'the workflow could not start' }, version: 2 });
+      throw unavailable('Temporal', err);
+    }
+    await this.deps.audit.append({ orgId, actor: by.keyId, action: 'replay.request', target: record.replay_id, details: { incident_id: incidentId } });
+    return record;
+  }
+
+  /** The stored record, with the live status from the workflow while it runs. */
+  async get(orgId: string, replayId: string): Promise<ReplayRecord> {
+    const record = await this.deps.replays.get(orgId, replayId);
+    if (!record) throw notFound('replay');
+    if (terminalStatuses.includes(record.status)) return record;
+    try {
+      const live = await this.deps.client().workflow.getHandle(replayWorkflowId(orgId, replayId)).query(replayStatusQuery);
+      return { ...record, status: live.status, approvals: live.approvals, error: live.error, report: live.report ?? record.report };
+    } catch {
+      // The workflow cannot answer now (finished, or no worker polling): the stored state is the latest known.
+      return record;
+    }
+  }
+
+  async decide(orgId: string, by: Principal, replayId: string, decision: 'approve' | 'deny', comment?: string): Promise<ReplayRecord> {
+    const record = await this.get(orgId, replayId);
+    if (record.status !== 'awaiting_approval') throw conflict(`the replay is ${record.status}, not awaiting approval`);
+    if (record.requested_by === by.keyId) throw forbidden('a replay cannot be approved or denied with the key that requested it');
+    const signal = decision === 'approve' ? approveSignal : denySignal;
+    try {
+      await this.deps.client().workflow.getHandle(replayWorkflowId(orgId, replayId)).signal(signal, { approverKeyId: by.keyId, comment });
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw conflict('the replay is no longer waiting');
+      throw err instanceof AppError ? err : unavailable('Temporal', err);
+    }
+    await this.deps.audit.append({ orgId, actor: by.keyId, action: `replay.${decision}`, target: replayId, details: comment ? { comment } : {} });
+    return record;
+  }
+}

@@ -1,0 +1,85 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { z } from 'zod';
+import type { ReplayRecord } from '../../storage/replays-repo';
+import { replayStatuses } from '../../storage/replays-repo';
+import { orgOf, principalOf, requirePermission } from '../auth';
+import { readBody } from '../body';
+import type { ApiDeps } from '../deps';
+import { decodeCursor, limitSchema, pageOf } from '../pagination';
+import { parseOrThrow, singleQuery } from '../validation';
+
+const requestSchema = z
+  .object({
+    incident_id: z.string().regex(/^inc_[0-9a-f]{20}$/, 'not an incident id'),
+    window_minutes: z.number().int().min(1).max(525_600).optional(),
+  })
+  .strict();
+const decisionSchema = z.object({ comment: z.string().max(1000).optional() }).strict();
+const listSchema = z
+  .object({
+    status: z.enum(replayStatuses).optional(),
+    incident_id: z.string().max(64).optional(),
+    limit: limitSchema,
+    cursor: z.string().max(512).optional(),
+  })
+  .strict();
+const cursorSchema = z.object({ requested_at: z.number().int(), replay_id: z.string().max(64) });
+const idSchema = z.string().regex(/^rep_[0-9a-f]{20}$/, 'not a replay id');
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function replayView(r: ReplayRecord) {
+  return {
+    replay_id: r.replay_id,
+    incident_id: r.incident_id,
+    status: r.status,
+    requested_by: r.requested_by,
+    requested_at: iso(r.requested_at),
+    updated_at: iso(r.updated_at),
+    window_minutes: r.window_minutes,
+    approvals: r.approvals.map((a) => ({ ...a, at: iso(a.at) })),
+    error: r.error,
+    report: r.report,
+  };
+}
+
+export function registerReplayRoutes(router: Router, deps: ApiDeps): void {
+  const read = requirePermission('read');
+  const approve = requirePermission('approve');
+
+  router.post('/v1/replay', requirePermission('replays:run'), async (ctx) => {
+    const body = await readBody(ctx, { limitBytes: deps.bodyLimitBytes, accept: ['json'] });
+    const input = parseOrThrow(requestSchema, body!.value, 'replay request');
+    const record = await deps.replays.request(orgOf(ctx), principalOf(ctx), input.incident_id, input.window_minutes);
+    ctx.status = 202;
+    ctx.body = { replay_id: record.replay_id, status: record.status, incident_id: record.incident_id };
+  });
+
+  const list = (forcedStatus?: 'awaiting_approval') => async (ctx: Context) => {
+    const q = parseOrThrow(listSchema, singleQuery(ctx.query), 'query');
+    const rows = await deps.replayRecords.list(orgOf(ctx), {
+      status: forcedStatus ?? q.status,
+      incidentId: q.incident_id,
+      limit: q.limit + 1,
+      after: decodeCursor(q.cursor, cursorSchema),
+    });
+    ctx.body = pageOf(rows, q.limit, (r) => ({ requested_at: r.requested_at, replay_id: r.replay_id }), replayView);
+  };
+  router.get('/v1/replays', read, list());
+  router.get('/v1/approvals', read, list('awaiting_approval'));
+
+  router.get('/v1/replays/:id', read, async (ctx) => {
+    ctx.body = replayView(await deps.replays.get(orgOf(ctx), parseOrThrow(idSchema, ctx.params.id, 'replay id')));
+  });
+
+  for (const decision of ['approve', 'deny'] as const) {
+    router.post(`/v1/replays/:id/${decision}`, approve, async (ctx) => {
+      const id = parseOrThrow(idSchema, ctx.params.id, 'replay id');
+      const body = await readBody(ctx, { limitBytes: deps.bodyLimitBytes, accept: ['json'], optional: true });
+      const input = parseOrThrow(decisionSchema, body?.value ?? {}, 'decision');
+      await deps.replays.decide(orgOf(ctx), principalOf(ctx), id, decision, input.comment);
+      ctx.status = 202;
+      ctx.body = { replay_id: id, decision };
+    });
+  }
+}

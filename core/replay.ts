@@ -1,0 +1,38 @@
+import type { Incident } from './correlation';
+
+/**
+ * What a replay covers and how its result is judged, as pure functions.
+ * The history window starts one correlation window before the incident's
+ * first signal and lasts `window_minutes` (default: the incident's span plus
+ * one correlation window on each side).
+ */
+export interface ReplayWindow {
+  from: number;
+  to: number;
+  window_minutes: number;
+}
+
+export function replayWindow(incident: Pick<Incident, 'first_seen' | 'last_seen'>, correlationWindowMs: number, requestedMinutes?: number): ReplayWindow {
+  const from = incident.first_seen - correlationWindowMs;
+  const minutes = requestedMinutes ?? Math.ceil((incident.last_seen - incident.first_seen + 2 * correlationWindowMs) / 60_000);
+  return { from, to: from + minutes * 60_000, window_minutes: minutes };
+}
+
+/** The fields a replay must reproduce for parity. */
+export const parityFields = ['id', 'severity', 'state', 'signal_count', 'first_seen', 'last_seen', 'kinds', 'rule', 'escalations'] as const;
+
+export interface ParityDifference {
+  field: (typeof parityFields)[number];
+  recorded: unknown;
+  replayed: unknown;
+}
+
+export function compareIncidents(recorded: Incident, replayed: Incident | undefined): { parity: boolean; differences: ParityDifference[] } {
+  const differences: ParityDifference[] = [];
+  for (const field of parityFields) {
+    const a = recorded[field];
+    const b = replayed?.[field];
+    if (JSON.stringify(a) !== JSON.stringify(b)) differences.push({ field, recorded: a, replayed: b ?? null });
+  }
+  return { parity: differences.length === 0, differences };
+}

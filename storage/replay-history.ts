@@ -1,0 +1,97 @@
+import type { DestinationMinute } from '../core/detectors';
+import type { MetricRow, SignalRow } from '../core/telemetry';
+import type { ClickHouse } from './clickhouse';
+import type { KeyOfSignal } from './telemetry-store';
+import { int, num, str, strList } from './sql';
+
+/**
+ * The historical reads of a replay. Everything heavy is a ClickHouse
+ * aggregation over the window: a million flows come back as a few rows.
+ */
+export class ReplayHistory {
+  constructor(private readonly ch: ClickHouse) {}
+
+  private get db() {
+    return this.ch.database;
+  }
+
+  /** Signals posted to /ingest (not derived by a detector) for one key within the window. */
+  async postedSignals(orgId: string, key: KeyOfSignal, from: number, to: number): Promise<SignalRow[]> {
+    const rows = await this.ch.query<Record<string, unknown>>(
+      `SELECT org_id, event_id, ts, received_at, telemetry, service, environment, region, asn, src_ip, dst_ip, dst_port,
+              bytes, latency_ms, rule
+       FROM ${this.db}.signals
+       WHERE org_id = ${str(orgId)} AND service = ${str(key.service)} AND environment = ${str(key.environment)}
+         AND region = ${str(key.region)} AND ts >= ${int(from)} AND ts < ${int(to)} AND rule = ''`,
+    );
+    return rows.map((r) => ({
+      org_id: String(r.org_id),
+      event_id: String(r.event_id),
+      ts: Number(r.ts),
+      received_at: Number(r.received_at),
+      telemetry: r.telemetry as SignalRow['telemetry'],
+      service: String(r.service),
+      environment: String(r.environment),
+      region: String(r.region),
+      asn: Number(r.asn),
+      src_ip: String(r.src_ip),
+      dst_ip: String(r.dst_ip),
+      dst_port: Number(r.dst_port),
+      bytes: Number(r.bytes),
+      latency_ms: Number(r.latency_ms),
+      rule: String(r.rule),
+    }));
+  }
+
+  /** Metric events of the key within the window that reach a threshold. */
+  async metricsOverThresholds(orgId: string, key: KeyOfSignal, thresholds: Record<string, number>, from: number, to: number): Promise<MetricRow[]> {
+    const rules = Object.entries(thresholds).map(([m, t]) => `(metric = ${str(m)} AND value >= ${num(t)})`);
+    if (rules.length === 0) return [];
+    // A metric event without an environment correlates under `default`.
+    const environments = key.environment === 'default' ? ['', 'default'] : [key.environment];
+    const rows = await this.ch.query<Record<string, unknown>>(
+      `SELECT org_id, event_id, ts, received_at, service, environment, metric, value, region FROM ${this.db}.metrics
+       WHERE org_id = ${str(orgId)} AND service = ${str(key.service)} AND environment IN ${strList(environments)}
+         AND region = ${str(key.region)} AND ts >= ${int(from)} AND ts < ${int(to)} AND (${rules.join(' OR ')})`,
+    );
+    return rows.map((r) => ({
+      org_id: String(r.org_id),
+      event_id: String(r.event_id),
+      ts: Number(r.ts),
+      received_at: Number(r.received_at),
+      service: String(r.service),
+      environment: String(r.environment),
+      metric: String(r.metric),
+      value: Number(r.value),
+      region: String(r.region),
+    }));
+  }
+
+  /** Minutes in which one destination received at least `bytes`, aggregated from the raw flows. */
+  async destinationMinutes(orgId: string, dstIp: string, bytes: number, from: number, to: number): Promise<DestinationMinute[]> {
+    const rows = await this.ch.query<{ minute: string; bytes: string }>(
+      `SELECT intDiv(ts, 60000) * 60000 AS minute, sum(bytes) AS bytes FROM ${this.db}.flows
+       WHERE org_id = ${str(orgId)} AND ts >= ${int(Math.floor(from / 60_000) * 60_000)} AND ts < ${int(to)} AND dst_ip = ${str(dstIp)}
+       GROUP BY minute HAVING bytes >= ${int(bytes)}`,
+    );
+    return rows.map((r) => ({ org_id: orgId, dst_ip: dstIp, minute: Number(r.minute), bytes: Number(r.bytes) }));
+  }
+
+  /** The sources that sent the most to the given destinations within the window, and the totals examined. */
+  async topSources(orgId: string, dstIps: string[], from: number, to: number, limit: number) {
+    if (dstIps.length === 0) return { flows: 0, bytes: 0, top: [] };
+    const where = `org_id = ${str(orgId)} AND ts >= ${int(from)} AND ts < ${int(to)} AND dst_ip IN ${strList(dstIps)}`;
+    const [totals, top] = await Promise.all([
+      this.ch.query<{ flows: string; bytes: string }>(`SELECT count() AS flows, sum(bytes) AS bytes FROM ${this.db}.flows WHERE ${where}`),
+      this.ch.query<{ src_ip: string; dst_ip: string; bytes: string; flows: string }>(
+        `SELECT src_ip, dst_ip, sum(bytes) AS bytes, count() AS flows FROM ${this.db}.flows WHERE ${where}
+         GROUP BY src_ip, dst_ip ORDER BY bytes DESC, src_ip ASC LIMIT ${int(limit)}`,
+      ),
+    ]);
+    return {
+      flows: Number(totals[0]?.flows ?? 0),
+      bytes: Number(totals[0]?.bytes ?? 0),
+      top: top.map((r) => ({ src_ip: r.src_ip, dst_ip: r.dst_ip, bytes: Number(r.bytes), flows: Number(r.flows) })),
+    };
+  }
+}

@@ -1,0 +1,109 @@
+import { startTestStack, type TestStack } from '../support/test-stack';
+import { waitFor } from '../support/wait';
+
+const signal = { telemetry: 'bgp', service: 'edge', environment: 'prod', region: 'us-east-1', asn: 64500, latency_ms: 40 };
+
+describe('governance: policies, replays and approvals on the real Temporal dev server', () => {
+  let t: TestStack;
+  beforeAll(async () => {
+    t = await startTestStack('chdb', { ROLES: 'api,stream-workers,temporal-worker', WORKER_MAX_WAIT_MS: '20' });
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  async function workspaceWithIncident(over: Record<string, unknown> = {}) {
+    const operator = await t.mintKey({ role: 'operator' });
+    const approver = await t.mintKey({ role: 'approver', orgId: operator.org_id });
+    await t.request('POST', '/ingest', { key: operator.key, body: { ...signal, ...over } });
+    const incident = await waitFor(async () => (await t.request('GET', '/v1/incidents', { key: operator.key })).body.data[0]);
+    return { operator, approver, incident };
+  }
+
+  async function replayState(key: string, id: string, status: string) {
+    return waitFor(async () => {
+      const r = await t.request('GET', `/v1/replays/${id}`, { key });
+      return r.body.status === status ? r.body : undefined;
+    }, 30_000, `replay ${status}`);
+  }
+
+  test('the approve path completes with a report saying parity true for an untouched incident', async () => {
+    const { operator, approver, incident } = await workspaceWithIncident();
+    const policy = await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'prod needs a human', requires_approval: true } });
+    expect(policy.status).toBe(201);
+    expect(policy.body).toMatchObject({ policy_id: expect.stringMatching(/^pol_/), id: policy.body.policy_id, status: 'active' });
+
+    const requested = await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } });
+    expect(requested.status).toBe(202);
+    expect(requested.body).toMatchObject({ replay_id: expect.stringMatching(/^rep_/), status: 'queued' });
+    const id = requested.body.replay_id;
+
+    await replayState(operator.key, id, 'awaiting_approval');
+    const waiting = await t.request('GET', '/v1/approvals', { key: approver.key });
+    expect(waiting.body.data.map((r: { replay_id: string }) => r.replay_id)).toEqual([id]);
+
+    const approved = await t.request('POST', `/v1/replays/${id}/approve`, { key: approver.key, body: { comment: 'looks right' } });
+    expect(approved.status).toBe(202);
+    const done = await replayState(operator.key, id, 'completed');
+    expect(done.approvals).toEqual([expect.objectContaining({ decision: 'approve', approver_key_id: approver.key_id, comment: 'looks right' })]);
+    expect(done.report).toMatchObject({ parity: true, differences: [], recorded: { id: incident.id }, replayed: { id: incident.id } });
+  });
+
+  test('the deny path ends denied carrying POLICY_DENIED', async () => {
+    const { operator, approver, incident } = await workspaceWithIncident();
+    await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'gate', requires_approval: true } });
+    const id = (await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
+    await replayState(operator.key, id, 'awaiting_approval');
+    expect((await t.request('POST', `/v1/replays/${id}/deny`, { key: approver.key })).status).toBe(202);
+    const denied = await replayState(operator.key, id, 'denied');
+    expect(denied.error).toEqual({ code: 'POLICY_DENIED', message: expect.stringContaining('Execution blocked') });
+  });
+
+  test('an approval that never comes ends the replay expired after the policy timeout', async () => {
+    const { operator, incident } = await workspaceWithIncident();
+    await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'quick gate', requires_approval: true, approval_timeout_minutes: 0.05 } });
+    const id = (await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
+    const expired = await replayState(operator.key, id, 'expired');
+    expect(expired.error.code).toBe('APPROVAL_EXPIRED');
+  });
+
+  test('allow_execution false answers 403 POLICY_DENIED and starts no workflow', async () => {
+    const { operator, incident } = await workspaceWithIncident();
+    await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'freeze', requires_approval: false, allow_execution: false } });
+    const res = await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ error: { code: 'POLICY_DENIED', message: expect.stringContaining('Execution blocked by policy') } });
+    expect((await t.request('GET', '/v1/replays', { key: operator.key })).body.data).toEqual([]);
+    const workflows = t.stack.temporal.client.workflow.list({ query: `WorkflowId STARTS_WITH "replay:${operator.org_id}:"` });
+    const started: string[] = [];
+    for await (const w of workflows) started.push(w.workflowId);
+    expect(started).toEqual([]);
+    const audit = await t.request('GET', '/v1/audit', { key: operator.key });
+    expect(audit.body.data[0]).toMatchObject({ action: 'replay.blocked', target: incident.id });
+  });
+
+  test('an analyst key cannot approve: 403 FORBIDDEN', async () => {
+    const { operator, incident } = await workspaceWithIncident();
+    const analyst = await t.mintKey({ role: 'analyst', orgId: operator.org_id });
+    await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'gate', requires_approval: true } });
+    const id = (await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
+    await replayState(operator.key, id, 'awaiting_approval');
+    const res = await t.request('POST', `/v1/replays/${id}/approve`, { key: analyst.key });
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe('FORBIDDEN');
+  });
+
+  test('a replay without a gating policy completes on its own', async () => {
+    const { operator, incident } = await workspaceWithIncident();
+    const id = (await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
+    const done = await replayState(operator.key, id, 'completed');
+    expect(done.report.parity).toBe(true);
+  });
+
+  test('a replay of another workspace incident is 404', async () => {
+    const { incident } = await workspaceWithIncident();
+    const stranger = await t.mintKey({ role: 'operator' });
+    const res = await t.request('POST', '/v1/replay', { key: stranger.key, body: { incident_id: incident.id } });
+    expect(res.status).toBe(404);
+  });
+});

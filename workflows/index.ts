@@ -1,0 +1,2 @@
+// Every workflow the Temporal worker registers.
+export { replayWorkflow } from './replay';
