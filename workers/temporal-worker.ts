@@ -1,4 +1,4 @@
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
 import fs from 'node:fs';
 import type { Logger } from '../service/logger';
 import type { ReplayActivities } from './activities/replay-activities';
@@ -9,6 +9,23 @@ export interface TemporalWorkerConfig {
   taskQueue: string;
   /** A prebuilt workflow bundle (built by the set-up); without it the worker bundles workflows/ at start. */
   workflowBundlePath?: string;
+}
+
+let runtimeInstalled = false;
+
+/**
+ * Routes the SDK's own logs (worker life cycle, workflow failures) to the
+ * service's logger instead of the console. The runtime is per process and
+ * must be installed before the first native connection.
+ */
+function installRuntime(log: Logger): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  const forward = (entry: LogEntry) => {
+    const level = entry.level === 'ERROR' ? 'error' : entry.level === 'WARN' ? 'warn' : 'debug';
+    log[level]({ sdk: 'temporal', ...entry.meta }, entry.message);
+  };
+  Runtime.install({ logger: new DefaultLogger('WARN', forward) });
 }
 
 /** Polls the governance task queue: runs the workflows in workflows/ and the activities given to it. */
@@ -23,6 +40,7 @@ export class TemporalWorker {
   ) {}
 
   async start(): Promise<void> {
+    installRuntime(this.deps.log);
     this.connection = await NativeConnection.connect({ address: this.config.address });
     const bundle = this.config.workflowBundlePath;
     const workflows =

@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { replayWorkflowId } from '../../api/replay-service';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
 
@@ -18,6 +22,23 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     await t.request('POST', '/ingest', { key: operator.key, body: { ...signal, ...over } });
     const incident = await waitFor(async () => (await t.request('GET', '/v1/incidents', { key: operator.key })).body.data[0]);
     return { operator, approver, incident };
+  }
+
+  /**
+   * RECORD_HISTORIES=1 saves the workflow's history under test/fixtures/histories, where
+   * workflow-determinism.test.ts replays it against the current workflow code.
+   */
+  async function recordHistory(name: string, orgId: string, replayId: string) {
+    if (!process.env.RECORD_HISTORIES) return;
+    // The CLI writes the standard proto3 JSON form that historyFromJSON reads back.
+    const cli = t.stack.config.temporal.cli ?? path.join(t.stack.config.toolsDir, 'temporal');
+    const json = execFileSync(cli, [
+      'workflow', 'show', '--output', 'json', '--address', process.env.TEST_TEMPORAL_ADDRESS!,
+      '--workflow-id', replayWorkflowId(orgId, replayId),
+    ]);
+    const dir = path.resolve(__dirname, '../fixtures/histories');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, `${name}.json`), json);
   }
 
   async function replayState(key: string, id: string, status: string) {
@@ -47,6 +68,7 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     const done = await replayState(operator.key, id, 'completed');
     expect(done.approvals).toEqual([expect.objectContaining({ decision: 'approve', approver_key_id: approver.key_id, comment: 'looks right' })]);
     expect(done.report).toMatchObject({ parity: true, differences: [], recorded: { id: incident.id }, replayed: { id: incident.id } });
+    await recordHistory('replay-approved', operator.org_id, id);
   });
 
   test('the deny path ends denied carrying POLICY_DENIED', async () => {
@@ -57,6 +79,7 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     expect((await t.request('POST', `/v1/replays/${id}/deny`, { key: approver.key })).status).toBe(202);
     const denied = await replayState(operator.key, id, 'denied');
     expect(denied.error).toEqual({ code: 'POLICY_DENIED', message: expect.stringContaining('Execution blocked') });
+    await recordHistory('replay-denied', operator.org_id, id);
   });
 
   test('an approval that never comes ends the replay expired after the policy timeout', async () => {
@@ -65,6 +88,7 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     const id = (await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
     const expired = await replayState(operator.key, id, 'expired');
     expect(expired.error.code).toBe('APPROVAL_EXPIRED');
+    await recordHistory('replay-expired', operator.org_id, id);
   });
 
   test('allow_execution false answers 403 POLICY_DENIED and starts no workflow', async () => {
@@ -98,6 +122,7 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     const id = (await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
     const done = await replayState(operator.key, id, 'completed');
     expect(done.report.parity).toBe(true);
+    await recordHistory('replay-ungated', operator.org_id, id);
   });
 
   test('a replay of another workspace incident is 404', async () => {

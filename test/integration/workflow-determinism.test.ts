@@ -1,0 +1,29 @@
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Recorded histories of the replay workflow (approved, denied, expired,
+ * ungated), replayed against the current workflow code: a change that
+ * breaks determinism fails here. Re-record with
+ * `RECORD_HISTORIES=1 npx jest test/integration/governance.test.ts`.
+ */
+const dir = path.resolve(__dirname, '../fixtures/histories');
+const histories = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+const load = (file: string) => historyFromJSON(JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')));
+
+describe('workflow determinism', () => {
+  test('the recorded histories cover every way a replay ends', () => {
+    expect(histories).toEqual(['replay-approved.json', 'replay-denied.json', 'replay-expired.json', 'replay-ungated.json']);
+  });
+
+  test.each(histories)('%s replays against the current workflow code', async (file) => {
+    await expect(Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, load(file))).resolves.toBeUndefined();
+  });
+
+  test('a reordered workflow fails to replay a recorded history', async () => {
+    const broken = require.resolve('../fixtures/workflows/reordered-replay');
+    await expect(Worker.runReplayHistory({ workflowsPath: broken }, load('replay-approved.json'))).rejects.toThrow(/[Nn]ondeterminism|[Dd]eterminism/);
+  });
+});
