@@ -2,6 +2,13 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { replayWorkflowId } from '../../api/replay-service';
+import { createLogger } from '../../service/logger';
+import { IncidentsRepo } from '../../storage/incidents-repo';
+import { PoliciesRepo } from '../../storage/policies-repo';
+import { ReplayHistory } from '../../storage/replay-history';
+import { ReplaysRepo } from '../../storage/replays-repo';
+import { createReplayActivities } from '../../workers/activities/replay-activities';
+import { TemporalWorker } from '../../workers/temporal-worker';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
 
@@ -131,4 +138,46 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     const res = await t.request('POST', '/v1/replay', { key: stranger.key, body: { incident_id: incident.id } });
     expect(res.status).toBe(404);
   });
+
+  test('a replay waiting for approval survives its Temporal worker being replaced', async () => {
+    const { operator, approver, incident } = await workspaceWithIncident();
+    await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'gate', requires_approval: true } });
+    const id = (await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
+    await replayState(operator.key, id, 'awaiting_approval');
+
+    const stack = t.stack;
+    await stack.temporalWorker!.stop();
+    const replacement = new TemporalWorker(
+      { address: process.env.TEST_TEMPORAL_ADDRESS!, namespace: 'default', taskQueue: stack.config.temporal.taskQueue },
+      {
+        activities: createReplayActivities({
+          incidents: new IncidentsRepo(stack.clickhouse),
+          policies: new PoliciesRepo(stack.clickhouse),
+          replays: new ReplaysRepo(stack.clickhouse),
+          history: new ReplayHistory(stack.clickhouse),
+        }),
+        log: createLogger('silent'),
+      },
+    );
+    await replacement.start();
+    try {
+      expect((await t.request('POST', `/v1/replays/${id}/approve`, { key: approver.key })).status).toBe(202);
+      const done = await replayState(operator.key, id, 'completed');
+      expect(done.report.parity).toBe(true);
+    } finally {
+      await replacement.stop();
+      // The stack's own worker polls again for the tests that follow.
+      await stack.temporalWorker!.start();
+    }
+  });
+
+  test('the requester cannot approve their own replay', async () => {
+    const { incident, operator } = await workspaceWithIncident();
+    await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'gate', requires_approval: true } });
+    const id = (await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
+    await replayState(operator.key, id, 'awaiting_approval');
+    const res = await t.request('POST', `/v1/replays/${id}/approve`, { key: operator.key });
+    expect(res.status).toBe(403);
+  });
 });
+
