@@ -4,7 +4,7 @@ import { migrations, type MigrationContext } from './migrations';
  * The schema for a replicated ClickHouse cluster, derived from the same
  * migrations the service applies: every table becomes its Replicated*
  * engine and every statement runs ON CLUSTER. deploy/clickhouse/cluster.sql
- * is this function's output, and a test keeps it so.
+ * is this function's output (npm run ddl:cluster), and a test keeps it so.
  */
 export function clusterDdl(ctx: MigrationContext = { db: 'nettel', legacy: false, retentionDays: 30 }): string {
   const statements = migrations.flatMap((m) => m.statements(ctx).map((sql) => ({ id: m.id, sql: toCluster(sql) })));

@@ -84,3 +84,17 @@ CREATE TABLE IF NOT EXISTS nettel.incidents ON CLUSTER '{cluster}' (
 CREATE TABLE IF NOT EXISTS nettel.incident_transitions ON CLUSTER '{cluster}' (
   org_id String, incident_id String, state String, at Int64, through_ts Int64, actor String
   ) ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/nettel.incident_transitions', '{replica}') ORDER BY (org_id, incident_id, at);
+
+-- 0007_policies
+CREATE TABLE IF NOT EXISTS nettel.policies ON CLUSTER '{cluster}' (
+  org_id String, id String, name String, requires_approval UInt8, allow_execution UInt8,
+  environments String, severities String, max_window_minutes UInt32, approval_timeout_minutes Float64,
+  status String, created_at Int64, updated_at Int64, version UInt64
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.policies', '{replica}', version) ORDER BY (org_id, id);
+
+-- 0008_replays
+CREATE TABLE IF NOT EXISTS nettel.replays ON CLUSTER '{cluster}' (
+  org_id String, replay_id String, incident_id String, status String, requested_by String,
+  requested_at Int64, updated_at Int64, window_minutes UInt32, approvals String, report String, error String,
+  version UInt64
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.replays', '{replica}', version) ORDER BY (org_id, replay_id);
