@@ -22,13 +22,22 @@ export interface LocalProcessSpec {
 }
 
 export class LocalProcess {
-  private pid?: number;
+  private processId?: number;
   private reused = false;
 
   constructor(
     private readonly spec: LocalProcessSpec,
     private readonly log: Logger,
   ) {}
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  /** The engine's process id while it runs. */
+  get pid(): number | undefined {
+    return this.processId;
+  }
 
   get pidFile(): string {
     return path.join(this.spec.dir, `${this.spec.name}.pid`);
@@ -38,7 +47,7 @@ export class LocalProcess {
     fs.mkdirSync(this.spec.dir, { recursive: true });
     const existing = readPid(this.pidFile);
     if (existing && isAlive(existing) && (await this.ready())) {
-      this.pid = existing;
+      this.processId = existing;
       this.reused = true;
       this.log.info({ engine: this.spec.name, pid: existing, port: this.spec.port }, 'reusing running engine');
       return;
@@ -55,7 +64,7 @@ export class LocalProcess {
     const failedToSpawn = new Promise<Error>((resolve) => child.once('error', resolve));
     child.unref();
     if (!child.pid) throw new Error(`${this.spec.name}: unable to spawn ${this.spec.command}: ${await failedToSpawn}`);
-    this.pid = child.pid;
+    this.processId = child.pid;
     fs.writeFileSync(this.pidFile, String(child.pid));
     const deadline = Date.now() + (this.spec.startTimeoutMs ?? 60_000);
     let exitCode: number | null | undefined;
@@ -79,9 +88,9 @@ export class LocalProcess {
   }
 
   async stop(): Promise<void> {
-    const pid = this.pid;
+    const pid = this.processId;
     if (!pid) return;
-    this.pid = undefined;
+    this.processId = undefined;
     signal(pid, 'SIGTERM');
     const deadline = Date.now() + 15_000;
     while (isAlive(pid) && Date.now() < deadline) await sleep(50);

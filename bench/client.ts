@@ -1,0 +1,50 @@
+/** Small HTTP helpers for the bench: JSON calls against the service under measurement. */
+export async function call<T = any>(base: string, method: string, route: string, key: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${base}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': contentType } : {}) },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // plain text answers (POST /flow)
+  }
+  return { status: res.status, body: parsed as T };
+}
+
+export async function mintKey(base: string, adminKey: string, body: Record<string, unknown> = {}) {
+  const res = await call<{ key: string; key_id: string; org_id: string }>(base, 'POST', '/v1/api-keys', adminKey, body);
+  if (res.status !== 201) throw new Error(`mint failed: ${res.status}`);
+  return res.body;
+}
+
+/** Posts NDJSON bodies with `concurrency` clients; every answer must be 201. */
+export async function postFlows(base: string, key: string, bodies: string[], concurrency: number): Promise<void> {
+  let next = 0;
+  const client = async () => {
+    while (next < bodies.length) {
+      const body = bodies[next++]!;
+      const res = await call(base, 'POST', '/flow', key, body, 'application/x-ndjson');
+      if (res.status !== 201) throw new Error(`POST /flow answered ${res.status}: ${JSON.stringify(res.body).slice(0, 200)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, client));
+}
+
+/** Flows stored for the key's workspace within the range, counted from the 1-minute rollup. */
+export async function storedFlows(base: string, key: string, from: number, to: number): Promise<number> {
+  const res = await call<{ data: Array<{ flows: number }> }>(base, 'GET', `/v1/telemetry/flows/top?by=protocol&limit=1000&from=${from}&to=${to}`, key);
+  if (res.status !== 200) return 0;
+  return res.body.data.reduce((n, r) => n + r.flows, 0);
+}
+
+export async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string, intervalMs = 50): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

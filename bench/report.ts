@@ -1,0 +1,82 @@
+import fs from 'node:fs';
+import os from 'node:os';
+
+export interface BenchResult {
+  batched_e2e_flows_per_s: number;
+  raw_jetstream_events_per_s: number;
+  raw_clickhouse_rows_per_s: number;
+  single_ingest_rps: number;
+  bare_http_rps: number;
+  single_ingest_p50_ms: number;
+  single_ingest_p99_ms: number;
+  incident_latency_p50_ms: number;
+  incident_latency_p99_ms: number;
+  query_1h_p99_ms: number;
+  query_1d_p99_ms: number;
+  replay_1m_s: number;
+  api_rss_mib: number;
+  workers_rss_mib: number;
+}
+
+export function machine() {
+  return {
+    cores: os.cpus().length,
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    memory_gib: Math.round(os.totalmem() / 1024 ** 3),
+    node: process.version,
+  };
+}
+
+interface Target {
+  key: keyof BenchResult;
+  label: string;
+  holds: (r: BenchResult) => boolean;
+  text: string;
+}
+
+export const targets: Target[] = [
+  { key: 'batched_e2e_flows_per_s', label: 'batched flows end to end', text: '≥ 300,000 /s and ≥ 0.5 × raw ClickHouse', holds: (r) => r.batched_e2e_flows_per_s >= 300_000 && r.batched_e2e_flows_per_s >= 0.5 * r.raw_clickhouse_rows_per_s },
+  { key: 'single_ingest_rps', label: 'one flow per request', text: '≥ 0.6 × bare http', holds: (r) => r.single_ingest_rps >= 0.6 * r.bare_http_rps },
+  { key: 'single_ingest_p99_ms', label: 'one flow per request p99', text: '≤ 20 ms at concurrency 64', holds: (r) => r.single_ingest_p99_ms <= 20 },
+  { key: 'incident_latency_p99_ms', label: 'incident latency p99 under load', text: '≤ 1,500 ms', holds: (r) => r.incident_latency_p99_ms <= 1500 },
+  { key: 'query_1h_p99_ms', label: 'analyst queries p99, one hour', text: '≤ 300 ms', holds: (r) => r.query_1h_p99_ms <= 300 },
+  { key: 'query_1d_p99_ms', label: 'analyst queries p99, one day', text: '≤ 2,000 ms', holds: (r) => r.query_1d_p99_ms <= 2000 },
+  { key: 'replay_1m_s', label: 'replay of 1M flows', text: '≤ 10 s', holds: (r) => r.replay_1m_s <= 10 },
+  { key: 'api_rss_mib', label: 'API process peak RSS', text: '≤ 300 MiB', holds: (r) => r.api_rss_mib <= 300 },
+];
+
+const fmt = (n: number) => (Number.isFinite(n) ? (Math.abs(n) >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(2)) : String(n));
+
+/** Replaces the block between the bench markers of BENCHMARKS.md with this run's table. */
+export function writeBenchmarks(file: string, result: BenchResult, extra: Record<string, unknown>): void {
+  const m = machine();
+  const rows = (Object.keys(result) as Array<keyof BenchResult>).map((k) => `| \`${k}\` | ${fmt(result[k])} |`);
+  const checks = targets.map((t) => `| ${t.label} | ${t.text} | ${fmt(result[t.key])} | ${t.holds(result) ? 'holds' : '**missed**'} |`);
+  const block = [
+    '<!-- bench:start -->',
+    `Last run: ${new Date().toISOString()} on ${m.cores} cores (${m.cpu}), ${m.memory_gib} GiB, Node ${m.node}.`,
+    '',
+    '| key | value |',
+    '|---|---|',
+    ...rows,
+    '',
+    '| target | wanted | measured | verdict |',
+    '|---|---|---|---|',
+    ...checks,
+    '',
+    'Ratios of this run: ' +
+      `end to end / raw ClickHouse = ${fmt(result.batched_e2e_flows_per_s / result.raw_clickhouse_rows_per_s)}, ` +
+      `end to end / raw JetStream = ${fmt(result.batched_e2e_flows_per_s / result.raw_jetstream_events_per_s)}, ` +
+      `single / bare http = ${fmt(result.single_ingest_rps / result.bare_http_rps)}.`,
+    '',
+    '```json',
+    JSON.stringify(extra, null, 2),
+    '```',
+    '<!-- bench:end -->',
+  ].join('\n');
+  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '# Benchmarks\n\n<!-- bench:start -->\n<!-- bench:end -->\n';
+  const start = text.indexOf('<!-- bench:start -->');
+  const end = text.indexOf('<!-- bench:end -->');
+  const next = start >= 0 && end > start ? text.slice(0, start) + block + text.slice(end + '<!-- bench:end -->'.length) : `${text}\n${block}\n`;
+  fs.writeFileSync(file, next);
+}

@@ -1,0 +1,107 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../service/config';
+import { mintKey } from './client';
+import { flowBatches } from './data';
+import { summarizeProfiles } from './profile-summary';
+import { machine, targets, writeBenchmarks, type BenchResult } from './report';
+import {
+  analystQueries,
+  batchedEndToEnd,
+  fullSizes,
+  incidentLatency,
+  quickSizes,
+  rawClickHouse,
+  rawJetStream,
+  replayOfFlows,
+  singleIngest,
+} from './scenarios';
+import { peakRssMib, startBenchStack } from './stack';
+
+/**
+ * `npm run bench [-- --quick] [-- --profile]`: every scenario of the
+ * benchmark against the stack as `npm start` runs it, each throughput beside
+ * a baseline taken in the same run. Prints one JSON object last on stdout;
+ * a full run rewrites the table in BENCHMARKS.md.
+ */
+const args = new Set(process.argv.slice(2));
+const quick = args.has('--quick');
+const sizes = quick ? quickSizes : fullSizes;
+const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const profileDir = args.has('--profile') ? fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-profile-')) : undefined;
+  const stack = await startBenchStack({ cpuProfileDir: profileDir });
+  const extra: Record<string, unknown> = { mode: quick ? 'quick' : 'full', sizes, machine: machine() };
+  try {
+    const now = Date.now();
+    const day = 86_400_000;
+    const e2eData = flowBatches({ flows: sizes.e2eFlows, batchSize: 5_000, from: now - day, spanMs: day - 60_000, seed: 1 });
+
+    log(`raw JetStream publish of ${sizes.e2eFlows} flows`);
+    const rawJs = await rawJetStream(stack.natsUrl, e2eData);
+    log(`raw ClickHouse insert of ${sizes.e2eFlows} rows`);
+    const rawCh = await rawClickHouse(stack.dir, e2eData, config.clickhouse.url);
+    log(`batched end to end: ${sizes.e2eFlows} flows`);
+    const analyst = await mintKey(stack.url, stack.adminKey);
+    const e2e = await batchedEndToEnd(stack, analyst.key, e2eData, { from: now - day - 60_000, to: now + 60_000 });
+
+    log(`one flow per request for ${sizes.singleSeconds}s at concurrency 64, then the bare http baseline`);
+    const ingestKey = await mintKey(stack.url, stack.adminKey, { role: 'ingest' });
+    const single = await singleIngest(stack, ingestKey.key, sizes.singleSeconds);
+
+    log(`incident latency for ${sizes.incidentSeconds}s under half the peak flow load`);
+    const incidents = await incidentLatency(stack, stack.adminKey, sizes.incidentSeconds, e2e.flows_per_s / 2);
+
+    log(`analyst queries over ${sizes.storedFlows} stored flows`);
+    const queries = await analystQueries(stack, analyst.key, sizes, sizes.e2eFlows, now);
+
+    log(`replay of an incident with ${sizes.replayFlows} flows of history`);
+    const replay = await replayOfFlows(stack, stack.adminKey, sizes.replayFlows);
+
+    const api = stack.processes.find((p) => p.role.includes('api'))!;
+    const workers = stack.processes.find((p) => p.role.includes('stream-workers'))!;
+    const result: BenchResult = {
+      batched_e2e_flows_per_s: Math.round(e2e.flows_per_s),
+      raw_jetstream_events_per_s: Math.round(rawJs),
+      raw_clickhouse_rows_per_s: Math.round(rawCh),
+      single_ingest_rps: Math.round(single.service.rps),
+      bare_http_rps: Math.round(single.baseline.rps),
+      single_ingest_p50_ms: single.service.p50_ms,
+      single_ingest_p99_ms: single.service.p99_ms,
+      incident_latency_p50_ms: Math.round(incidents.p50_ms),
+      incident_latency_p99_ms: Math.round(incidents.p99_ms),
+      query_1h_p99_ms: Math.round(queries.hour.p99_ms * 10) / 10,
+      query_1d_p99_ms: Math.round(queries.day.p99_ms * 10) / 10,
+      replay_1m_s: Math.round(replay.seconds * 1000) / 1000,
+      api_rss_mib: peakRssMib(api.child.pid!),
+      workers_rss_mib: peakRssMib(workers.child.pid!),
+    };
+    Object.assign(extra, {
+      roles_per_process: stack.processes.map((p) => p.role),
+      accepted_flows_per_s: Math.round(e2e.accepted_flows_per_s),
+      single_ingest: single.service,
+      bare_http: single.baseline,
+      incidents,
+      queries,
+      replay,
+      engines_rss_mib: Object.fromEntries(stack.engines.map((e) => [e.name, e.pid ? peakRssMib(e.pid) : null])),
+      targets: Object.fromEntries(targets.map((t) => [t.key, t.holds(result)])),
+    });
+    await stack.stop();
+    if (profileDir) extra.profile = summarizeProfiles(profileDir, 25);
+    if (!quick || args.has('--write')) writeBenchmarks(path.resolve(__dirname, '../../BENCHMARKS.md'), result, extra);
+    log(JSON.stringify(extra));
+    process.stdout.write(JSON.stringify(result) + '\n');
+  } catch (err) {
+    await stack.stop().catch(() => undefined);
+    throw err;
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench failed: ${(err as Error).stack ?? err}\n`);
+  process.exit(1);
+});

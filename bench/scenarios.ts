@@ -1,0 +1,210 @@
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { connect, headers as natsHeaders, RetentionPolicy, StorageType } from 'nats';
+import { ChdbClickHouse, HttpClickHouse, type ClickHouse } from '../storage/clickhouse';
+import { migrate } from '../storage/migrations';
+import { createLogger } from '../service/logger';
+import type { LoadResult } from './http-load';
+import { call, mintKey, postFlows, storedFlows, waitUntil } from './client';
+import { flowBatches, metricEvents, percentile, type FlowBatches } from './data';
+import type { BenchStack } from './stack';
+
+export interface Sizes {
+  e2eFlows: number;
+  storedFlows: number;
+  replayFlows: number;
+  singleSeconds: number;
+  incidentSeconds: number;
+  queryRuns: number;
+  metricEvents: number;
+}
+
+export const fullSizes: Sizes = { e2eFlows: 1_000_000, storedFlows: 10_000_000, replayFlows: 1_000_000, singleSeconds: 20, incidentSeconds: 20, queryRuns: 40, metricEvents: 200_000 };
+export const quickSizes: Sizes = { e2eFlows: 50_000, storedFlows: 150_000, replayFlows: 50_000, singleSeconds: 3, incidentSeconds: 4, queryRuns: 5, metricEvents: 10_000 };
+
+const day = 86_400_000;
+const batchSize = 5_000;
+const clients = 4;
+
+/** Scenario 1: NDJSON batches by concurrent clients, timed until every row is in ClickHouse. */
+export async function batchedEndToEnd(stack: BenchStack, key: string, data: FlowBatches, range: { from: number; to: number }) {
+  const started = performance.now();
+  await postFlows(stack.url, key, data.bodies, clients);
+  const accepted = performance.now();
+  await waitUntil(async () => (await storedFlows(stack.url, key, range.from, range.to)) >= data.flows, 600_000, 'every flow in ClickHouse', 20);
+  const seconds = (performance.now() - started) / 1000;
+  return { flows_per_s: data.flows / seconds, accepted_flows_per_s: data.flows / ((accepted - started) / 1000) };
+}
+
+/** Baseline: the same bodies published straight to a JetStream stream from this process, 16 in flight. */
+export async function rawJetStream(natsUrl: string, data: FlowBatches) {
+  const nc = await connect({ servers: natsUrl });
+  const jsm = await nc.jetstreamManager();
+  const id = randomBytes(4).toString('hex');
+  const stream = `BENCH_RAW_${id}`;
+  await jsm.streams.add({ name: stream, subjects: [`benchraw.${id}`], storage: StorageType.File, retention: RetentionPolicy.Limits });
+  const js = nc.jetstream();
+  const started = performance.now();
+  let next = 0;
+  const publisher = async () => {
+    while (next < data.bodies.length) {
+      const body = data.bodies[next++]!;
+      const h = natsHeaders();
+      h.set('Nettel-Count', String(batchSize));
+      await js.publish(`benchraw.${id}`, Buffer.from(body), { headers: h, msgID: `${id}-${next}` });
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, publisher));
+  const seconds = (performance.now() - started) / 1000;
+  await jsm.streams.delete(stream);
+  await nc.drain();
+  return data.flows / seconds;
+}
+
+/** Baseline: the same rows, stamped as the API stamps them, inserted as JSONEachRow from this process. */
+export async function rawClickHouse(dir: string, data: FlowBatches, clickhouseUrl?: string) {
+  const database = `bench_raw_${randomBytes(4).toString('hex')}`;
+  const ch: ClickHouse = clickhouseUrl
+    ? new HttpClickHouse({ url: clickhouseUrl, user: 'default', password: '', database })
+    : new ChdbClickHouse({ dataDir: path.join(dir, 'raw-chdb'), database });
+  await ch.start();
+  await migrate(ch, { retentionDays: 30, log: createLogger('silent') });
+  const now = Date.now();
+  const stamped = data.bodies.map((body, b) =>
+    body
+      .split('\n')
+      .map((line, i) => `{"org_id":"org_bench","event_id":"evt_${b.toString(16).padStart(16, '0')}${i.toString(16).padStart(6, '0')}","received_at":${now},${line.slice(1)}`)
+      .map((line) => line.replace('"timestamp":', '"ts":'))
+      .join('\n') + '\n',
+  );
+  const started = performance.now();
+  for (const body of stamped) await ch.insertJsonEachRow('flows', body);
+  const seconds = (performance.now() - started) / 1000;
+  await ch.exec(`DROP DATABASE IF EXISTS ${database}`);
+  await ch.stop();
+  return data.flows / seconds;
+}
+
+function runLoad(url: string, key: string, seconds: number): Promise<LoadResult> {
+  const child = fork(path.join(__dirname, 'http-load.js'), { stdio: 'inherit' });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m) => resolve(m as LoadResult));
+    child.once('exit', (code) => code !== 0 && reject(new Error(`load generator exited with ${code}`)));
+    child.send({
+      url,
+      connections: 64,
+      durationSeconds: seconds,
+      body: JSON.stringify({ src_ip: '192.0.2.1', dst_ip: '198.51.100.1', bytes: 1500, packets: 3, protocol: 'tcp' }),
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    });
+  });
+}
+
+/** Scenario 2: one flow per request at concurrency 64, and the bare http baseline. */
+export async function singleIngest(stack: BenchStack, key: string, seconds: number) {
+  const service = await runLoad(`${stack.url}/flow`, key, seconds);
+  const bare = fork(path.join(__dirname, 'bare-server.js'), { stdio: 'inherit' });
+  const port = await new Promise<number>((resolve) => bare.once('message', (m: { port: number }) => resolve(m.port)));
+  const baseline = await runLoad(`http://127.0.0.1:${port}/flow`, key, seconds);
+  bare.kill('SIGTERM');
+  return { service, baseline };
+}
+
+/** Scenario 3: a signal every 100 ms under half the peak flow load; latency from POST to the listed incident. */
+export async function incidentLatency(stack: BenchStack, adminKey: string, seconds: number, halfPeakFlowsPerSecond: number) {
+  const signals = await mintKey(stack.url, adminKey);
+  const load = await mintKey(stack.url, adminKey);
+  const started = Date.now();
+  const stopAt = started + seconds * 1000;
+  const loadBatches = flowBatches({ flows: Math.ceil(halfPeakFlowsPerSecond * seconds) + batchSize, batchSize, from: started - 3_600_000, spanMs: 3_600_000, seed: 3 });
+  const intervalMs = (batchSize / halfPeakFlowsPerSecond) * 1000;
+  const background = (async () => {
+    for (let i = 0; Date.now() < stopAt && i < loadBatches.bodies.length; i += 1) {
+      const due = started + i * intervalMs;
+      if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+      void call(stack.url, 'POST', '/flow', load.key, loadBatches.bodies[i]!, 'application/x-ndjson');
+    }
+  })();
+  const posted = new Map<string, number>();
+  const seen = new Map<string, number>();
+  let polling = true;
+  const poller = (async () => {
+    while (polling || seen.size < posted.size) {
+      const res = await call<{ data: Array<{ service: string }> }>(stack.url, 'GET', `/v1/incidents?limit=1000&since=${started - 60_000}`, signals.key);
+      const now = performance.now();
+      for (const i of res.body.data ?? []) if (!seen.has(i.service) && posted.has(i.service)) seen.set(i.service, now);
+      if (!polling && Date.now() > stopAt + 30_000) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  })();
+  for (let n = 0; Date.now() < stopAt; n += 1) {
+    const service = `lat-${n}`;
+    posted.set(service, performance.now());
+    await call(stack.url, 'POST', '/ingest', signals.key, { telemetry: 'dns', service, environment: 'prod', region: 'eu', latency_ms: 5 });
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  polling = false;
+  await Promise.all([background, poller]);
+  const latencies = [...posted.entries()].map(([s, t]) => (seen.get(s) ?? Infinity) - t);
+  return { p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99), signals: posted.size, missing: latencies.filter((l) => l === Infinity).length };
+}
+
+/** Scenario 4: top talkers and 1-minute series over one hour and one day of stored flows. */
+export async function analystQueries(stack: BenchStack, key: string, sizes: Sizes, alreadyStored: number, now: number) {
+  const more = flowBatches({ flows: sizes.storedFlows - alreadyStored, batchSize, from: now - day, spanMs: day - 60_000, seed: 4 });
+  await postFlows(stack.url, key, more.bodies, clients);
+  for (const body of metricEvents(sizes.metricEvents, now - day, day - 60_000)) {
+    const res = await call(stack.url, 'POST', '/v1/ingest/events', key, body, 'application/x-ndjson');
+    if (res.status !== 202) throw new Error(`POST /v1/ingest/events answered ${res.status}`);
+  }
+  await waitUntil(async () => (await storedFlows(stack.url, key, now - day - 60_000, now + 60_000)) >= sizes.storedFlows, 900_000, 'every stored flow', 200);
+  const time = async (route: string) => {
+    const t0 = performance.now();
+    const res = await call(stack.url, 'GET', route, key);
+    if (res.status !== 200) throw new Error(`${route} answered ${res.status}`);
+    return performance.now() - t0;
+  };
+  const measure = async (from: number) => {
+    const samples: number[] = [];
+    for (let i = 0; i < sizes.queryRuns; i += 1) {
+      samples.push(await time(`/v1/telemetry/flows/top?by=dst_ip&metric=bytes&limit=10&from=${from}&to=${now}`));
+      samples.push(await time(`/v1/telemetry/flows/top?by=src_ip&metric=packets&limit=10&from=${from}&to=${now}`));
+      samples.push(await time(`/v1/telemetry/metrics/series?service=svc-1&metric=latency_ms&step=60&from=${from}&to=${now}`));
+    }
+    return { p50_ms: percentile(samples, 50), p99_ms: percentile(samples, 99) };
+  };
+  return { hour: await measure(now - 3_600_000), day: await measure(now - day) };
+}
+
+/** Scenario 5: a replay over a traffic incident with `flows` flows of history, approved as soon as it waits. */
+export async function replayOfFlows(stack: BenchStack, adminKey: string, flows: number) {
+  const operator = await mintKey(stack.url, adminKey);
+  const approver = await mintKey(stack.url, adminKey, { org_id: operator.org_id, role: 'approver' });
+  const dst = '198.51.100.77';
+  const now = Math.floor(Date.now() / 60_000) * 60_000;
+  const bytesPerFlow = Math.ceil((2e9 * 5) / flows);
+  const data = flowBatches({ flows, batchSize: 10_000, from: now - 300_000, spanMs: 299_000, dst, seed: 5 });
+  const bodies = data.bodies.map((b) => b.replace(/"bytes":\d+/g, `"bytes":${bytesPerFlow}`));
+  await postFlows(stack.url, operator.key, bodies, clients);
+  await waitUntil(async () => (await storedFlows(stack.url, operator.key, now - 600_000, now + 60_000)) >= flows, 600_000, 'the replay history');
+  let incidentId = '';
+  await waitUntil(async () => {
+    const res = await call<{ data: Array<{ id: string; signal_count: number }> }>(stack.url, 'GET', `/v1/incidents?service=${dst}`, operator.key);
+    incidentId = res.body.data?.[0]?.id ?? '';
+    return (res.body.data?.[0]?.signal_count ?? 0) >= 5;
+  }, 60_000, 'the traffic incident');
+  await call(stack.url, 'POST', '/v1/policies', operator.key, { name: 'bench gate', requires_approval: true });
+  const started = performance.now();
+  const replay = await call<{ replay_id: string }>(stack.url, 'POST', '/v1/replay', operator.key, { incident_id: incidentId });
+  let status = '';
+  let report: { parity?: boolean; automation?: { flows_examined: number } } = {};
+  await waitUntil(async () => {
+    const res = await call<{ status: string; report: typeof report }>(stack.url, 'GET', `/v1/replays/${replay.body.replay_id}`, operator.key);
+    status = res.body.status;
+    report = res.body.report ?? {};
+    if (status === 'awaiting_approval') await call(stack.url, 'POST', `/v1/replays/${replay.body.replay_id}/approve`, approver.key);
+    return ['completed', 'failed', 'denied', 'expired'].includes(status);
+  }, 120_000, 'the replay', 20);
+  return { seconds: (performance.now() - started) / 1000, status, parity: report.parity, flows_examined: report.automation?.flows_examined };
+}
