@@ -21,7 +21,6 @@ export interface LoadResult {
 }
 
 // autocannon ships no types; only the fields read here are described.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const autocannon = require('autocannon') as (opts: object) => Promise<{
   requests: { total: number; average: number };
   latency: { p50: number; p99: number };

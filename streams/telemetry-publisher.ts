@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { headers as natsHeaders } from 'nats';
 import { unavailable } from '../core/errors';
 import type { Metrics } from '../service/metrics';
@@ -22,18 +23,80 @@ export const headerNames = {
   maxTs: 'Nettel-Max-Ts',
 } as const;
 
+interface PendingGroup {
+  kind: TelemetrySubjectKind;
+  orgId: string;
+  lines: string[];
+  minTs: number;
+  maxTs: number;
+  waiters: Array<{ resolve: () => void; reject: (err: unknown) => void }>;
+}
+
+/** Small requests are coalesced up to this many records per message. */
+const groupMaxLines = 2_000;
+/** Requests with more records than this are published on their own. */
+const coalesceMaxLines = 200;
+
 /**
  * Publishes a batch to JetStream and resolves once JetStream acknowledged
  * it. A batch that fits the server's payload limit travels as one message,
  * so it is stored whole or not at all; `Nats-Msg-Id` is the batch id, so a
  * client retry with the same Idempotency-Key is stored once.
+ *
+ * Group commit: small requests of one org and kind that arrive in the same
+ * turn of the event loop share one message. Each is still answered only
+ * after JetStream acknowledged that message, so the guarantee is unchanged,
+ * and one acknowledgement serves many requests.
  */
 export class TelemetryPublisher {
+  private readonly pending = new Map<string, PendingGroup>();
+  private flushScheduled = false;
+
   constructor(
     private readonly deps: { nats: NatsClient; prefix: string; metrics: Metrics; timeoutMs?: number },
   ) {}
 
-  async publish(batch: TelemetryBatch): Promise<void> {
+  /**
+   * `coalesce: false` keeps the request's own message id (Idempotency-Key);
+   * otherwise a small request may share a message with others.
+   */
+  publish(batch: TelemetryBatch, opts: { coalesce: boolean } = { coalesce: true }): Promise<void> {
+    if (!opts.coalesce || batch.lines.length > coalesceMaxLines) return this.publishNow(batch);
+    const subject = names(this.deps.prefix).subject(batch.kind, batch.orgId);
+    let group = this.pending.get(subject);
+    if (!group) {
+      group = { kind: batch.kind, orgId: batch.orgId, lines: [], minTs: batch.minTs, maxTs: batch.maxTs, waiters: [] };
+      this.pending.set(subject, group);
+    }
+    for (const line of batch.lines) group.lines.push(line);
+    group.minTs = Math.min(group.minTs, batch.minTs);
+    group.maxTs = Math.max(group.maxTs, batch.maxTs);
+    const done = new Promise<void>((resolve, reject) => group.waiters.push({ resolve, reject }));
+    if (group.lines.length >= groupMaxLines) this.flushGroup(subject);
+    else if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flushAll());
+    }
+    return done;
+  }
+
+  private flushAll(): void {
+    this.flushScheduled = false;
+    for (const subject of [...this.pending.keys()]) this.flushGroup(subject);
+  }
+
+  private flushGroup(subject: string): void {
+    const group = this.pending.get(subject);
+    if (!group) return;
+    this.pending.delete(subject);
+    const batchId = `${group.orgId}.${group.kind}.g${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+    this.publishNow({ kind: group.kind, orgId: group.orgId, batchId, lines: group.lines, minTs: group.minTs, maxTs: group.maxTs }).then(
+      () => group.waiters.forEach((w) => w.resolve()),
+      (err) => group.waiters.forEach((w) => w.reject(err)),
+    );
+  }
+
+  private async publishNow(batch: TelemetryBatch): Promise<void> {
     // While reconnecting, a publish would wait in this process's buffer and
     // might land after the client was told 503: refuse it at once instead.
     if (!this.deps.nats.isConnected) {

@@ -1,11 +1,11 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { validationError, type ErrorDetail } from '../../core/errors';
 import {
-  flowSchema,
   metricEventSchema,
+  parseFlow,
   signalSchema,
   toFlowRow,
   toMetricRow,
@@ -23,10 +23,10 @@ import { issuesToDetails } from '../validation';
  * named) and nothing of it is stored. The answer comes only after JetStream
  * acknowledged the batch.
  */
-interface IngestSpec<S extends z.ZodType> {
+interface IngestSpec<T> {
   kind: StreamKind;
-  schema: S;
-  toRow: (input: z.output<S>, stamp: { org_id: string; event_id: string; ts: number; received_at: number }) => { ts: number };
+  parse: (value: unknown) => z.ZodSafeParseResult<T>;
+  toRow: (input: T, stamp: { org_id: string; event_id: string; ts: number; received_at: number }) => { ts: number };
 }
 
 const maxDetails = 100;
@@ -36,13 +36,14 @@ export const eventIdOf = (batchHex: string, index: number) => `evt_${batchHex}${
 
 function batchHexOf(ctx: Context, orgId: string, kind: StreamKind): string {
   const idempotencyKey = ctx.get('idempotency-key');
-  if (!idempotencyKey) return randomBytes(8).toString('hex');
+  // randomUUID draws from a buffered entropy pool: far cheaper per request than randomBytes.
+  if (!idempotencyKey) return randomUUID().replace(/-/g, '').slice(0, 16);
   if (idempotencyKey.length > 200) throw validationError('Idempotency-Key is at most 200 characters');
   // The same key from the same workspace names the same batch, so JetStream stores a retry once.
   return createHash('sha256').update(`${orgId}\u0000${kind}\u0000${idempotencyKey}`).digest('hex').slice(0, 16);
 }
 
-async function acceptBatch<S extends z.ZodType>(ctx: Context, deps: ApiDeps, spec: IngestSpec<S>) {
+async function acceptBatch<T>(ctx: Context, deps: ApiDeps, spec: IngestSpec<T>) {
   const orgId = orgOf(ctx);
   const body = await readBody(ctx, { limitBytes: deps.bodyLimitBytes, accept: ['json', 'ndjson'] });
   const value = body!.value;
@@ -58,7 +59,7 @@ async function acceptBatch<S extends z.ZodType>(ctx: Context, deps: ApiDeps, spe
   let minTs = Number.MAX_SAFE_INTEGER;
   let maxTs = 0;
   for (let i = 0; i < records.length; i += 1) {
-    const parsed = spec.schema.safeParse(records[i]);
+    const parsed = spec.parse(records[i]);
     if (!parsed.success) {
       bad += 1;
       if (details.length < maxDetails) details.push(...issuesToDetails(parsed.error, i).slice(0, 5));
@@ -73,7 +74,10 @@ async function acceptBatch<S extends z.ZodType>(ctx: Context, deps: ApiDeps, spe
     deps.metrics.telemetryRejected.inc({ kind: spec.kind }, bad);
     throw validationError(`${bad} of ${records.length} record(s) are invalid; nothing was stored`, details);
   }
-  await deps.publisher.publish({ kind: spec.kind, orgId, batchId: `${orgId}.${spec.kind}.${batchHex}`, lines, minTs, maxTs });
+  await deps.publisher.publish(
+    { kind: spec.kind, orgId, batchId: `${orgId}.${spec.kind}.${batchHex}`, lines, minTs, maxTs },
+    { coalesce: !ctx.get('idempotency-key') },
+  );
   return { isBatch, count: records.length, eventIds: () => records.map((_, i) => eventIdOf(batchHex, i)) };
 }
 
@@ -88,7 +92,7 @@ export function registerIngestRoutes(router: Router, deps: ApiDeps): void {
   const guard = requirePermission('telemetry:write');
 
   router.post('/flow', guard, async (ctx) => {
-    const result = await acceptBatch(ctx, deps, { kind: 'flow', schema: flowSchema, toRow: toFlowRow });
+    const result = await acceptBatch(ctx, deps, { kind: 'flow', parse: parseFlow, toRow: toFlowRow });
     ctx.status = 201;
     ctx.type = 'text/plain';
     ctx.set('X-Event-Count', String(result.count));
@@ -96,10 +100,10 @@ export function registerIngestRoutes(router: Router, deps: ApiDeps): void {
   });
 
   router.post('/ingest', guard, async (ctx) => {
-    accepted(ctx, await acceptBatch(ctx, deps, { kind: 'signal', schema: signalSchema, toRow: toSignalRow }));
+    accepted(ctx, await acceptBatch(ctx, deps, { kind: 'signal', parse: (v) => signalSchema.safeParse(v), toRow: toSignalRow }));
   });
 
   router.post('/v1/ingest/events', guard, async (ctx) => {
-    accepted(ctx, await acceptBatch(ctx, deps, { kind: 'metric', schema: metricEventSchema, toRow: toMetricRow }));
+    accepted(ctx, await acceptBatch(ctx, deps, { kind: 'metric', parse: (v) => metricEventSchema.safeParse(v), toRow: toMetricRow }));
   });
 }
