@@ -27,6 +27,10 @@ import { peakRssMib, startBenchStack } from './stack';
  */
 const args = new Set(process.argv.slice(2));
 const quick = args.has('--quick');
+// --only=e2e,single,... runs a subset while profiling; a run that skips any scenario never writes BENCHMARKS.md.
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const runs = (name: string) => !only || only.includes(name);
+const skipped = { flows_per_s: NaN, accepted_flows_per_s: NaN };
 const sizes = quick ? quickSizes : fullSizes;
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
@@ -41,25 +45,29 @@ async function main(): Promise<void> {
     const e2eData = flowBatches({ flows: sizes.e2eFlows, batchSize: 5_000, from: now - day, spanMs: day - 60_000, seed: 1 });
 
     log(`raw JetStream publish of ${sizes.e2eFlows} flows`);
-    const rawJs = await rawJetStream(stack.natsUrl, e2eData);
+    const rawJs = runs('rawjs') ? await rawJetStream(stack.natsUrl, e2eData) : NaN;
     log(`raw ClickHouse insert of ${sizes.e2eFlows} rows`);
-    const rawCh = await rawClickHouse(stack.dir, e2eData, config.clickhouse.url);
+    const rawCh = runs('rawch') ? await rawClickHouse(stack.dir, e2eData, config.clickhouse.url) : NaN;
     log(`batched end to end: ${sizes.e2eFlows} flows`);
     const analyst = await mintKey(stack.url, stack.adminKey);
-    const e2e = await batchedEndToEnd(stack, analyst.key, e2eData, { from: now - day - 60_000, to: now + 60_000 });
+    const e2e = runs('e2e') ? await batchedEndToEnd(stack, analyst.key, e2eData, { from: now - day - 60_000, to: now + 60_000 }) : skipped;
 
     log(`one flow per request for ${sizes.singleSeconds}s at concurrency 64, then the bare http baseline`);
     const ingestKey = await mintKey(stack.url, stack.adminKey, { role: 'ingest' });
-    const single = await singleIngest(stack, ingestKey.key, sizes.singleSeconds);
+    const noLoad = { rps: NaN, p50_ms: NaN, p99_ms: NaN };
+    const single = runs('single') ? await singleIngest(stack, ingestKey.key, sizes.singleSeconds) : { service: noLoad, baseline: noLoad };
 
     log(`incident latency for ${sizes.incidentSeconds}s under half the peak flow load`);
-    const incidents = await incidentLatency(stack, stack.adminKey, sizes.incidentSeconds, e2e.flows_per_s / 2);
+    const incidents = runs('incident')
+      ? await incidentLatency(stack, stack.adminKey, sizes.incidentSeconds, (Number.isNaN(e2e.flows_per_s) ? 50_000 : e2e.flows_per_s) / 2)
+      : { p50_ms: NaN, p99_ms: NaN };
 
     log(`analyst queries over ${sizes.storedFlows} stored flows`);
-    const queries = await analystQueries(stack, analyst.key, sizes, sizes.e2eFlows, now);
+    const noQuery = { p50_ms: NaN, p99_ms: NaN };
+    const queries = runs('query') && runs('e2e') ? await analystQueries(stack, analyst.key, sizes, sizes.e2eFlows, now) : { hour: noQuery, day: noQuery };
 
     log(`replay of an incident with ${sizes.replayFlows} flows of history`);
-    const replay = await replayOfFlows(stack, stack.adminKey, sizes.replayFlows);
+    const replay = runs('replay') ? await replayOfFlows(stack, stack.adminKey, sizes.replayFlows) : { seconds: NaN };
 
     const api = stack.processes.find((p) => p.role.includes('api'))!;
     const workers = stack.processes.find((p) => p.role.includes('stream-workers'))!;
@@ -92,7 +100,7 @@ async function main(): Promise<void> {
     });
     await stack.stop();
     if (profileDir) extra.profile = summarizeProfiles(profileDir, 25);
-    if (!quick || args.has('--write')) writeBenchmarks(path.resolve(__dirname, '../../BENCHMARKS.md'), result, extra);
+    if ((!quick || args.has('--write')) && !only) writeBenchmarks(path.resolve(__dirname, '../../BENCHMARKS.md'), result, extra);
     log(JSON.stringify(extra));
     process.stdout.write(JSON.stringify(result) + '\n');
   } catch (err) {

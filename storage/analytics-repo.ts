@@ -50,12 +50,20 @@ export class AnalyticsRepo {
     }));
   }
 
-  /** Minute resolution: `from` is floored and `to` ceiled to whole minutes. */
+  /**
+   * Destinations and protocols read the 1-minute rollup, so `from` is floored
+   * and `to` ceiled to whole minutes; sources are aggregated from the flows
+   * themselves over the exact range.
+   */
   async topTalkers(orgId: string, by: TalkerDimension, metric: TalkerMetric, range: TimeRange, limit: number) {
+    const source =
+      by === 'src_ip'
+        ? `SELECT src_ip AS key, sum(${metric}) AS value, count() AS flows FROM ${this.db}.flows
+           WHERE org_id = ${str(orgId)} AND ts >= ${int(range.from)} AND ts < ${int(range.to)}`
+        : `SELECT ${by} AS key, sum(${metric}) AS value, sum(flows) AS flows FROM ${this.db}.flows_1m
+           WHERE org_id = ${str(orgId)} AND minute >= ${int(floorMinute(range.from))} AND minute < ${int(ceilMinute(range.to))}`;
     const rows = await this.ch.query<{ key: string; value: string; flows: string }>(
-      `SELECT ${by} AS key, sum(${metric}) AS value, sum(flows) AS flows FROM ${this.db}.flows_1m
-       WHERE org_id = ${str(orgId)} AND minute >= ${int(floorMinute(range.from))} AND minute < ${int(ceilMinute(range.to))}
-       GROUP BY key ORDER BY value DESC, key ASC LIMIT ${int(limit)}`,
+      `${source} GROUP BY key ORDER BY value DESC, key ASC LIMIT ${int(limit)}`,
     );
     return rows.map((r) => ({ [by]: r.key, [metric]: Number(r.value), flows: Number(r.flows) }));
   }

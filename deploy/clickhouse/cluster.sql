@@ -37,16 +37,16 @@ CREATE TABLE IF NOT EXISTS nettel.flows ON CLUSTER '{cluster}' (
 
 -- 0003_flows
 CREATE TABLE IF NOT EXISTS nettel.flows_1m ON CLUSTER '{cluster}' (
-  org_id String, minute Int64, src_ip String, dst_ip String, protocol String,
+  org_id String, minute Int64, dst_ip String, protocol String,
   bytes UInt64, packets UInt64, flows UInt64
   ) ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/nettel.flows_1m', '{replica}', (bytes, packets, flows)) PARTITION BY intDiv(minute, 86400000)
-  ORDER BY (org_id, minute, dst_ip, src_ip, protocol);
+  ORDER BY (org_id, minute, dst_ip, protocol);
 
 -- 0003_flows
 CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_1m_mv ON CLUSTER '{cluster}' TO nettel.flows_1m AS
-  SELECT org_id, intDiv(ts, 60000) * 60000 AS minute, src_ip, dst_ip, protocol,
+  SELECT org_id, intDiv(ts, 60000) * 60000 AS minute, dst_ip, protocol,
   sum(bytes) AS bytes, sum(packets) AS packets, count() AS flows
-  FROM nettel.flows GROUP BY org_id, minute, src_ip, dst_ip, protocol;
+  FROM nettel.flows GROUP BY org_id, minute, dst_ip, protocol;
 
 -- 0004_signals
 CREATE TABLE IF NOT EXISTS nettel.signals ON CLUSTER '{cluster}' (
