@@ -4,10 +4,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { validationError, type ErrorDetail } from '../../core/errors';
 import {
+  flowRowJson,
   metricEventSchema,
   parseFlow,
   signalSchema,
-  toFlowRow,
   toMetricRow,
   toSignalRow,
   type StreamKind,
@@ -23,11 +23,21 @@ import { issuesToDetails } from '../validation';
  * named) and nothing of it is stored. The answer comes only after JetStream
  * acknowledged the batch.
  */
+type Stamp = { org_id: string; event_id: string; ts: number; received_at: number };
+
 interface IngestSpec<T> {
   kind: StreamKind;
   parse: (value: unknown) => z.ZodSafeParseResult<T>;
-  toRow: (input: T, stamp: { org_id: string; event_id: string; ts: number; received_at: number }) => { ts: number };
+  /** The stored JSON line of a record and its event time. */
+  toLine: (input: T, stamp: Stamp) => { json: string; ts: number };
 }
+
+const viaObject =
+  <T>(toRow: (input: T, stamp: Stamp) => { ts: number }) =>
+  (input: T, stamp: Stamp) => {
+    const row = toRow(input, stamp);
+    return { json: JSON.stringify(row), ts: row.ts };
+  };
 
 const maxDetails = 100;
 
@@ -65,10 +75,10 @@ async function acceptBatch<T>(ctx: Context, deps: ApiDeps, spec: IngestSpec<T>) 
       if (details.length < maxDetails) details.push(...issuesToDetails(parsed.error, i).slice(0, 5));
       continue;
     }
-    const row = spec.toRow(parsed.data, { org_id: orgId, event_id: eventIdOf(batchHex, i), ts: receivedAt, received_at: receivedAt });
-    if (row.ts < minTs) minTs = row.ts;
-    if (row.ts > maxTs) maxTs = row.ts;
-    lines[i] = JSON.stringify(row);
+    const line = spec.toLine(parsed.data, { org_id: orgId, event_id: eventIdOf(batchHex, i), ts: receivedAt, received_at: receivedAt });
+    if (line.ts < minTs) minTs = line.ts;
+    if (line.ts > maxTs) maxTs = line.ts;
+    lines[i] = line.json;
   }
   if (bad > 0) {
     deps.metrics.telemetryRejected.inc({ kind: spec.kind }, bad);
@@ -92,7 +102,7 @@ export function registerIngestRoutes(router: Router, deps: ApiDeps): void {
   const guard = requirePermission('telemetry:write');
 
   router.post('/flow', guard, async (ctx) => {
-    const result = await acceptBatch(ctx, deps, { kind: 'flow', parse: parseFlow, toRow: toFlowRow });
+    const result = await acceptBatch(ctx, deps, { kind: 'flow', parse: parseFlow, toLine: flowRowJson });
     ctx.status = 201;
     ctx.type = 'text/plain';
     ctx.set('X-Event-Count', String(result.count));
@@ -100,10 +110,10 @@ export function registerIngestRoutes(router: Router, deps: ApiDeps): void {
   });
 
   router.post('/ingest', guard, async (ctx) => {
-    accepted(ctx, await acceptBatch(ctx, deps, { kind: 'signal', parse: (v) => signalSchema.safeParse(v), toRow: toSignalRow }));
+    accepted(ctx, await acceptBatch(ctx, deps, { kind: 'signal', parse: (v) => signalSchema.safeParse(v), toLine: viaObject(toSignalRow) }));
   });
 
   router.post('/v1/ingest/events', guard, async (ctx) => {
-    accepted(ctx, await acceptBatch(ctx, deps, { kind: 'metric', parse: (v) => metricEventSchema.safeParse(v), toRow: toMetricRow }));
+    accepted(ctx, await acceptBatch(ctx, deps, { kind: 'metric', parse: (v) => metricEventSchema.safeParse(v), toLine: viaObject(toMetricRow) }));
   });
 }

@@ -1,4 +1,4 @@
-import { flowSchema, parseFlow, signalSchema, toFlowRow } from '../../core/telemetry';
+import { flowRowJson, flowSchema, parseFlow, signalSchema, toFlowRow } from '../../core/telemetry';
 import { seededRandom } from '../support/malformed';
 
 const flow = { src_ip: '192.0.2.1', dst_ip: '2001:db8::1', bytes: 1500, packets: 3, protocol: 'TCP' };
@@ -71,4 +71,16 @@ describe('telemetry validation', () => {
     const row = toFlowRow({ ...flow, protocol: 'tcp', timestamp: 5 }, { org_id: 'o', event_id: 'e', ts: 9, received_at: 9 });
     expect(row).toEqual({ org_id: 'o', event_id: 'e', ts: 5, received_at: 9, src_ip: flow.src_ip, dst_ip: flow.dst_ip, src_port: 0, dst_port: 0, protocol: 'tcp', bytes: 1500, packets: 3 });
   });
+
+  test('the written-out flow line is exactly the JSON of the flow row', () => {
+    const stamp = { org_id: 'org_a-1', event_id: 'evt_00ff', ts: 10, received_at: 11 };
+    for (const input of [
+      { ...flow, protocol: 'tcp' },
+      { ...flow, protocol: 'we"ird\\', src_port: 1, dst_port: 65535, timestamp: 1_800_000_000_000 },
+      { ...flow, src_ip: 'fe80::1%eth0', protocol: 'ü' },
+    ]) {
+      expect(flowRowJson(input, stamp).json).toBe(JSON.stringify(toFlowRow(input, stamp)));
+    }
+  });
 });
+
