@@ -42,7 +42,8 @@ function writeNatsConfig(opts: LocalEngineOptions): string {
   return file;
 }
 
-export const natsMaxPayload = 32 * 1024 * 1024;
+// NATS's own ceiling: a 10 MiB body of small records grows three- to fourfold once stamped.
+export const natsMaxPayload = 64 * 1024 * 1024;
 
 export function localClickHouseServer(opts: LocalEngineOptions & { tcpPort: number }, log: Logger): LocalProcess {
   const command = requireExecutable('clickhouse-server', opts.binPath, setupHint);

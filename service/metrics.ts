@@ -70,6 +70,11 @@ export function createMetrics() {
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),
+    deadLetters: new Counter({
+      name: 'nettel_worker_dead_letters_total',
+      help: 'Messages moved to the dead-letter stream after ClickHouse kept refusing them',
+      registers: [registry],
+    }),
     incidentsWritten: new Counter({
       name: 'nettel_incidents_written_total',
       help: 'Incident versions written by the correlator',

@@ -31,6 +31,8 @@ function signalFromRow(r: Record<string, unknown>): SignalRow {
   };
 }
 
+const idsPerQuery = 2_000;
+
 /** The stream workers' reads and writes of raw telemetry. */
 export class TelemetryStore {
   constructor(private readonly ch: ClickHouse) {}
@@ -39,14 +41,21 @@ export class TelemetryStore {
     return this.ch.insertJsonEachRow(table, ndjson);
   }
 
-  /** Which of these event ids a table already holds; the time range keeps the scan on the primary key. */
+  /**
+   * Which of these event ids a table already holds; the time range keeps the
+   * scan on the primary key. Ids go in chunks, so no query outgrows
+   * ClickHouse's max_query_size (256 KiB) whatever the message size.
+   */
   async existingEventIds(table: TelemetryTable, orgId: string, minTs: number, maxTs: number, ids: string[]): Promise<Set<string>> {
-    if (ids.length === 0) return new Set();
-    const rows = await this.ch.query<{ event_id: string }>(
-      `SELECT event_id FROM ${this.ch.database}.${table}
-       WHERE org_id = ${str(orgId)} AND ts >= ${int(minTs)} AND ts <= ${int(maxTs)} AND event_id IN ${strList(ids)}`,
-    );
-    return new Set(rows.map((r) => r.event_id));
+    const found = new Set<string>();
+    for (let i = 0; i < ids.length; i += idsPerQuery) {
+      const rows = await this.ch.query<{ event_id: string }>(
+        `SELECT event_id FROM ${this.ch.database}.${table}
+         WHERE org_id = ${str(orgId)} AND ts >= ${int(minTs)} AND ts <= ${int(maxTs)} AND event_id IN ${strList(ids.slice(i, i + idsPerQuery))}`,
+      );
+      for (const r of rows) found.add(r.event_id);
+    }
+    return found;
   }
 
   /** Destinations whose bytes within one minute reached the threshold, from the 1-minute rollup. */

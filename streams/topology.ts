@@ -18,6 +18,8 @@ import {
  *   publish fails and the API answers 503; nothing accepted is dropped.
  * - A two-minute de-duplication window on `Nats-Msg-Id`.
  * - One durable pull consumer shared by every stream worker process.
+ * - Stream `<PREFIX>_DEAD_LETTER` keeps messages a worker could not write
+ *   after `maxDeliveries` attempts, for an operator to inspect and replay.
  */
 export interface TopologyConfig {
   prefix: string;
@@ -26,15 +28,18 @@ export interface TopologyConfig {
   duplicateWindowMs: number;
   ackWaitMs: number;
   maxAckPending: number;
+  deadLetterMaxBytes: number;
 }
 
 export const defaultTopology = (prefix: string): TopologyConfig => ({
   prefix,
   maxBytes: 8 * 1024 ** 3,
-  maxAgeMs: 7 * 86_400_000,
+  // No age limit: a backlog waits for the workers however long they are away.
+  maxAgeMs: 0,
   duplicateWindowMs: 120_000,
   ackWaitMs: 30_000,
   maxAckPending: 10_000,
+  deadLetterMaxBytes: 1024 ** 3,
 });
 
 export type TelemetrySubjectKind = 'flow' | 'signal' | 'metric';
@@ -44,11 +49,22 @@ export const names = (prefix: string) => ({
   writers: `${prefix.toUpperCase()}_WRITERS`,
   subjects: `${prefix}.tel.>`,
   subject: (kind: TelemetrySubjectKind, orgId: string) => `${prefix}.tel.${kind}.${orgId}`,
+  deadLetter: `${prefix.toUpperCase()}_DEAD_LETTER`,
+  deadLetterSubject: (kind: string, orgId: string) => `${prefix}.dead.${kind}.${orgId}`,
 });
 
 /** JetStream API error codes (err_code) this module branches on. */
 const jsErrors = { streamNotFound: 10059, consumerNotFound: 10014 } as const;
 const apiErrorCode = (err: unknown) => (err as { api_error?: { err_code?: number } }).api_error?.err_code;
+
+async function putStream(jsm: JetStreamManager, stream: Partial<StreamConfig> & { name: string }): Promise<void> {
+  const existing = await jsm.streams.info(stream.name).catch((err: unknown) => {
+    if (apiErrorCode(err) === jsErrors.streamNotFound) return undefined;
+    throw err;
+  });
+  if (existing) await jsm.streams.update(stream.name, stream);
+  else await jsm.streams.add(stream);
+}
 
 export async function ensureTopology(jsm: JetStreamManager, config: TopologyConfig): Promise<void> {
   const n = names(config.prefix);
@@ -62,12 +78,15 @@ export async function ensureTopology(jsm: JetStreamManager, config: TopologyConf
     max_age: nanos(config.maxAgeMs),
     duplicate_window: nanos(config.duplicateWindowMs),
   };
-  const existing = await jsm.streams.info(n.stream).catch((err: unknown) => {
-    if (apiErrorCode(err) === jsErrors.streamNotFound) return undefined;
-    throw err;
+  await putStream(jsm, stream);
+  await putStream(jsm, {
+    name: n.deadLetter,
+    subjects: [`${config.prefix}.dead.>`],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    max_bytes: config.deadLetterMaxBytes,
   });
-  if (existing) await jsm.streams.update(n.stream, stream);
-  else await jsm.streams.add(stream);
 
   const consumer = {
     durable_name: n.writers,

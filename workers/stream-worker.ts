@@ -1,8 +1,9 @@
-import type { ConsumerMessages, JsMsg } from 'nats';
+import { headers as natsHeaders, type ConsumerMessages, type JsMsg } from 'nats';
 import { correlationKey } from '../core/correlation';
 import { defaultDetectorRules, metricThresholdSignals, trafficVolumeSignals, type DetectorRules } from '../core/detectors';
 import type { MetricRow, SignalRow } from '../core/telemetry';
 import type { Logger } from '../service/logger';
+import { ClickHouseError } from '../storage/clickhouse';
 import type { Metrics } from '../service/metrics';
 import type { KeyOfSignal, TelemetryStore, TelemetryTable } from '../storage/telemetry-store';
 import type { NatsClient } from '../streams/nats-client';
@@ -16,8 +17,10 @@ export interface StreamWorkerConfig {
   maxMessages: number;
   /** Longest a message waits for its batch to fill: the flush interval under light load. */
   maxWaitMs: number;
-  /** Delay before a failed batch is offered again. */
+  /** Delay before a failed message is offered again; doubles with each delivery, up to 30 s. */
   retryDelayMs: number;
+  /** Deliveries after which a message ClickHouse keeps refusing goes to the dead-letter stream. */
+  maxDeliveries: number;
 }
 
 export const defaultStreamWorkerConfig = (prefix: string): StreamWorkerConfig => ({
@@ -25,6 +28,7 @@ export const defaultStreamWorkerConfig = (prefix: string): StreamWorkerConfig =>
   maxMessages: 256,
   maxWaitMs: 200,
   retryDelayMs: 1000,
+  maxDeliveries: 10,
 });
 
 interface Entry {
@@ -104,15 +108,54 @@ export class StreamWorker {
       await this.process(batch);
       for (const m of batch) m.ack();
       this.deps.metrics.workerBatches.inc({ outcome: 'written' });
+      return;
     } catch (err) {
       this.deps.metrics.workerBatches.inc({ outcome: 'failed' });
-      this.deps.log.error({ err, messages: batch.length }, 'unable to process telemetry batch; it will be redelivered');
-      for (const m of batch) m.nak(this.config.retryDelayMs);
+      this.deps.log.error({ err, messages: batch.length }, 'unable to process telemetry batch; retrying its messages one by one');
+    }
+    // One bad message must not hold the others back. The failed attempt may
+    // have written some rows, so every message is checked for them first.
+    for (const m of batch) {
+      try {
+        await this.process([m], { retry: true });
+        m.ack();
+      } catch (err) {
+        await this.giveBack(m, err);
+      }
     }
   }
 
-  /** Writes, detects and correlates one pulled batch. Exposed for tests that drive a batch directly. */
-  async process(batch: JsMsg[]): Promise<void> {
+  /**
+   * A message that failed is offered again later, with a growing delay. When
+   * ClickHouse itself refused it (a server error code, not an outage) for
+   * maxDeliveries deliveries, it goes to the dead-letter stream instead.
+   */
+  private async giveBack(m: JsMsg, err: unknown): Promise<void> {
+    const refusedByClickHouse = !(err instanceof ClickHouseError) || err.code !== undefined;
+    if (refusedByClickHouse && m.info.redeliveryCount >= this.config.maxDeliveries) {
+      try {
+        const n = names(this.config.prefix);
+        const h = natsHeaders();
+        for (const [key, values] of m.headers ?? []) for (const v of values) h.append(key, v);
+        h.set('Nettel-Error', String((err as Error).message ?? err).slice(0, 1000));
+        await this.deps.nats.js().publish(n.deadLetterSubject(m.headers?.get(headerNames.kind) ?? 'unknown', m.headers?.get(headerNames.org) ?? 'unknown'), m.data, { headers: h });
+        m.term();
+        this.deps.metrics.deadLetters.inc();
+        this.deps.log.error({ err, subject: m.subject, deliveries: m.info.redeliveryCount }, 'message moved to the dead-letter stream');
+        return;
+      } catch (publishErr) {
+        this.deps.log.error({ err: publishErr }, 'unable to dead-letter a message; it will be redelivered');
+      }
+    }
+    m.nak(Math.min(30_000, this.config.retryDelayMs * 2 ** Math.max(0, m.info.redeliveryCount - 1)));
+  }
+
+  /**
+   * Writes, detects and correlates one pulled batch. `retry` treats every
+   * message as redelivered (its rows may be stored already). Exposed for
+   * tests that drive a batch directly.
+   */
+  async process(batch: JsMsg[], opts: { retry?: boolean } = {}): Promise<void> {
     const groups: Record<'flow' | 'signal' | 'metric', Entry[]> = { flow: [], signal: [], metric: [] };
     for (const msg of batch) {
       const kind = msg.headers?.get(headerNames.kind) as keyof typeof groups;
@@ -127,9 +170,10 @@ export class StreamWorker {
         maxTs: Number(msg.headers!.get(headerNames.maxTs)),
       });
     }
-    await this.writeEntries('flows', groups.flow);
-    const metricRows = await this.writeEntries('metrics', groups.metric, true);
-    const signalRows = await this.writeEntries('signals', groups.signal, true);
+    const retry = opts.retry ?? false;
+    await this.writeEntries('flows', groups.flow, { retry });
+    const metricRows = await this.writeEntries('metrics', groups.metric, { retry, parse: true });
+    const signalRows = await this.writeEntries('signals', groups.signal, { retry, parse: true });
     const derived = [
       ...metricThresholdSignals(metricRows as MetricRow[], this.rules),
       ...(await this.trafficSignals(groups.flow)),
@@ -147,22 +191,24 @@ export class StreamWorker {
    * that ClickHouse already holds are dropped first. Returns the parsed rows
    * when asked (signals and metrics feed the detectors and the correlator).
    */
-  private async writeEntries(table: TelemetryTable, entries: Entry[], parse = false): Promise<object[]> {
+  private async writeEntries(table: TelemetryTable, entries: Entry[], opts: { retry: boolean; parse?: boolean }): Promise<object[]> {
     if (entries.length === 0) return [];
+    const parse = opts.parse ?? false;
     const parts: Buffer[] = [];
     const parsed: object[] = [];
     for (const entry of entries) {
-      if (!entry.msg.info.redelivered) {
+      if (!entry.msg.info.redelivered && !opts.retry) {
         parts.push(Buffer.from(entry.msg.data));
-        if (parse) parsed.push(...parseLines(entry.msg.data));
+        if (parse) for (const row of parseLines(entry.msg.data)) parsed.push(row);
         continue;
       }
       const rows = parseLines(entry.msg.data) as Array<{ event_id: string }>;
-      const existing = await this.deps.store.existingEventIds(table, entry.org, entry.minTs, entry.maxTs, rows.map((r) => r.event_id));
+      const ids = rows.map((r) => r.event_id).filter((id): id is string => typeof id === 'string');
+      const existing = await this.deps.store.existingEventIds(table, entry.org, entry.minTs, entry.maxTs, ids);
       const fresh = rows.filter((r) => !existing.has(r.event_id));
       this.deps.metrics.duplicatesSkipped.inc({ table }, rows.length - fresh.length);
       if (fresh.length) parts.push(Buffer.from(fresh.map((r) => JSON.stringify(r)).join('\n') + '\n'));
-      if (parse) parsed.push(...fresh);
+      if (parse) for (const row of fresh) parsed.push(row);
     }
     if (parts.length) {
       const data = Buffer.concat(parts);
@@ -190,8 +236,9 @@ export class StreamWorker {
   private async writeDerivedSignals(signals: SignalRow[]): Promise<SignalRow[]> {
     const fresh: SignalRow[] = [];
     for (const [org, group] of groupBy(signals, (s) => s.org_id)) {
-      const ts = group.map((s) => s.ts);
-      const existing = await this.deps.store.existingEventIds('signals', org, Math.min(...ts), Math.max(...ts), group.map((s) => s.event_id));
+      const minTs = group.reduce((m, s) => Math.min(m, s.ts), Number.MAX_SAFE_INTEGER);
+      const maxTs = group.reduce((m, s) => Math.max(m, s.ts), 0);
+      const existing = await this.deps.store.existingEventIds('signals', org, minTs, maxTs, group.map((s) => s.event_id));
       const seen = new Set<string>();
       for (const s of group) {
         if (existing.has(s.event_id) || seen.has(s.event_id)) continue;

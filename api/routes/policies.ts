@@ -15,7 +15,8 @@ const boundaries = {
   environments: z.array(label).max(100).optional(),
   severities: z.array(z.enum(['high', 'critical'])).max(2).optional(),
   allow_execution: z.boolean().optional(),
-  max_window_minutes: z.number().int().min(1).max(525_600).optional(),
+  // null removes the limit.
+  max_window_minutes: z.number().int().min(1).max(525_600).nullable().optional(),
   // Fractions are allowed (0.5 is thirty seconds); at most a week.
   approval_timeout_minutes: z.number().positive().max(10_080).optional(),
 };
@@ -98,7 +99,13 @@ export function registerPolicyRoutes(router: Router, deps: ApiDeps): void {
     const policy = await deps.policies.get(orgId, id);
     if (!policy) throw notFound('policy');
     if (policy.status === 'inactive') throw conflict('an inactive policy cannot be changed');
-    const updated: Policy = { ...policy, ...changes, updated_at: Date.now(), version: policy.version + 1 } as Policy;
+    const updated: Policy = {
+      ...policy,
+      ...changes,
+      max_window_minutes: changes.max_window_minutes === undefined ? policy.max_window_minutes : (changes.max_window_minutes ?? 0),
+      updated_at: Date.now(),
+      version: policy.version + 1,
+    } as Policy;
     await deps.policies.put(updated);
     await deps.audit.append({ orgId, actor: principalOf(ctx).keyId, action: 'policy.update', target: id, details: changes });
     ctx.body = policyView(updated);

@@ -40,6 +40,8 @@ describe.each(transports)('policies on %s', (transport) => {
     expect(patched.body).toMatchObject({ environments: ['staging'], max_window_minutes: 120, version: 2 });
     const got = await t.request('GET', `/v1/policies/${id}`, { key });
     expect(got.body).toMatchObject({ environments: ['staging'], version: 2 });
+    const cleared = await t.request('PATCH', `/v1/policies/${id}`, { key, body: { max_window_minutes: null } });
+    expect(cleared.body).toMatchObject({ max_window_minutes: null, environments: ['staging'], version: 3 });
   });
 
   test('DELETE makes a policy inactive and keeps it listed with its history in the audit ledger', async () => {

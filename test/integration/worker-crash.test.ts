@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { JsMsg } from 'nats';
+import { headers as natsHeaders, type JsMsg } from 'nats';
+import { headerNames } from '../../streams/telemetry-publisher';
 import { createLogger } from '../../service/logger';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { TelemetryStore } from '../../storage/telemetry-store';
@@ -105,6 +106,9 @@ describe('stream worker crashes', () => {
 
   test('messages written but never acknowledged are redelivered and not written twice', async () => {
     const minted = await t.mintKey({ role: 'operator' });
+    // One message of 20,000 flows and four of 5,000: the large one's duplicate check spans several queries.
+    const large = generateFlows(20_000, 20_000, 13);
+    await postAll(t, minted.key, large.batches);
     const flows = generateFlows(20_000, 5_000, 11);
     await postAll(t, minted.key, flows.batches);
     const stack = t.stack;
@@ -120,20 +124,58 @@ describe('stream worker crashes', () => {
     for await (const m of await consumer.fetch({ max_messages: 2, expires: 2000 })) taken.push(m);
     expect(taken).toHaveLength(2);
     await worker.process(taken);
-    expect(await flowsStored(t, minted.org_id)).toBe(10_000);
+    expect(await flowsStored(t, minted.org_id)).toBe(25_000);
     for (const m of taken) m.nak();
 
     const skippedBefore = (await stack.metrics.duplicatesSkipped.get()).values.reduce((s, v) => s + v.value, 0);
     await worker.start();
     try {
-      await waitFor(async () => ((await flowsStored(t, minted.org_id)) >= flows.total ? true : undefined), 60_000, 'every flow');
+      const total = large.total + flows.total;
+      await waitFor(async () => ((await flowsStored(t, minted.org_id)) >= total ? true : undefined), 60_000, 'every flow');
       await new Promise((r) => setTimeout(r, 500));
-      expect(await flowsStored(t, minted.org_id)).toBe(flows.total);
-      expect(sortedEntries(await bytesByDst(t, minted.org_id))).toEqual(sortedEntries(flows.bytesByDst));
+      expect(await flowsStored(t, minted.org_id)).toBe(total);
+      const expected = new Map(flows.bytesByDst);
+      for (const [dst, b] of large.bytesByDst) expected.set(dst, (expected.get(dst) ?? 0) + b);
+      expect(sortedEntries(await bytesByDst(t, minted.org_id))).toEqual(sortedEntries(expected));
       const skipped = (await stack.metrics.duplicatesSkipped.get()).values.reduce((s, v) => s + v.value, 0) - skippedBefore;
-      expect(skipped).toBe(10_000);
+      expect(skipped).toBe(25_000);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  test('a message ClickHouse keeps refusing goes to the dead-letter stream and the rest of its batch is written', async () => {
+    const minted = await t.mintKey({ role: 'operator' });
+    const good = generateFlows(1_000, 1_000, 17);
+    await postAll(t, minted.key, good.batches);
+    const stack = t.stack;
+    const n = names(stack.config.nats.prefix);
+    // A message the API would never publish: a row whose time is not a number.
+    const h = natsHeaders();
+    h.set(headerNames.kind, 'flow');
+    h.set(headerNames.org, minted.org_id);
+    h.set(headerNames.count, '1');
+    h.set(headerNames.minTs, '0');
+    h.set(headerNames.maxTs, '0');
+    await stack.nats.js().publish(n.subject('flow', minted.org_id), Buffer.from('{"org_id":"x","ts":"yesterday"}\n'), { headers: h });
+
+    const store = new TelemetryStore(stack.clickhouse);
+    const correlator = new Correlator({ store, incidents: new IncidentsRepo(stack.clickhouse), metrics: stack.metrics });
+    const deps = { nats: stack.nats, store, correlator, metrics: stack.metrics, log: createLogger('silent') };
+    const worker = new StreamWorker({ ...defaultStreamWorkerConfig(stack.config.nats.prefix), maxWaitMs: 20, retryDelayMs: 20, maxDeliveries: 2 }, deps);
+    await worker.start();
+    try {
+      await waitFor(async () => {
+        const info = await stack.nats.jsm.streams.info(n.deadLetter);
+        return info.state.messages === 1 ? true : undefined;
+      }, 30_000, 'the dead letter');
+      expect(await flowsStored(t, minted.org_id)).toBe(good.total);
+      const dead = await stack.nats.jsm.streams.getMessage(n.deadLetter, { seq: (await stack.nats.jsm.streams.info(n.deadLetter)).state.first_seq });
+      expect(dead.header.get('Nettel-Error')).toMatch(/clickhouse insert into flows failed/);
+      expect((await stack.nats.jsm.streams.info(n.stream)).state.messages).toBe(0);
     } finally {
       await worker.stop();
     }
   });
 });
+

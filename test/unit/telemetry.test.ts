@@ -12,6 +12,7 @@ describe('telemetry validation', () => {
 
   test('an address that is not IPv4 or IPv6 is refused', () => {
     expect(parseFlow({ ...flow, src_ip: '256.1.1.1' }).success).toBe(false);
+    expect(parseFlow({ ...flow, src_ip: 'fe80::1%eth0' }).success).toBe(false);
     expect(parseFlow({ ...flow, dst_ip: 'example.com' }).success).toBe(false);
   });
 
@@ -37,7 +38,7 @@ describe('telemetry validation', () => {
     const rand = seededRandom(7);
     const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)]!;
     const values = {
-      src_ip: ['10.0.0.1', '::1', 'fe80::1', '1.2.3', '::ffff:1.2.3.4', '', 5, null, 'x'.repeat(70)],
+      src_ip: ['10.0.0.1', '::1', 'fe80::1', 'fe80::1%eth0', '1.2.3', '::ffff:1.2.3.4', '', 5, null, 'x'.repeat(70)],
       bytes: [0, 1, -1, 2.5, 2 ** 53, '1', null, 1e15],
       protocol: ['tcp', ' UDP ', '', '   ', 'x'.repeat(17), 7, 'icmpv6'],
       dst_port: [undefined, 0, 65535, 65536, -1, 1.2, '80'],
@@ -77,7 +78,7 @@ describe('telemetry validation', () => {
     for (const input of [
       { ...flow, protocol: 'tcp' },
       { ...flow, protocol: 'we"ird\\', src_port: 1, dst_port: 65535, timestamp: 1_800_000_000_000 },
-      { ...flow, src_ip: 'fe80::1%eth0', protocol: 'ü' },
+      { ...flow, src_ip: '::ffff:192.0.2.1', protocol: 'ü' },
     ]) {
       expect(flowRowJson(input, stamp).json).toBe(JSON.stringify(toFlowRow(input, stamp)));
     }

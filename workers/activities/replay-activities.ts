@@ -84,7 +84,10 @@ export function createReplayActivities(deps: ReplayActivityDeps) {
 
       const destinations = [...new Set([...posted.map((s) => s.dst_ip).filter(Boolean), ...(isIp(key.service) ? [key.service] : [])])];
       const examined = await deps.history.topSources(input.orgId, destinations, window.from, window.to, 10);
-      const { parity, differences } = compareIncidents(recorded, replayed);
+      const compared = compareIncidents(recorded, replayed);
+      const asTime = (field: string, v: unknown) => ((field === 'first_seen' || field === 'last_seen') && typeof v === 'number' ? iso(v) : v);
+      const differences = compared.differences.map((d) => ({ ...d, recorded: asTime(d.field, d.recorded), replayed: asTime(d.field, d.replayed) }));
+      const parity = compared.parity;
       return {
         parity,
         differences,
@@ -103,14 +106,16 @@ export function createReplayActivities(deps: ReplayActivityDeps) {
   };
 }
 
+const iso = (ms: number) => new Date(ms).toISOString();
+
 function summary(i: Incident) {
   return {
     id: i.id,
     severity: i.severity,
     state: i.state,
     signal_count: i.signal_count,
-    first_seen: i.first_seen,
-    last_seen: i.last_seen,
+    first_seen: iso(i.first_seen),
+    last_seen: iso(i.last_seen),
     kinds: i.kinds,
     rule: i.rule,
     escalations: i.escalations,
