@@ -82,6 +82,7 @@ export class KeysService {
     try {
       record = await this.deps.repo.get(keyId);
     } catch (err) {
+      this.deps.metrics.engineErrors.inc({ engine: 'clickhouse', operation: 'key_lookup' });
       // ClickHouse unreachable: a key seen recently stays valid, so ingestion
       // (which needs only JetStream) goes on through a ClickHouse outage.
       if (cached && this.now() - cached.fetchedAt < staleIfErrorMs) return cached.record;

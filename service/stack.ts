@@ -177,7 +177,7 @@ export async function startStack(config: Config, log: Logger): Promise<Stack> {
           { nats, store, correlator, metrics, log },
         ),
       );
-      await run(new RetentionJob({ retentionDays: config.clickhouse.retentionDays, intervalMs: 3_600_000 }, { clickhouse, log }));
+      await run(new RetentionJob({ retentionDays: config.clickhouse.retentionDays, intervalMs: 3_600_000 }, { clickhouse, log, metrics }));
     }
     if (config.roles.includes('temporal-worker')) {
       const activities = createReplayActivities({ incidents, policies, replays, history: new ReplayHistory(clickhouse) });
@@ -189,7 +189,7 @@ export async function startStack(config: Config, log: Logger): Promise<Stack> {
             taskQueue: config.temporal.taskQueue,
             workflowBundlePath: config.temporal.workflowBundlePath,
           },
-          { activities, log },
+          { activities, log, metrics },
         ),
       );
     }

@@ -1,7 +1,7 @@
 import type { DestinationMinute } from '../core/detectors';
 import type { MetricRow, SignalRow } from '../core/telemetry';
 import type { ClickHouse } from './clickhouse';
-import type { KeyOfSignal } from './telemetry-store';
+import { signalColumns, signalFromRow, type KeyOfSignal } from './telemetry-store';
 import { int, num, str, strList } from './sql';
 
 /**
@@ -18,29 +18,11 @@ export class ReplayHistory {
   /** Signals posted to /ingest (not derived by a detector) for one key within the window. */
   async postedSignals(orgId: string, key: KeyOfSignal, from: number, to: number): Promise<SignalRow[]> {
     const rows = await this.ch.query<Record<string, unknown>>(
-      `SELECT org_id, event_id, ts, received_at, telemetry, service, environment, region, asn, src_ip, dst_ip, dst_port,
-              bytes, latency_ms, rule
-       FROM ${this.db}.signals
+      `SELECT ${signalColumns} FROM ${this.db}.signals
        WHERE org_id = ${str(orgId)} AND service = ${str(key.service)} AND environment = ${str(key.environment)}
          AND region = ${str(key.region)} AND ts >= ${int(from)} AND ts < ${int(to)} AND rule = ''`,
     );
-    return rows.map((r) => ({
-      org_id: String(r.org_id),
-      event_id: String(r.event_id),
-      ts: Number(r.ts),
-      received_at: Number(r.received_at),
-      telemetry: r.telemetry as SignalRow['telemetry'],
-      service: String(r.service),
-      environment: String(r.environment),
-      region: String(r.region),
-      asn: Number(r.asn),
-      src_ip: String(r.src_ip),
-      dst_ip: String(r.dst_ip),
-      dst_port: Number(r.dst_port),
-      bytes: Number(r.bytes),
-      latency_ms: Number(r.latency_ms),
-      rule: String(r.rule),
-    }));
+    return rows.map(signalFromRow);
   }
 
   /** Metric events of the key within the window that reach a threshold. */

@@ -11,7 +11,8 @@ export interface KeyOfSignal {
   region: string;
 }
 
-function signalFromRow(r: Record<string, unknown>): SignalRow {
+/** A signal row as ClickHouse answers it (64-bit integers as strings). */
+export function signalFromRow(r: Record<string, unknown>): SignalRow {
   return {
     org_id: String(r.org_id),
     event_id: String(r.event_id),
@@ -32,6 +33,9 @@ function signalFromRow(r: Record<string, unknown>): SignalRow {
 }
 
 const idsPerQuery = 2_000;
+
+export const signalColumns =
+  'org_id, event_id, ts, received_at, telemetry, service, environment, region, asn, src_ip, dst_ip, dst_port, bytes, latency_ms, rule';
 
 /** The stream workers' reads and writes of raw telemetry. */
 export class TelemetryStore {
@@ -73,8 +77,7 @@ export class TelemetryStore {
     if (keys.length === 0) return [];
     const tuples = keys.map((k) => `(${str(k.service)}, ${str(k.environment)}, ${str(k.region)})`).join(', ');
     const rows = await this.ch.query(
-      `SELECT org_id, event_id, ts, received_at, telemetry, service, environment, region, asn, src_ip, dst_ip,
-              dst_port, bytes, latency_ms, rule
+      `SELECT ${signalColumns}
        FROM ${this.ch.database}.signals
        WHERE org_id = ${str(orgId)} AND (service, environment, region) IN (${tuples})`,
     );

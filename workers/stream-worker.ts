@@ -194,11 +194,12 @@ export class StreamWorker {
   private async writeEntries(table: TelemetryTable, entries: Entry[], opts: { retry: boolean; parse?: boolean }): Promise<object[]> {
     if (entries.length === 0) return [];
     const parse = opts.parse ?? false;
-    const parts: Buffer[] = [];
+    const parts: Uint8Array[] = [];
     const parsed: object[] = [];
     for (const entry of entries) {
       if (!entry.msg.info.redelivered && !opts.retry) {
-        parts.push(Buffer.from(entry.msg.data));
+        // The message's own bytes: Buffer.concat below is the one copy.
+        parts.push(entry.msg.data);
         if (parse) for (const row of parseLines(entry.msg.data)) parsed.push(row);
         continue;
       }

@@ -1,6 +1,7 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
 import fs from 'node:fs';
 import type { Logger } from '../service/logger';
+import type { Metrics } from '../service/metrics';
 import type { ReplayActivities } from './activities/replay-activities';
 
 export interface TemporalWorkerConfig {
@@ -36,7 +37,7 @@ export class TemporalWorker {
 
   constructor(
     private readonly config: TemporalWorkerConfig,
-    private readonly deps: { activities: ReplayActivities; log: Logger },
+    private readonly deps: { activities: ReplayActivities; log: Logger; metrics?: Metrics },
   ) {}
 
   async start(): Promise<void> {
@@ -55,6 +56,7 @@ export class TemporalWorker {
       ...workflows,
     });
     this.running = this.worker.run().catch((err) => {
+      this.deps.metrics?.engineErrors.inc({ engine: 'temporal', operation: 'worker' });
       this.deps.log.error({ err }, 'temporal worker stopped with an error');
     });
     this.deps.log.info({ taskQueue: this.config.taskQueue, prebuilt: 'workflowBundle' in workflows }, 'temporal worker polling');

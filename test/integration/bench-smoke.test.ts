@@ -1,0 +1,27 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+
+/**
+ * The benchmark harness's smoke run, as CI runs it: `npm run bench -- --quick`
+ * prints one JSON object with every key last on stdout. Figures are not
+ * asserted here; speed is what `npm run bench` measures.
+ */
+const keys = [
+  'batched_e2e_flows_per_s', 'raw_jetstream_events_per_s', 'raw_clickhouse_rows_per_s', 'single_ingest_rps', 'bare_http_rps',
+  'single_ingest_p50_ms', 'single_ingest_p99_ms', 'incident_latency_p50_ms', 'incident_latency_p99_ms', 'query_1h_p99_ms',
+  'query_1d_p99_ms', 'replay_1m_s', 'api_rss_mib', 'workers_rss_mib',
+];
+
+describe('the benchmark harness', () => {
+  test('npm run bench -- --quick prints one JSON object with every key as its last line', async () => {
+    const stdout = await new Promise<string>((resolve, reject) => {
+      execFile('npm', ['run', '--silent', 'bench', '--', '--quick'], { cwd: path.resolve(__dirname, '../..'), maxBuffer: 64 * 1024 * 1024, timeout: 170_000 }, (err, out, errOut) =>
+        err ? reject(new Error(`${err.message}\n${errOut.slice(-3000)}`)) : resolve(out),
+      );
+    });
+    const last = stdout.trim().split('\n').pop()!;
+    const result = JSON.parse(last) as Record<string, unknown>;
+    expect(Object.keys(result).sort()).toEqual([...keys].sort());
+    for (const key of keys) expect(Number.isFinite(result[key])).toBe(true);
+  }, 180_000);
+});
