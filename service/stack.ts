@@ -17,6 +17,7 @@ import { AnalyticsRepo } from '../storage/analytics-repo';
 import { IncidentsRepo } from '../storage/incidents-repo';
 import { TelemetryStore } from '../storage/telemetry-store';
 import { NatsClient } from '../streams/nats-client';
+import { AuditHeads } from '../streams/audit-heads';
 import { TelemetryPublisher } from '../streams/telemetry-publisher';
 import { defaultTopology, ensureTopology } from '../streams/topology';
 import { Correlator } from '../workers/correlator';
@@ -194,7 +195,8 @@ export async function startStack(config: Config, log: Logger): Promise<Stack> {
       );
     }
     if (config.roles.includes('api')) {
-      const audit = new AuditLedger(new AuditRepo(clickhouse), metrics);
+      const heads = await run(new AuditHeads(nats, config.nats.prefix));
+      const audit = new AuditLedger(new AuditRepo(clickhouse), heads, metrics);
       const api: ApiDeps = {
         bodyLimitBytes: config.http.bodyLimitBytes,
         keys: new KeysService({ repo: new KeysRepo(clickhouse), audit, metrics, adminApiKey: config.adminApiKey }),

@@ -1,5 +1,7 @@
 import { chainEntry, chainStart, genesisHash, verifyChain, type AuditEntry, type ChainVerdict } from '../core/audit-chain';
+import { unavailable } from '../core/errors';
 import type { Metrics } from '../service/metrics';
+import type { AuditHeads } from '../streams/audit-heads';
 import type { AuditRepo } from './audit-repo';
 
 export interface AuditEvent {
@@ -13,18 +15,23 @@ export interface AuditEvent {
   details?: Record<string, unknown>;
 }
 
+const maxClaimAttempts = 50;
+
 /**
- * Appends audit entries chained by hash per org. Appends of one org are
- * serialized in this process, so each entry links to the one before it.
- * Running several API processes against one ledger needs a single writer
- * per org (see README, "Audit ledger").
+ * Appends audit entries chained by hash per org. Each append claims the next
+ * seq by compare-and-set on the org's head in JetStream (AuditHeads), so API
+ * processes appending at once still form one chain; within a process the
+ * appends of an org also queue, so they rarely contend. ClickHouse keeps the
+ * entries for reading and verification.
  */
 export class AuditLedger {
-  private readonly heads = new Map<string, { seq: number; hash: string }>();
   private readonly queues = new Map<string, Promise<unknown>>();
+  /** The last seq this process knows ClickHouse holds, per org: spares the repair check. */
+  private readonly stored = new Map<string, number>();
 
   constructor(
     private readonly repo: AuditRepo,
+    private readonly heads: AuditHeads,
     private readonly metrics: Metrics,
     private readonly now: () => number = Date.now,
   ) {}
@@ -33,49 +40,59 @@ export class AuditLedger {
     const previous = this.queues.get(event.orgId) ?? Promise.resolve();
     const appended = previous.catch(() => undefined).then(() => this.appendNow(event));
     this.queues.set(event.orgId, appended);
-    void appended.finally(() => {
-      if (this.queues.get(event.orgId) === appended) this.queues.delete(event.orgId);
-    }).catch(() => undefined);
+    void appended
+      .finally(() => {
+        if (this.queues.get(event.orgId) === appended) this.queues.delete(event.orgId);
+      })
+      .catch(() => undefined);
     return appended;
   }
 
   private async appendNow(event: AuditEvent): Promise<AuditEntry> {
-    const head = this.heads.get(event.orgId) ?? (await this.loadHead(event.orgId));
-    const entry = chainEntry(
-      {
-        org_id: event.orgId,
-        seq: head.seq + 1,
-        at: this.now(),
-        actor: event.actor,
-        action: event.action,
-        target: event.target,
-        details: JSON.stringify(event.details ?? {}),
-      },
-      head.hash,
-    );
-    try {
+    for (let attempt = 0; attempt < maxClaimAttempts; attempt += 1) {
+      const head = await this.heads.read(event.orgId);
+      if (head) await this.ensureStored(head.entry);
+      // An org with entries from before the heads existed starts from ClickHouse's last entry.
+      const last = head?.entry ?? (await this.repo.last(event.orgId));
+      const entry = chainEntry(
+        {
+          org_id: event.orgId,
+          seq: (last?.seq ?? 0) + 1,
+          at: this.now(),
+          actor: event.actor,
+          action: event.action,
+          target: event.target,
+          details: JSON.stringify(event.details ?? {}),
+        },
+        last?.hash ?? genesisHash,
+      );
+      if (!(await this.heads.claim(event.orgId, entry, head?.revision))) continue;
       await this.repo.append(entry);
-    } catch (err) {
-      // The head may or may not have been written: read it again next time.
-      this.heads.delete(event.orgId);
-      throw err;
+      this.stored.set(event.orgId, entry.seq);
+      this.metrics.auditAppends.inc();
+      return entry;
     }
-    this.heads.set(event.orgId, { seq: entry.seq, hash: entry.hash });
-    this.metrics.auditAppends.inc();
-    return entry;
+    throw unavailable('audit ledger (too many concurrent appends)');
   }
 
-  private async loadHead(orgId: string): Promise<{ seq: number; hash: string }> {
-    const last = await this.repo.last(orgId);
-    return last ? { seq: last.seq, hash: last.hash } : { seq: 0, hash: genesisHash };
+  /** Writes the head entry if its appender died between claiming it and storing it. */
+  private async ensureStored(entry: AuditEntry): Promise<void> {
+    if (this.stored.get(entry.org_id) === entry.seq) return;
+    if (!(await this.repo.has(entry.org_id, entry.seq))) await this.repo.append(entry);
+    this.stored.set(entry.org_id, entry.seq);
   }
 
   list(orgId: string, opts: { limit: number; beforeSeq?: number }): Promise<AuditEntry[]> {
     return this.repo.page(orgId, opts);
   }
 
-  /** Re-reads the whole ledger of an org and re-checks every link and hash. */
+  /**
+   * Re-reads the whole ledger of an org and re-checks every link and hash,
+   * then that it ends at the head JetStream holds: entries cut off the end
+   * are found too.
+   */
   async verify(orgId: string, chunk = 10_000): Promise<ChainVerdict> {
+    const head = await this.heads.read(orgId);
     let position = chainStart;
     let checked = 0;
     // The first read starts below seq 1, so an entry forged before the start is seen too.
@@ -87,7 +104,11 @@ export class AuditLedger {
       checked += entries.length;
       position = verdict.next;
       fromSeq = position.seq;
-      if (entries.length < chunk) return { valid: true, entries: checked };
+      if (entries.length < chunk) break;
     }
+    if (head && (head.entry.seq !== position.seq - 1 || head.entry.hash !== position.prevHash)) {
+      return { valid: false, entries: checked, broken_at: position.seq, reason: 'the ledger ends before its recorded head' };
+    }
+    return { valid: true, entries: checked };
   }
 }

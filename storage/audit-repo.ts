@@ -32,11 +32,22 @@ export class AuditRepo {
     return rows[0] ? fromRow(rows[0]) : undefined;
   }
 
-  /** Entries newest first, below `beforeSeq` when given. */
+  async has(orgId: string, seq: number): Promise<boolean> {
+    const rows = await this.ch.query<{ n: string }>(
+      `SELECT count() AS n FROM ${this.ch.database}.audit_log WHERE org_id = ${str(orgId)} AND seq = ${int(seq)}`,
+    );
+    return Number(rows[0]?.n ?? 0) > 0;
+  }
+
+  /**
+   * Entries newest first, below `beforeSeq` when given. DISTINCT folds the
+   * identical copy a repair may have written twice; a copy that differs stays
+   * and breaks verification.
+   */
   async page(orgId: string, opts: { limit: number; beforeSeq?: number }): Promise<AuditEntry[]> {
     const before = opts.beforeSeq !== undefined ? `AND seq < ${int(opts.beforeSeq)}` : '';
     const rows = await this.ch.query(
-      `SELECT ${columns} FROM ${this.ch.database}.audit_log WHERE org_id = ${str(orgId)} ${before}
+      `SELECT DISTINCT ${columns} FROM ${this.ch.database}.audit_log WHERE org_id = ${str(orgId)} ${before}
        ORDER BY seq DESC LIMIT ${int(opts.limit)}`,
     );
     return rows.map(fromRow);
@@ -45,7 +56,7 @@ export class AuditRepo {
   /** Entries in seq order from `fromSeq` on, one chunk at a time. */
   async ascending(orgId: string, opts: { fromSeq: number; limit: number }): Promise<AuditEntry[]> {
     const rows = await this.ch.query(
-      `SELECT ${columns} FROM ${this.ch.database}.audit_log WHERE org_id = ${str(orgId)} AND seq >= ${int(opts.fromSeq)}
+      `SELECT DISTINCT ${columns} FROM ${this.ch.database}.audit_log WHERE org_id = ${str(orgId)} AND seq >= ${int(opts.fromSeq)}
        ORDER BY seq ASC LIMIT ${int(opts.limit)}`,
     );
     return rows.map(fromRow);

@@ -1,3 +1,6 @@
+import { AuditLedger } from '../../storage/audit-ledger';
+import { AuditRepo } from '../../storage/audit-repo';
+import { AuditHeads } from '../../streams/audit-heads';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 
 describe.each(transports)('audit ledger on %s', (transport) => {
@@ -90,4 +93,36 @@ describe.each(transports)('audit ledger on %s', (transport) => {
     }
     expect(verdict.body).toMatchObject({ valid: false, broken_at: 3 });
   });
+
+  test('two API processes appending to one workspace at once still form one unbroken chain', async () => {
+    const admin = await t.mintKey({ role: 'admin' });
+    const stack = t.stack;
+    // Two ledgers with their own heads and repositories: what two API processes hold.
+    const ledgers = await Promise.all(
+      [0, 1].map(async () => {
+        const heads = new AuditHeads(stack.nats, stack.config.nats.prefix);
+        await heads.start();
+        return new AuditLedger(new AuditRepo(stack.clickhouse), heads, stack.metrics);
+      }),
+    );
+    await Promise.all(
+      Array.from({ length: 30 }, (_, i) => ledgers[i % 2]!.append({ orgId: admin.org_id, actor: 'test', action: 'test.append', target: `t${i}` })),
+    );
+    const verdict = await t.request('GET', '/v1/audit/verify', { key: admin.key });
+    expect(verdict.body).toEqual({ valid: true, entries: 31 });
+  });
+
+  test('entries cut off the end of the ledger are reported against the recorded head', async () => {
+    const admin = await t.mintKey({ role: 'admin' });
+    for (let i = 0; i < 2; i += 1) await t.mintKey({ orgId: admin.org_id });
+    const db = t.stack.clickhouse.database;
+    await t.stack.clickhouse.exec(`ALTER TABLE ${db}.audit_log DELETE WHERE org_id = '${admin.org_id}' AND seq = 3`);
+    let verdict = await t.request('GET', '/v1/audit/verify', { key: admin.key });
+    for (let i = 0; i < 100 && verdict.body.valid; i += 1) {
+      await new Promise((r) => setTimeout(r, 100));
+      verdict = await t.request('GET', '/v1/audit/verify', { key: admin.key });
+    }
+    expect(verdict.body).toMatchObject({ valid: false, broken_at: 3, reason: 'the ledger ends before its recorded head' });
+  });
 });
+

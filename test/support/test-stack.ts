@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../../service/config';
 import { createLogger } from '../../service/logger';
 import { startStack, type Stack } from '../../service/stack';
+import { auditHeadsBucket } from '../../streams/audit-heads';
 import { names } from '../../streams/topology';
 
 /**
@@ -127,7 +128,9 @@ export async function startTestStack(transport: Transport, extraEnv: Record<stri
     },
     async stop() {
       // Streams of a finished test file are removed, so JetStream's storage reservations do not pile up.
-      await stack.nats.jsm.streams.delete(names(config.nats.prefix).stream).catch(() => undefined);
+      for (const stream of [names(config.nats.prefix).stream, names(config.nats.prefix).deadLetter, `KV_${auditHeadsBucket(config.nats.prefix)}`]) {
+        await stack.nats.jsm.streams.delete(stream).catch(() => undefined);
+      }
       if (stack.clickhouse.transport === 'http') {
         await stack.clickhouse.exec(`DROP DATABASE IF EXISTS ${stack.clickhouse.database}`).catch(() => undefined);
       }

@@ -1,0 +1,63 @@
+import type { KV } from 'nats';
+import type { AuditEntry } from '../core/audit-chain';
+import type { NatsClient } from './nats-client';
+
+/**
+ * The head of every org's audit chain, in a JetStream key-value bucket. A
+ * new entry is claimed by compare-and-set on the head's revision, so two API
+ * processes appending to one org at once cannot both take the same seq: the
+ * loser reads the new head and chains after it. The head holds the whole
+ * last entry, so an entry whose process died between the claim and the
+ * ClickHouse write is written by the next appender.
+ */
+export interface AuditHead {
+  entry: AuditEntry;
+  revision: number;
+}
+
+/** JetStream's "wrong last sequence": another writer moved the head first. */
+const wrongLastSequence = 10071;
+
+export const auditHeadsBucket = (prefix: string) => `${prefix.toUpperCase()}_AUDIT_HEADS`;
+
+export class AuditHeads {
+  private kv?: KV;
+
+  constructor(
+    private readonly nats: NatsClient,
+    private readonly prefix: string,
+  ) {}
+
+  async start(): Promise<void> {
+    this.kv = await this.nats.js().views.kv(auditHeadsBucket(this.prefix), { history: 1 });
+  }
+
+  async stop(): Promise<void> {
+    this.kv = undefined;
+  }
+
+  private get bucket(): KV {
+    if (!this.kv) throw new Error('audit heads are not started');
+    return this.kv;
+  }
+
+  async read(orgId: string): Promise<AuditHead | undefined> {
+    const found = await this.bucket.get(orgId);
+    if (!found || found.operation !== 'PUT') return undefined;
+    return { entry: found.json<AuditEntry>(), revision: found.revision };
+  }
+
+  /** Moves the head to `entry` if it is still at `revision` (undefined: the org has no head yet). */
+  async claim(orgId: string, entry: AuditEntry, revision: number | undefined): Promise<boolean> {
+    const value = JSON.stringify(entry);
+    try {
+      if (revision === undefined) await this.bucket.create(orgId, value);
+      else await this.bucket.update(orgId, value, revision);
+      return true;
+    } catch (err) {
+      const code = (err as { api_error?: { err_code?: number } }).api_error?.err_code;
+      if (code === wrongLastSequence) return false;
+      throw err;
+    }
+  }
+}
