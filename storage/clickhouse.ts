@@ -64,6 +64,17 @@ export interface ChdbConfig {
 
 type ChdbSession = import('chdb').Session;
 
+/**
+ * chDB shares its process with the API: its caches are sized for that, not
+ * for a dedicated server that takes half the machine's memory for each.
+ */
+const chdbServerSettings = [
+  `--mark_cache_size=${256 * 1024 ** 2}`,
+  `--primary_index_cache_size=${256 * 1024 ** 2}`,
+  `--index_mark_cache_size=${64 * 1024 ** 2}`,
+  `--compiled_expression_cache_size=${32 * 1024 ** 2}`,
+];
+
 /** ClickHouse in this process: chDB binds one data folder per process. */
 export class ChdbClickHouse implements ClickHouse {
   readonly transport = 'chdb' as const;
@@ -79,7 +90,7 @@ export class ChdbClickHouse implements ClickHouse {
     fs.mkdirSync(this.config.dataDir, { recursive: true });
     // Loaded lazily: the native library is only mapped by processes that use chDB.
     const { Session } = await import('chdb');
-    this.session = new Session(path.resolve(this.config.dataDir));
+    this.session = new Session(path.resolve(this.config.dataDir), { connectionArgs: chdbServerSettings });
     await this.exec(`CREATE DATABASE IF NOT EXISTS ${this.database}`);
   }
 

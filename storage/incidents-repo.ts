@@ -67,12 +67,14 @@ export class IncidentsRepo {
     return this.ch.database;
   }
 
-  async ofKeys(orgId: string, keys: KeyOfSignal[]): Promise<StoredIncident[]> {
+  /** Incidents of these keys seen at or after `lastSeenFrom` (all of them when it is absent). */
+  async ofKeys(orgId: string, keys: KeyOfSignal[], lastSeenFrom?: number): Promise<StoredIncident[]> {
     if (keys.length === 0) return [];
     const tuples = keys.map((k) => `(${str(k.service)}, ${str(k.environment)}, ${str(k.region)})`).join(', ');
+    const recent = lastSeenFrom === undefined ? '' : `WHERE last_seen >= ${int(lastSeenFrom)}`;
     const rows = await this.ch.query(
-      `SELECT ${columns} FROM ${this.db}.incidents FINAL
-       WHERE org_id = ${str(orgId)} AND (service, environment, region) IN (${tuples})`,
+      `SELECT * FROM (SELECT ${columns} FROM ${this.db}.incidents FINAL
+       WHERE org_id = ${str(orgId)} AND (service, environment, region) IN (${tuples})) ${recent}`,
     );
     return rows.map(fromRow);
   }

@@ -72,14 +72,16 @@ export class TelemetryStore {
     return rows.map((r) => ({ org_id: orgId, dst_ip: r.dst_ip, minute: Number(r.minute), bytes: Number(r.bytes) }));
   }
 
-  /** Every stored signal of these correlation keys, for the correlator to recompute their incidents. */
-  async signalsOfKeys(orgId: string, keys: KeyOfSignal[]): Promise<SignalRow[]> {
+  /** The stored signals of these correlation keys from `since` on, for the correlator to recompute their incidents. */
+  async signalsOfKeys(orgId: string, keys: Array<KeyOfSignal & { since: number }>): Promise<SignalRow[]> {
     if (keys.length === 0) return [];
-    const tuples = keys.map((k) => `(${str(k.service)}, ${str(k.environment)}, ${str(k.region)})`).join(', ');
+    const conditions = keys
+      .map((k) => `(service = ${str(k.service)} AND environment = ${str(k.environment)} AND region = ${str(k.region)} AND ts >= ${int(k.since)})`)
+      .join(' OR ');
     const rows = await this.ch.query(
       `SELECT ${signalColumns}
        FROM ${this.ch.database}.signals
-       WHERE org_id = ${str(orgId)} AND (service, environment, region) IN (${tuples})`,
+       WHERE org_id = ${str(orgId)} AND (${conditions})`,
     );
     return rows.map(signalFromRow);
   }

@@ -5,11 +5,11 @@ import type { MetricRow, SignalRow } from '../core/telemetry';
 import type { Logger } from '../service/logger';
 import { ClickHouseError } from '../storage/clickhouse';
 import type { Metrics } from '../service/metrics';
-import type { KeyOfSignal, TelemetryStore, TelemetryTable } from '../storage/telemetry-store';
+import type { TelemetryStore, TelemetryTable } from '../storage/telemetry-store';
 import type { NatsClient } from '../streams/nats-client';
 import { headerNames } from '../streams/telemetry-publisher';
 import { names } from '../streams/topology';
-import type { Correlator } from './correlator';
+import type { Correlator, KeyChange } from './correlator';
 
 export interface StreamWorkerConfig {
   prefix: string;
@@ -256,9 +256,14 @@ export class StreamWorker {
 
   private async correlate(signals: SignalRow[]): Promise<void> {
     for (const [org, group] of groupBy(signals, (s) => s.org_id)) {
-      const keys = new Map<string, KeyOfSignal>();
-      for (const s of group) keys.set(correlationKey(s), { service: s.service, environment: s.environment, region: s.region });
-      await this.deps.correlator.recompute(org, [...keys.values()]);
+      const changes = new Map<string, KeyChange>();
+      for (const s of group) {
+        const key = correlationKey(s);
+        const known = changes.get(key);
+        if (known) known.since = Math.min(known.since, s.ts);
+        else changes.set(key, { service: s.service, environment: s.environment, region: s.region, since: s.ts });
+      }
+      await this.deps.correlator.recompute(org, [...changes.values()]);
     }
   }
 }

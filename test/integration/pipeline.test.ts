@@ -1,3 +1,6 @@
+import { correlate } from '../../core/correlation';
+import { signalColumns, signalFromRow } from '../../storage/telemetry-store';
+import { seededRandom } from '../support/malformed';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
 
@@ -189,6 +192,32 @@ describe.each(transports)('telemetry pipeline on %s', (transport) => {
     await new Promise((r) => setTimeout(r, 300));
     const again = await t.request('GET', `/v1/incidents/${incident.id}`, { key });
     expect(again.body.signal_count).toBe(2);
+  });
+
+  test('signals posted out of order, one request each, end as the incidents the engine gives for all of them at once', async () => {
+    const { key, org_id } = await t.mintKey({ role: 'operator' });
+    const base = Date.now() - 3_600_000;
+    // Three bursts on one key, each three minutes long and 7 minutes from the next: three incidents of 10 signals.
+    const stamps = [0, 10, 20].flatMap((burst) => Array.from({ length: 10 }, (_, i) => base + burst * 60_000 + i * 20_000));
+    const rand = seededRandom(5);
+    const shuffled = stamps.map((ts) => ({ ts, r: rand() })).sort((a, b) => a.r - b.r);
+    for (const { ts } of shuffled) {
+      const res = await t.request('POST', '/ingest', { key, body: { ...signal, service: 'ooo', timestamp: ts } });
+      expect(res.status).toBe(202);
+      await new Promise((r) => setTimeout(r, 15));
+    }
+    const listed = await waitFor(async () => {
+      const data = (await t.request('GET', '/v1/incidents?service=ooo', { key })).body.data;
+      const total = data.reduce((n: number, i: { signal_count: number }) => n + i.signal_count, 0);
+      return total === stamps.length && data.length === 3 ? data : undefined;
+    }, 20_000, 'the three incidents');
+    const db = t.stack.clickhouse.database;
+    const rows = await t.stack.clickhouse.query<Record<string, unknown>>(`SELECT ${signalColumns} FROM ${db}.signals WHERE org_id = '${org_id}'`);
+    const expected = correlate(rows.map(signalFromRow));
+    const summary = (i: { id: string; signal_count: number }) => ({ id: i.id, signal_count: i.signal_count });
+    expect(listed.map(summary).sort((a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id))).toEqual(
+      expected.map(summary).sort((a, b) => a.id.localeCompare(b.id)),
+    );
   });
 });
 
