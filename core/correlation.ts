@@ -15,6 +15,13 @@ import type { SignalRow, TelemetryKind } from './telemetry';
  * | escalate: latency | a signal with latency_ms ≥ 1000 makes the incident `critical` |
  * | escalate: breadth | three distinct telemetry kinds in one incident make it `critical` |
  * | resolve | a resolved incident takes no signal later than its last signal at resolution; such a signal opens a new incident |
+ *
+ * A transition names its key and the incident's last signal time when it was
+ * made (`through_ts`), and applies to the key's incident whose span holds
+ * that time: it follows the incident even when a late, earlier signal gives
+ * the incident a new id. An incident's version is its signal count plus 10⁹
+ * per transition, so a computation that knows of a transition outranks any
+ * that does not, and among equals the one with more signals wins.
  */
 export type IncidentState = 'open' | 'acknowledged' | 'resolved';
 export type Severity = 'high' | 'critical';
@@ -28,7 +35,12 @@ export interface CorrelationRules {
 export const defaultRules: CorrelationRules = { windowMs: 5 * 60_000, criticalLatencyMs: 1000, criticalDistinctKinds: 3 };
 
 export interface Transition {
+  /** The incident it was made on; informational: it applies by key and time. */
   incident_id: string;
+  org_id: string;
+  service: string;
+  environment: string;
+  region: string;
   state: 'acknowledged' | 'resolved';
   /** Wall-clock time of the change (epoch ms). */
   at: number;
@@ -59,6 +71,9 @@ export interface Incident {
   version: number;
 }
 
+/** A transition outranks any number of signals (an incident holds far fewer than 10⁹). */
+const transitionWeight = 1_000_000_000;
+
 export const correlationKey = (s: Pick<SignalRow, 'org_id' | 'service' | 'environment' | 'region'>) =>
   `${s.org_id}\u0000${s.service}\u0000${s.environment}\u0000${s.region}`;
 
@@ -73,13 +88,13 @@ export function correlate(
   transitions: readonly Transition[] = [],
   rules: CorrelationRules = defaultRules,
 ): Incident[] {
-  const byIncident = groupTransitions(transitions);
+  const byKey = groupTransitions(transitions);
   const current = new Map<string, Incident>();
   const incidents: Incident[] = [];
   for (const signal of orderSignals(signals)) {
     const key = correlationKey(signal);
     const active = current.get(key);
-    if (active && accepts(active, signal, byIncident.get(active.id), rules)) {
+    if (active && accepts(active, signal, byKey.get(key) ?? [], rules)) {
       attach(active, signal, rules);
     } else {
       const opened = open(signal, rules);
@@ -87,20 +102,26 @@ export function correlate(
       incidents.push(opened);
     }
   }
-  for (const incident of incidents) applyTransitions(incident, byIncident.get(incident.id) ?? []);
+  for (const incident of incidents) applyTransitions(incident, (byKey.get(correlationKey(incident)) ?? []).filter((t) => covers(incident, t)));
   return incidents;
 }
 
 function groupTransitions(transitions: readonly Transition[]): Map<string, Transition[]> {
   const out = new Map<string, Transition[]>();
   const sorted = [...transitions].sort((a, b) => a.at - b.at || a.state.localeCompare(b.state));
-  for (const t of sorted) out.set(t.incident_id, [...(out.get(t.incident_id) ?? []), t]);
+  for (const t of sorted) {
+    const key = correlationKey(t);
+    out.set(key, [...(out.get(key) ?? []), t]);
+  }
   return out;
 }
 
-function accepts(incident: Incident, signal: SignalRow, transitions: Transition[] | undefined, rules: CorrelationRules): boolean {
+/** Whether a transition was made on this incident: its span holds the transition's through_ts. */
+const covers = (incident: Incident, t: Transition) => t.through_ts >= incident.first_seen && t.through_ts <= incident.last_seen;
+
+function accepts(incident: Incident, signal: SignalRow, transitions: Transition[], rules: CorrelationRules): boolean {
   if (signal.ts - incident.last_seen > rules.windowMs) return false;
-  const resolution = transitions?.find((t) => t.state === 'resolved');
+  const resolution = transitions.find((t) => t.state === 'resolved' && covers(incident, t));
   return !resolution || signal.ts <= resolution.through_ts;
 }
 
@@ -131,7 +152,7 @@ function open(signal: SignalRow, rules: CorrelationRules): Incident {
 function attach(incident: Incident, signal: SignalRow, rules: CorrelationRules): void {
   incident.last_seen = Math.max(incident.last_seen, signal.ts);
   incident.signal_count += 1;
-  incident.version = incident.signal_count * 1000;
+  incident.version = incident.signal_count;
   incident.max_latency_ms = Math.max(incident.max_latency_ms, signal.latency_ms);
   incident.total_bytes += signal.bytes;
   if (!incident.kinds.includes(signal.telemetry)) incident.kinds = [...incident.kinds, signal.telemetry].sort();
@@ -151,6 +172,6 @@ function applyTransitions(incident: Incident, transitions: Transition[]): void {
   for (const t of transitions) {
     if (incident.state === 'resolved') break;
     incident.state = t.state;
-    incident.version += 1;
+    incident.version += transitionWeight;
   }
 }

@@ -174,7 +174,7 @@ export async function startStack(config: Config, log: Logger): Promise<Stack> {
     if (config.roles.includes('stream-workers')) {
       await run(
         new StreamWorker(
-          { ...defaultStreamWorkerConfig(config.nats.prefix), ...config.workers },
+          { ...defaultStreamWorkerConfig(config.nats.prefix), ...config.workers, ackWaitMs: config.nats.ackWaitMs },
           { nats, store, correlator, metrics, log },
         ),
       );

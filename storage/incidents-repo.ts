@@ -2,7 +2,7 @@ import type { Incident, IncidentState, Severity, Transition } from '../core/corr
 import type { TelemetryKind } from '../core/telemetry';
 import type { ClickHouse } from './clickhouse';
 import type { KeyOfSignal } from './telemetry-store';
-import { int, str, strList } from './sql';
+import { int, str } from './sql';
 
 export interface IncidentFilters {
   state?: IncidentState;
@@ -79,14 +79,20 @@ export class IncidentsRepo {
     return rows.map(fromRow);
   }
 
-  async transitionsOf(orgId: string, incidentIds: string[]): Promise<Transition[]> {
-    if (incidentIds.length === 0) return [];
+  /** Every transition made on incidents of these keys. */
+  async transitionsOfKeys(orgId: string, keys: KeyOfSignal[]): Promise<Transition[]> {
+    if (keys.length === 0) return [];
+    const tuples = keys.map((k) => `(${str(k.service)}, ${str(k.environment)}, ${str(k.region)})`).join(', ');
     const rows = await this.ch.query<Record<string, unknown>>(
-      `SELECT incident_id, state, at, through_ts FROM ${this.db}.incident_transitions
-       WHERE org_id = ${str(orgId)} AND incident_id IN ${strList(incidentIds)}`,
+      `SELECT incident_id, service, environment, region, state, at, through_ts FROM ${this.db}.incident_transitions
+       WHERE org_id = ${str(orgId)} AND (service, environment, region) IN (${tuples})`,
     );
     return rows.map((r) => ({
       incident_id: String(r.incident_id),
+      org_id: orgId,
+      service: String(r.service),
+      environment: String(r.environment),
+      region: String(r.region),
       state: r.state as Transition['state'],
       at: Number(r.at),
       through_ts: Number(r.through_ts),
@@ -99,7 +105,7 @@ export class IncidentsRepo {
   }
 
   async addTransition(orgId: string, transition: Transition, actor: string): Promise<void> {
-    await this.ch.insertJsonEachRow('incident_transitions', JSON.stringify({ org_id: orgId, ...transition, actor }) + '\n');
+    await this.ch.insertJsonEachRow('incident_transitions', JSON.stringify({ ...transition, org_id: orgId, actor }) + '\n');
   }
 
   async get(orgId: string, id: string): Promise<StoredIncident | undefined> {

@@ -27,6 +27,7 @@ interface PendingGroup {
   kind: TelemetrySubjectKind;
   orgId: string;
   lines: string[];
+  bytes: number;
   minTs: number;
   maxTs: number;
   waiters: Array<{ resolve: () => void; reject: (err: unknown) => void }>;
@@ -63,12 +64,16 @@ export class TelemetryPublisher {
   publish(batch: TelemetryBatch, opts: { coalesce: boolean } = { coalesce: true }): Promise<void> {
     if (!opts.coalesce || batch.lines.length > coalesceMaxLines) return this.publishNow(batch);
     const subject = names(this.deps.prefix).subject(batch.kind, batch.orgId);
+    const bytes = batch.lines.reduce((n, line) => n + Buffer.byteLength(line) + 1, 0);
+    // A group is always one message: a request that would take it past the payload limit starts the next one.
+    if ((this.pending.get(subject)?.bytes ?? 0) + bytes > this.maxMessageBytes()) this.flushGroup(subject);
     let group = this.pending.get(subject);
     if (!group) {
-      group = { kind: batch.kind, orgId: batch.orgId, lines: [], minTs: batch.minTs, maxTs: batch.maxTs, waiters: [] };
+      group = { kind: batch.kind, orgId: batch.orgId, lines: [], bytes: 0, minTs: batch.minTs, maxTs: batch.maxTs, waiters: [] };
       this.pending.set(subject, group);
     }
     for (const line of batch.lines) group.lines.push(line);
+    group.bytes += bytes;
     group.minTs = Math.min(group.minTs, batch.minTs);
     group.maxTs = Math.max(group.maxTs, batch.maxTs);
     const done = new Promise<void>((resolve, reject) => group.waiters.push({ resolve, reject }));
@@ -96,6 +101,11 @@ export class TelemetryPublisher {
     );
   }
 
+  /** The server's payload limit, less room for headers. */
+  private maxMessageBytes(): number {
+    return (this.deps.nats.nc.info?.max_payload ?? 1024 * 1024) - 4096;
+  }
+
   private async publishNow(batch: TelemetryBatch): Promise<void> {
     // While reconnecting, a publish would wait in this process's buffer and
     // might land after the client was told 503: refuse it at once instead.
@@ -104,8 +114,7 @@ export class TelemetryPublisher {
       throw unavailable('telemetry log (NATS JetStream)');
     }
     const subject = names(this.deps.prefix).subject(batch.kind, batch.orgId);
-    const maxPayload = (this.deps.nats.nc.info?.max_payload ?? 1024 * 1024) - 4096;
-    const chunks = chunkLines(batch.lines, maxPayload);
+    const chunks = chunkLines(batch.lines, this.maxMessageBytes());
     const js = this.deps.nats.js();
     try {
       await Promise.all(

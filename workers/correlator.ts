@@ -47,7 +47,7 @@ export class Correlator {
     const inRange = stored.filter((i) => i.first_seen >= anchors.get(correlationKey(i))!);
     const [signals, transitions] = await Promise.all([
       this.deps.store.signalsOfKeys(orgId, changes.map((c) => ({ ...c, since: anchors.get(correlationKey({ org_id: orgId, ...c }))! }))),
-      this.deps.incidents.transitionsOf(orgId, inRange.map((i) => i.id)),
+      this.deps.incidents.transitionsOfKeys(orgId, changes),
     ]);
     const computed = correlate(signals, transitions, rules);
     const storedById = new Map(storedAll.map((i) => [i.id, i]));

@@ -21,6 +21,8 @@ export interface StreamWorkerConfig {
   retryDelayMs: number;
   /** Deliveries after which a message ClickHouse keeps refusing goes to the dead-letter stream. */
   maxDeliveries: number;
+  /** The consumer's ack wait: messages a worker holds are kept alive well within it. */
+  ackWaitMs: number;
 }
 
 export const defaultStreamWorkerConfig = (prefix: string): StreamWorkerConfig => ({
@@ -29,6 +31,7 @@ export const defaultStreamWorkerConfig = (prefix: string): StreamWorkerConfig =>
   maxWaitMs: 200,
   retryDelayMs: 1000,
   maxDeliveries: 10,
+  ackWaitMs: 30_000,
 });
 
 interface Entry {
@@ -88,7 +91,11 @@ export class StreamWorker {
       timer = undefined;
       const batch = buffer;
       buffer = [];
-      if (batch.length) flushing = flushing.then(() => this.handle(batch));
+      if (batch.length) {
+        // From here until it is acknowledged, the batch must not be redelivered to another worker.
+        const heartbeat = this.keepAlive(batch);
+        flushing = flushing.then(() => this.handle(batch)).finally(() => clearInterval(heartbeat));
+      }
       return flushing;
     };
     try {
@@ -101,6 +108,13 @@ export class StreamWorker {
       this.deps.log.error({ err }, 'telemetry consumer stopped');
     }
     await flush();
+  }
+
+  /** Tells JetStream the worker is still on these messages, so a slow write never causes a second copy. */
+  private keepAlive(batch: JsMsg[]): NodeJS.Timeout {
+    return setInterval(() => {
+      for (const m of batch) m.working();
+    }, Math.max(500, Math.floor(this.config.ackWaitMs / 3)));
   }
 
   private async handle(batch: JsMsg[]): Promise<void> {
@@ -188,7 +202,7 @@ export class StreamWorker {
 
   /**
    * Writes the entries' rows in one insert. Rows of a redelivered message
-   * that ClickHouse already holds are dropped first. Returns the parsed rows
+   * that ClickHouse already holds are dropped first. Returns every parsed row
    * when asked (signals and metrics feed the detectors and the correlator).
    */
   private async writeEntries(table: TelemetryTable, entries: Entry[], opts: { retry: boolean; parse?: boolean }): Promise<object[]> {
@@ -209,7 +223,9 @@ export class StreamWorker {
       const fresh = rows.filter((r) => !existing.has(r.event_id));
       this.deps.metrics.duplicatesSkipped.inc({ table }, rows.length - fresh.length);
       if (fresh.length) parts.push(Buffer.from(fresh.map((r) => JSON.stringify(r)).join('\n') + '\n'));
-      if (parse) for (const row of fresh) parsed.push(row);
+      // Every row, stored before or not, feeds the detectors and the correlator: the
+      // attempt that stored them may have failed before those ran. Both are idempotent.
+      if (parse) for (const row of rows) parsed.push(row);
     }
     if (parts.length) {
       const data = Buffer.concat(parts);

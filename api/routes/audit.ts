@@ -9,9 +9,9 @@ import { decodeCursor, limitSchema, pageOf } from '../pagination';
 import { parseOrThrow, singleQuery } from '../validation';
 
 const listSchema = z
-  .object({ org_id: z.string().max(64).optional(), limit: limitSchema, cursor: z.string().max(512).optional() })
+  .object({ org_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'not an org id').optional(), limit: limitSchema, cursor: z.string().max(512).optional() })
   .strict();
-const verifySchema = z.object({ org_id: z.string().max(64).optional() }).strict();
+const verifySchema = z.object({ org_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'not an org id').optional() }).strict();
 const cursorSchema = z.object({ seq: z.number().int().min(0) });
 
 function entryView(entry: AuditEntry) {

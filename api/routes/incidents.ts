@@ -72,7 +72,17 @@ export function registerIncidentRoutes(router: Router, deps: ApiDeps): void {
       if (incident.state === 'resolved') throw conflict('the incident is already resolved');
       if (incident.state === state) throw conflict(`the incident is already ${state}`);
       const actor = principalOf(ctx).keyId;
-      await deps.incidents.addTransition(orgId, { incident_id: id, state, at: Date.now(), through_ts: incident.last_seen }, actor);
+      const transition = {
+        incident_id: id,
+        org_id: orgId,
+        service: incident.service,
+        environment: incident.environment,
+        region: incident.region,
+        state,
+        at: Date.now(),
+        through_ts: incident.last_seen,
+      } as const;
+      await deps.incidents.addTransition(orgId, transition, actor);
       await deps.correlator.recompute(orgId, [{ ...incident, since: incident.first_seen }]);
       await deps.audit.append({ orgId, actor, action: `incident.${action}`, target: id, details: { from: incident.state, to: state } });
       const updated = await deps.incidents.get(orgId, id);

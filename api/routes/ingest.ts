@@ -44,13 +44,18 @@ const maxDetails = 100;
 /** Event ids of a batch: `evt_` + the batch's 16 hex characters + the record's index in 6 hex characters. */
 export const eventIdOf = (batchHex: string, index: number) => `evt_${batchHex}${index.toString(16).padStart(6, '0')}`;
 
-function batchHexOf(ctx: Context, orgId: string, kind: StreamKind): string {
+function batchHexOf(ctx: Context, orgId: string, kind: StreamKind, records: unknown[]): string {
   const idempotencyKey = ctx.get('idempotency-key');
   // randomUUID draws from a buffered entropy pool: far cheaper per request than randomBytes.
   if (!idempotencyKey) return randomUUID().replace(/-/g, '').slice(0, 16);
   if (idempotencyKey.length > 200) throw validationError('Idempotency-Key is at most 200 characters');
-  // The same key from the same workspace names the same batch, so JetStream stores a retry once.
-  return createHash('sha256').update(`${orgId}\u0000${kind}\u0000${idempotencyKey}`).digest('hex').slice(0, 16);
+  // The same key and the same records from the same workspace name the same batch, so JetStream
+  // stores a retry once; a key reused for other records names another batch instead of hiding it.
+  return createHash('sha256')
+    .update(`${orgId}\u0000${kind}\u0000${idempotencyKey}\u0000`)
+    .update(JSON.stringify(records))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 async function acceptBatch<T>(ctx: Context, deps: ApiDeps, spec: IngestSpec<T>) {
@@ -61,7 +66,7 @@ async function acceptBatch<T>(ctx: Context, deps: ApiDeps, spec: IngestSpec<T>) 
   const records = isBatch ? (value as unknown[]) : [value];
   if (records.length === 0) throw validationError('the batch holds no record');
 
-  const batchHex = batchHexOf(ctx, orgId, spec.kind);
+  const batchHex = batchHexOf(ctx, orgId, spec.kind, records);
   const receivedAt = Date.now();
   const lines: string[] = new Array(records.length);
   const details: ErrorDetail[] = [];

@@ -18,7 +18,7 @@ const mintSchema = z
   .strict();
 
 const listSchema = z
-  .object({ org_id: z.string().max(64).optional(), limit: limitSchema, cursor: z.string().max(512).optional() })
+  .object({ org_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'not an org id').optional(), limit: limitSchema, cursor: z.string().max(512).optional() })
   .strict();
 const cursorSchema = z.object({ created_at: z.number().int(), key_id: z.string() });
 const keyIdSchema = z.string().regex(/^key_[0-9a-f]{20}$/);

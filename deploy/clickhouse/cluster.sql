@@ -82,8 +82,9 @@ CREATE TABLE IF NOT EXISTS nettel.incidents ON CLUSTER '{cluster}' (
 
 -- 0006_incidents
 CREATE TABLE IF NOT EXISTS nettel.incident_transitions ON CLUSTER '{cluster}' (
-  org_id String, incident_id String, state String, at Int64, through_ts Int64, actor String
-  ) ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/nettel.incident_transitions', '{replica}') ORDER BY (org_id, incident_id, at);
+  org_id String, service String, environment String, region String,
+  incident_id String, state String, at Int64, through_ts Int64, actor String
+  ) ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/nettel.incident_transitions', '{replica}') ORDER BY (org_id, service, environment, region, at);
 
 -- 0007_policies
 CREATE TABLE IF NOT EXISTS nettel.policies ON CLUSTER '{cluster}' (

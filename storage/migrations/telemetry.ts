@@ -66,9 +66,11 @@ export const telemetryMigrations: Migration[] = [
         first_seen Int64, last_seen Int64, signal_count UInt64, kinds String,
         max_latency_ms UInt32, total_bytes UInt64, version UInt64, updated_at Int64, superseded UInt8
       ) ENGINE = ReplacingMergeTree(version) ORDER BY (org_id, id)`,
+      // A transition applies by key and time (through_ts), so it follows an incident whose id moves.
       `CREATE TABLE IF NOT EXISTS ${db}.incident_transitions (
-        org_id String, incident_id String, state String, at Int64, through_ts Int64, actor String
-      ) ENGINE = MergeTree ORDER BY (org_id, incident_id, at)`,
+        org_id String, service String, environment String, region String,
+        incident_id String, state String, at Int64, through_ts Int64, actor String
+      ) ENGINE = MergeTree ORDER BY (org_id, service, environment, region, at)`,
     ],
   },
 ];

@@ -74,6 +74,22 @@ describe('error answers', () => {
     expect(res.body).toEqual(errorBody('VALIDATION_ERROR'));
   });
 
+  test('an unpaired surrogate escape in a string is 400, on key names and telemetry alike', async () => {
+    const named = await t.request('POST', '/v1/api-keys', { key, raw: '{"name":"edge\\ud800"}' });
+    expect(named.status).toBe(400);
+    const signal = await t.request('POST', '/ingest', {
+      key,
+      raw: '{"telemetry":"dns","service":"a\\udc00b","environment":"prod","region":"eu"}',
+    });
+    expect(signal.status).toBe(400);
+    expect(signal.body.error.code).toBe('VALIDATION_ERROR');
+    const paired = await t.request('POST', '/ingest', {
+      key,
+      raw: '{"telemetry":"dns","service":"smile \\ud83d\\ude00","environment":"prod","region":"eu"}',
+    });
+    expect(paired.status).toBe(202);
+  });
+
   test('a header block the HTTP parser rejects still gets the error body', async () => {
     const res = await rawRequest(t.url, 'GET /healthz HTTP/1.1\r\nHost: x\r\nBad\u0001Header: y\r\n\r\n');
     expect(res.status).toBe(400);

@@ -94,7 +94,7 @@ describe('correlation engine', () => {
 
   test('an acknowledged incident still takes signals and keeps its state', () => {
     const [opened] = correlate([signal(1)]);
-    const ack: Transition = { incident_id: opened!.id, state: 'acknowledged', at: base + minute, through_ts: opened!.last_seen };
+    const ack: Transition = { incident_id: opened!.id, org_id: 'org_a', service: 'checkout', environment: 'prod', region: 'eu-west-1', state: 'acknowledged', at: base + minute, through_ts: opened!.last_seen };
     const incidents = correlate([signal(1), signal(2)], [ack]);
     expect(incidents).toHaveLength(1);
     expect(incidents[0]).toMatchObject({ state: 'acknowledged', signal_count: 2 });
@@ -102,14 +102,31 @@ describe('correlation engine', () => {
 
   test('a signal after a resolution opens a new incident', () => {
     const [opened] = correlate([signal(1)]);
-    const resolve: Transition = { incident_id: opened!.id, state: 'resolved', at: base + minute, through_ts: opened!.last_seen };
+    const resolve: Transition = { incident_id: opened!.id, org_id: 'org_a', service: 'checkout', environment: 'prod', region: 'eu-west-1', state: 'resolved', at: base + minute, through_ts: opened!.last_seen };
     const incidents = correlate([signal(1), signal(2)], [resolve]);
     expect(incidents.map((i) => i.state)).toEqual(['resolved', 'open']);
   });
 
   test('a transition raises the version, so it wins over the computation before it', () => {
     const [opened] = correlate([signal(1)]);
-    const ack: Transition = { incident_id: opened!.id, state: 'acknowledged', at: base, through_ts: opened!.last_seen };
+    const ack: Transition = { incident_id: opened!.id, org_id: 'org_a', service: 'checkout', environment: 'prod', region: 'eu-west-1', state: 'acknowledged', at: base, through_ts: opened!.last_seen };
     expect(correlate([signal(1)], [ack])[0]!.version).toBeGreaterThan(opened!.version);
   });
+
+  test('a resolution follows its incident when a late, earlier signal gives the incident a new id', () => {
+    const [opened] = correlate([signal(10), signal(11)]);
+    const resolve: Transition = { incident_id: opened!.id, org_id: 'org_a', service: 'checkout', environment: 'prod', region: 'eu-west-1', state: 'resolved', at: base + minute, through_ts: opened!.last_seen };
+    const incidents = correlate([signal(10), signal(11), signal(5), signal(12)], [resolve]);
+    expect(incidents.map((i) => [i.state, i.signal_count])).toEqual([['resolved', 3], ['open', 1]]);
+    expect(incidents[0]!.id).not.toBe(opened!.id);
+  });
+
+  test('a computation that knows of a transition outranks one with more signals that does not', () => {
+    const [before] = correlate([signal(1), signal(2), signal(3)]);
+    const resolve: Transition = { incident_id: before!.id, org_id: 'org_a', service: 'checkout', environment: 'prod', region: 'eu-west-1', state: 'resolved', at: base, through_ts: base + 2000 };
+    const [resolved] = correlate([signal(1), signal(2), signal(3)], [resolve]);
+    expect(resolved!.signal_count).toBe(2);
+    expect(resolved!.version).toBeGreaterThan(before!.version);
+  });
 });
+

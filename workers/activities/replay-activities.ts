@@ -77,9 +77,8 @@ export function createReplayActivities(deps: ReplayActivityDeps) {
           : Promise.resolve([]),
       ]);
       const signals = [...posted, ...metricThresholdSignals(metrics, rules), ...trafficVolumeSignals(trafficMinutes, rules)];
-      // Transitions of every incident of the key: a resolved earlier incident bounds this one.
-      const ofKey = await deps.incidents.ofKeys(input.orgId, [key]);
-      const transitions = await deps.incidents.transitionsOf(input.orgId, ofKey.map((i) => i.id));
+      // Every transition of the key: a resolved earlier incident bounds this one.
+      const transitions = await deps.incidents.transitionsOfKeys(input.orgId, [key]);
       const replayed = correlate(signals, transitions).find((i) => i.id === recorded.id);
 
       const destinations = [...new Set([...posted.map((s) => s.dst_ip).filter(Boolean), ...(isIp(key.service) ? [key.service] : [])])];
