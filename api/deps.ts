@@ -8,6 +8,7 @@ import type { ReplaysRepo } from '../storage/replays-repo';
 import type { TelemetryPublisher } from '../streams/telemetry-publisher';
 import type { Correlator } from '../workers/correlator';
 import type { KeysService } from './keys-service';
+import type { RateLimiter } from './rate-limiter';
 import type { ReplayService } from './replay-service';
 
 /** One engine as /healthz reports it. */
@@ -23,6 +24,7 @@ export interface ApiDeps {
   keys: KeysService;
   audit: AuditLedger;
   publisher: TelemetryPublisher;
+  rateLimiter: RateLimiter;
   incidents: IncidentsRepo;
   correlator: Correlator;
   analytics: AnalyticsRepo;

@@ -45,11 +45,14 @@ const envSchema = z.object({
   NATS_ACK_WAIT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   WORKER_MAX_MESSAGES: z.coerce.number().int().min(1).max(10_000).default(256),
   WORKER_MAX_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(200),
+  RATE_LIMIT_RECORDS_PER_SECOND: z.coerce.number().min(0).default(0),
+  RATE_LIMIT_BURST_SECONDS: z.coerce.number().positive().max(3600).default(2),
   RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
 });
 
 export interface Config {
   http: { host: string; port: number; bodyLimitBytes: number };
+  rateLimit: { recordsPerSecond: number; burstSeconds: number };
   dataDir: string;
   /** Where the set-up script keeps tools it built (the Temporal CLI); shared by every clone. */
   toolsDir: string;
@@ -81,6 +84,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const e = parsed.data;
   return {
     http: { host: e.HOST, port: e.PORT, bodyLimitBytes: e.BODY_LIMIT_BYTES },
+    rateLimit: { recordsPerSecond: e.RATE_LIMIT_RECORDS_PER_SECOND, burstSeconds: e.RATE_LIMIT_BURST_SECONDS },
     dataDir: path.resolve(e.DATA_DIR),
     toolsDir: e.TOOLS_DIR ?? path.join(e.XDG_CACHE_HOME ?? path.join(e.HOME ?? '/tmp', '.cache'), 'nettel', 'bin'),
     binPath: [...e.PATH.split(':'), '/usr/sbin', '/usr/local/sbin'],

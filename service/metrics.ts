@@ -80,6 +80,11 @@ export function createMetrics() {
       help: 'Incident versions written by the correlator',
       registers: [registry],
     }),
+    rateLimited: new Counter({
+      name: 'nettel_rate_limited_requests_total',
+      help: 'Ingest requests refused with 429 because their workspace was over its record rate',
+      registers: [registry],
+    }),
     auditAppends: new Counter({
       name: 'nettel_audit_appends_total',
       help: 'Audit ledger entries appended',

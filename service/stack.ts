@@ -3,6 +3,7 @@ import path from 'node:path';
 import { createApp, type RouteInfo } from '../api/app';
 import type { ApiDeps } from '../api/deps';
 import { KeysService } from '../api/keys-service';
+import { RateLimiter } from '../api/rate-limiter';
 import { ReplayService } from '../api/replay-service';
 import { localNatsServer, localTemporalServer } from '../engines/engines';
 import { AuditLedger } from '../storage/audit-ledger';
@@ -202,6 +203,7 @@ export async function startStack(config: Config, log: Logger): Promise<Stack> {
         keys: new KeysService({ repo: new KeysRepo(clickhouse), audit, metrics, adminApiKey: config.adminApiKey }),
         audit,
         publisher: new TelemetryPublisher({ nats, prefix: config.nats.prefix, metrics }),
+        rateLimiter: new RateLimiter(config.rateLimit, metrics),
         incidents,
         correlator,
         analytics: new AnalyticsRepo(clickhouse),

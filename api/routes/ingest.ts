@@ -65,6 +65,7 @@ async function acceptBatch<T>(ctx: Context, deps: ApiDeps, spec: IngestSpec<T>) 
   const isBatch = body!.format === 'ndjson' || Array.isArray(value);
   const records = isBatch ? (value as unknown[]) : [value];
   if (records.length === 0) throw validationError('the batch holds no record');
+  deps.rateLimiter.takeRecords(orgId, records.length);
 
   const batchHex = batchHexOf(ctx, orgId, spec.kind, records);
   const receivedAt = Date.now();
