@@ -1,4 +1,4 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { defaultRules } from '../core/correlation';
 import { AppError, conflict, forbidden, notFound, policyDenied, unavailable } from '../core/errors';
 import { randomId } from '../core/ids';
@@ -8,7 +8,7 @@ import type { AuditLedger } from '../storage/audit-ledger';
 import type { IncidentsRepo } from '../storage/incidents-repo';
 import type { PoliciesRepo } from '../storage/policies-repo';
 import { terminalStatuses, type ReplayRecord, type ReplaysRepo } from '../storage/replays-repo';
-import { approveSignal, denySignal, replayStatusQuery, replayWorkflow, type ReplayInput } from '../workflows/replay';
+import { decideUpdate, replayStatusQuery, replayWorkflow, type ReplayInput } from '../workflows/replay';
 import type { Principal } from './keys-service';
 
 /** Workflow ids are business keys: the org and the replay id. */
@@ -94,11 +94,15 @@ export class ReplayService {
     const record = await this.get(orgId, replayId);
     if (record.status !== 'awaiting_approval') throw conflict(`the replay is ${record.status}, not awaiting approval`);
     if (record.requested_by === by.keyId) throw forbidden('a replay cannot be approved or denied with the key that requested it');
-    const signal = decision === 'approve' ? approveSignal : denySignal;
     try {
-      await this.deps.client().workflow.getHandle(replayWorkflowId(orgId, replayId)).signal(signal, { approverKeyId: by.keyId, comment });
+      await this.deps.client()
+        .workflow.getHandle(replayWorkflowId(orgId, replayId))
+        .executeUpdate(decideUpdate, { args: [{ decision, approverKeyId: by.keyId, comment }] });
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) throw conflict('the replay is no longer waiting');
+      // Another approver decided first, or the replay stopped waiting (expired) meanwhile.
+      if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) {
+        throw conflict('the replay is no longer awaiting a decision');
+      }
       throw err instanceof AppError ? err : unavailable('Temporal', err);
     }
     await this.deps.audit.append({ orgId, actor: by.keyId, action: `replay.${decision}`, target: replayId, details: comment ? { comment } : {} });

@@ -8,6 +8,7 @@ import {
   condition,
   defineQuery,
   defineSignal,
+  defineUpdate,
   proxyActivities,
   setHandler,
 } from '@temporalio/workflow';
@@ -38,8 +39,15 @@ export interface ReplayState {
   window_minutes: number;
 }
 
+export interface DecisionInput extends ApprovalInput {
+  decision: 'approve' | 'deny';
+}
+
+/** Signals for operators driving Temporal directly (`temporal workflow signal`): a late one is ignored. */
 export const approveSignal = defineSignal<[ApprovalInput]>('approve');
 export const denySignal = defineSignal<[ApprovalInput]>('deny');
+/** What the API sends: the validator refuses a decision once one was taken, so a second approver learns it. */
+export const decideUpdate = defineUpdate<ReplayState, [DecisionInput]>('decide');
 export const replayStatusQuery = defineQuery<ReplayState>('replayStatus');
 
 const { recordReplayState, prepareReplay } = proxyActivities<ReplayActivities>({
@@ -63,6 +71,18 @@ export async function replayWorkflow(input: ReplayInput): Promise<ReplayState> {
   setHandler(replayStatusQuery, () => state);
   setHandler(approveSignal, decide('approve'));
   setHandler(denySignal, decide('deny'));
+  setHandler(
+    decideUpdate,
+    (input) => {
+      decide(input.decision)(input);
+      return state;
+    },
+    {
+      validator: (_input: DecisionInput) => {
+        if (state.status !== 'awaiting_approval' || decision) throw new Error(`the replay is ${state.status}, not awaiting a decision`);
+      },
+    },
+  );
 
   const moveTo = async (status: ReplayStatus, error: ReplayState['error'] = null) => {
     state.status = status;

@@ -171,6 +171,23 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     }
   });
 
+  test('when two approvers decide at once, one decision is taken and the other gets 409', async () => {
+    const { operator, approver, incident } = await workspaceWithIncident();
+    const second = await t.mintKey({ role: 'approver', orgId: operator.org_id });
+    await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'gate', requires_approval: true } });
+    const id = (await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
+    await replayState(operator.key, id, 'awaiting_approval');
+    const answers = await Promise.all([
+      t.request('POST', `/v1/replays/${id}/approve`, { key: approver.key }),
+      t.request('POST', `/v1/replays/${id}/deny`, { key: second.key }),
+    ]);
+    expect(answers.map((a) => a.status).sort()).toEqual([202, 409]);
+    const decisions = (await t.request('GET', '/v1/audit', { key: operator.key })).body.data.filter((e: { action: string }) =>
+      ['replay.approve', 'replay.deny'].includes(e.action),
+    );
+    expect(decisions).toHaveLength(1);
+  });
+
   test('the requester cannot approve their own replay', async () => {
     const { incident, operator } = await workspaceWithIncident();
     await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'gate', requires_approval: true } });
