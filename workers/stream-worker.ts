@@ -67,7 +67,7 @@ export class StreamWorker {
   async start(): Promise<void> {
     const n = names(this.config.prefix);
     const consumer = await this.deps.nats.js().consumers.get(n.stream, n.writers);
-    this.messages = await consumer.consume({ max_messages: this.config.maxMessages * 2 });
+    this.messages = await consumer.consume({ max_messages: this.config.maxMessages });
     this.loop = this.run(this.messages);
   }
 
