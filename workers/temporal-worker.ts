@@ -53,6 +53,8 @@ export class TemporalWorker {
       namespace: this.config.namespace,
       taskQueue: this.config.taskQueue,
       activities: this.deps.activities,
+      // A stop lets running activities finish, so a replaced worker leaves no activity to time out.
+      shutdownGraceTime: '20s',
       ...workflows,
     });
     this.running = this.worker.run().catch((err) => {

@@ -50,8 +50,9 @@ export const denySignal = defineSignal<[ApprovalInput]>('deny');
 export const decideUpdate = defineUpdate<ReplayState, [DecisionInput]>('decide');
 export const replayStatusQuery = defineQuery<ReplayState>('replayStatus');
 
+// Short activities, short timeout: one lost with a crashed worker is retried within seconds.
 const { recordReplayState, prepareReplay } = proxyActivities<ReplayActivities>({
-  startToCloseTimeout: '1 minute',
+  startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
 });
 const { runReplay } = proxyActivities<ReplayActivities>({
