@@ -21,6 +21,11 @@ export class RateLimiter {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** Gives back a refused or failed request's records (validation error, JetStream unavailable). */
+  refundRecords(orgId: string, records: number): void {
+    this.buckets.get(orgId)?.refund(records);
+  }
+
   takeRecords(orgId: string, records: number): void {
     if (!this.config.recordsPerSecond) return;
     let bucket = this.buckets.get(orgId);

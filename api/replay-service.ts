@@ -11,6 +11,8 @@ import { terminalStatuses, type ReplayRecord, type ReplaysRepo } from '../storag
 import { decideUpdate, replayStatusQuery, replayWorkflow, type ReplayInput } from '../workflows/replay';
 import type { Principal } from './keys-service';
 
+const decisionDeadlineMs = 15_000;
+
 /** Workflow ids are business keys: the org and the replay id. */
 export const replayWorkflowId = (orgId: string, replayId: string) => `replay:${orgId}:${replayId}`;
 
@@ -94,10 +96,14 @@ export class ReplayService {
     const record = await this.get(orgId, replayId);
     if (record.status !== 'awaiting_approval') throw conflict(`the replay is ${record.status}, not awaiting approval`);
     if (record.requested_by === by.keyId) throw forbidden('a replay cannot be approved or denied with the key that requested it');
+    const client = this.deps.client();
     try {
-      await this.deps.client()
-        .workflow.getHandle(replayWorkflowId(orgId, replayId))
-        .executeUpdate(decideUpdate, { args: [{ decision, approverKeyId: by.keyId, comment }] });
+      // An update waits for a worker to take it: without one polling, the approver gets 503, not a hung request.
+      await client.withDeadline(Date.now() + decisionDeadlineMs, () =>
+        client.workflow.getHandle(replayWorkflowId(orgId, replayId)).executeUpdate(decideUpdate, {
+          args: [{ decision, approverKeyId: by.keyId, comment }],
+        }),
+      );
     } catch (err) {
       // Another approver decided first, or the replay stopped waiting (expired) meanwhile.
       if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) {

@@ -27,4 +27,9 @@ export class TokenBucket {
     }
     return { ok: false, retryAfterMs: Math.ceil(((needed - this.tokens) / this.ratePerSecond) * 1000) };
   }
+
+  /** Gives back tokens taken for work that was then not done. */
+  refund(n: number): void {
+    this.tokens = Math.min(this.capacity, this.tokens + n);
+  }
 }

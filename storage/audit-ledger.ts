@@ -98,32 +98,44 @@ export class AuditLedger {
   /**
    * Re-reads the whole ledger of an org and re-checks every link and hash,
    * then that it ends at the head JetStream holds, so entries cut off the end
-   * are found too. The head is read after the entries: one entry past them is
-   * an append in flight (or one whose process died), written here and counted.
+   * are found too. The head is read after the entries; appends that landed
+   * meanwhile are read and checked too, and one entry past the stored ones
+   * (an append in flight, or one whose process died) is written from the head.
    */
   async verify(orgId: string, chunk = 10_000): Promise<ChainVerdict> {
+    try {
+      return await this.verifyNow(orgId, chunk);
+    } catch (err) {
+      throw err instanceof AppError ? err : unavailable('audit ledger', err);
+    }
+  }
+
+  private async verifyNow(orgId: string, chunk: number): Promise<ChainVerdict> {
     let position = chainStart;
     let checked = 0;
     // The first read starts below seq 1, so an entry forged before the start is seen too.
     let fromSeq = 0;
-    for (;;) {
-      const entries = await this.repo.ascending(orgId, { fromSeq, limit: chunk });
-      const verdict = verifyChain(entries, position);
-      if (!verdict.valid) return { valid: false, entries: checked, broken_at: verdict.broken_at, reason: verdict.reason };
-      checked += entries.length;
-      position = verdict.next;
-      fromSeq = position.seq;
-      if (entries.length < chunk) break;
+    for (let round = 0; ; round += 1) {
+      for (;;) {
+        const entries = await this.repo.ascending(orgId, { fromSeq, limit: chunk });
+        const verdict = verifyChain(entries, position);
+        if (!verdict.valid) return { valid: false, entries: checked, broken_at: verdict.broken_at, reason: verdict.reason };
+        checked += entries.length;
+        position = verdict.next;
+        fromSeq = position.seq;
+        if (entries.length < chunk) break;
+      }
+      const head = (await this.heads.read(orgId))?.entry;
+      if (!head || (head.seq === position.seq - 1 && head.hash === position.prevHash)) return { valid: true, entries: checked };
+      if (head.seq === position.seq && head.prev_hash === position.prevHash && verifyChain([head], position).valid) {
+        // Its appender may write it at this very moment too: the identical copy folds away on reading.
+        await this.repo.append(head);
+        this.stored.set(orgId, head.seq);
+        return { valid: true, entries: checked + 1 };
+      }
+      // Appends landed while the ledger was read: read what came after, a few times at most.
+      if (head.seq > position.seq && round < 3) continue;
+      return { valid: false, entries: checked, broken_at: position.seq, reason: 'the ledger ends before its recorded head' };
     }
-    const head = (await this.heads.read(orgId))?.entry;
-    const endsAtHead = !head || (head.seq === position.seq - 1 && head.hash === position.prevHash);
-    if (endsAtHead) return { valid: true, entries: checked };
-    if (head.seq === position.seq && head.prev_hash === position.prevHash && verifyChain([head], position).valid) {
-      // Its appender may write it at this very moment too: the identical copy folds away on reading.
-      await this.repo.append(head);
-      this.stored.set(orgId, head.seq);
-      return { valid: true, entries: checked + 1 };
-    }
-    return { valid: false, entries: checked, broken_at: position.seq, reason: 'the ledger ends before its recorded head' };
   }
 }

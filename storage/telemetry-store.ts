@@ -72,6 +72,32 @@ export class TelemetryStore {
     return rows.map((r) => ({ org_id: orgId, dst_ip: r.dst_ip, minute: Number(r.minute), bytes: Number(r.bytes) }));
   }
 
+  /**
+   * Where the run of signals that `since` belongs to starts: walking back from
+   * `since` while each signal is within `windowMs` of the next. Looks back an
+   * hour first, then four times further each round, until a gap shows.
+   */
+  async runStart(orgId: string, key: KeyOfSignal, since: number, windowMs: number): Promise<number> {
+    let start = since;
+    for (let lookback = Math.max(3_600_000, windowMs * 4); ; lookback *= 4) {
+      const from = since - lookback;
+      const rows = await this.ch.query<{ ts: string }>(
+        `SELECT ts FROM ${this.ch.database}.signals
+         WHERE org_id = ${str(orgId)} AND service = ${str(key.service)} AND environment = ${str(key.environment)}
+           AND region = ${str(key.region)} AND ts >= ${int(from)} AND ts < ${int(since)}
+         ORDER BY ts DESC`,
+      );
+      start = since;
+      for (const r of rows) {
+        const ts = Number(r.ts);
+        if (start - ts > windowMs) return start;
+        start = ts;
+      }
+      // No gap within the lookback: either it reaches past the oldest signal, or look further.
+      if (start - from > windowMs || from < 0) return start;
+    }
+  }
+
   /** The stored signals of these correlation keys from `since` on, for the correlator to recompute their incidents. */
   async signalsOfKeys(orgId: string, keys: Array<KeyOfSignal & { since: number }>): Promise<SignalRow[]> {
     if (keys.length === 0) return [];

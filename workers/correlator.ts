@@ -11,16 +11,23 @@ export interface KeyChange extends KeyOfSignal {
 /**
  * Recomputes the incidents of correlation keys from what ClickHouse holds,
  * through the pure engine. State lives in ClickHouse, not in a worker, so
- * several workers may touch one key: the worker whose insert finished last
- * reads every signal, and versions grow with the signal count, so its
- * computation is the one that wins.
+ * several workers may touch one key; versions settle who wins (see below).
  *
- * Only the part of a key's history a change can reach is read again: from
- * the first signal of the earliest incident that the earliest new signal
- * could join (one within the correlation window), or from that signal when
- * none could. Incidents before that point opened and closed on their own, so
- * the engine run from there gives what a run over all history would.
+ * Only the part of a key's history a change can reach is read again. It
+ * starts at the key's own signals, not at stored incidents (which may lag
+ * behind them): walking back from the earliest new signal while signals stay
+ * within the correlation window of each other, and never before the last
+ * resolution that ends before it. Incidents before that point opened and
+ * closed on their own, so the engine run from there gives what a run over
+ * all history would.
+ *
+ * Versions: a computation's incident carries its signal count plus 10⁹ per
+ * transition; a tombstone (an id that moved because a late, earlier signal
+ * arrived) outranks the old id by 10⁶, so a stale computation of the old id
+ * cannot bring it back.
  */
+const tombstoneWeight = 1_000_000;
+
 export class Correlator {
   constructor(
     private readonly deps: {
@@ -35,20 +42,23 @@ export class Correlator {
   async recompute(orgId: string, changes: KeyChange[]): Promise<Incident[]> {
     if (changes.length === 0) return [];
     const rules = this.deps.rules ?? defaultRules;
-    const earliest = changes.reduce((m, c) => Math.min(m, c.since), Number.MAX_SAFE_INTEGER);
-    const storedAll = await this.deps.incidents.ofKeys(orgId, changes, earliest - rules.windowMs);
-    const stored = storedAll.filter((i) => !i.superseded);
-    const anchors = new Map<string, number>();
-    for (const change of changes) {
-      const key = correlationKey({ org_id: orgId, ...change });
-      const reachable = stored.filter((i) => correlationKey(i) === key && i.last_seen >= change.since - rules.windowMs);
-      anchors.set(key, reachable.reduce((m, i) => Math.min(m, i.first_seen), change.since));
-    }
-    const inRange = stored.filter((i) => i.first_seen >= anchors.get(correlationKey(i))!);
-    const [signals, transitions] = await Promise.all([
-      this.deps.store.signalsOfKeys(orgId, changes.map((c) => ({ ...c, since: anchors.get(correlationKey({ org_id: orgId, ...c }))! }))),
-      this.deps.incidents.transitionsOfKeys(orgId, changes),
+    const transitions = await this.deps.incidents.transitionsOfKeys(orgId, changes);
+    const anchored = await Promise.all(
+      changes.map(async (change) => {
+        const runStart = await this.deps.store.runStart(orgId, change, change.since, rules.windowMs);
+        const lastResolution = transitions
+          .filter((t) => t.state === 'resolved' && correlationKey(t) === correlationKey({ org_id: orgId, ...change }) && t.through_ts < change.since)
+          .reduce((m, t) => Math.max(m, t.through_ts + 1), 0);
+        return { ...change, since: Math.max(runStart, lastResolution) };
+      }),
+    );
+    const anchors = new Map(anchored.map((a) => [correlationKey({ org_id: orgId, ...a }), a.since]));
+    const earliest = anchored.reduce((m, a) => Math.min(m, a.since), Number.MAX_SAFE_INTEGER);
+    const [storedAll, signals] = await Promise.all([
+      this.deps.incidents.ofKeys(orgId, changes, earliest),
+      this.deps.store.signalsOfKeys(orgId, anchored),
     ]);
+    const inRange = storedAll.filter((i) => !i.superseded && i.first_seen >= anchors.get(correlationKey(i))!);
     const computed = correlate(signals, transitions, rules);
     const storedById = new Map(storedAll.map((i) => [i.id, i]));
     const computedIds = new Set(computed.map((i) => i.id));
@@ -61,7 +71,7 @@ export class Correlator {
     }
     // An incident whose first signal is no longer first (a late, earlier signal arrived) lives on under a new id.
     for (const before of inRange) {
-      if (!computedIds.has(before.id)) writes.push({ incident: { ...before, version: before.version + 1 }, superseded: true });
+      if (!computedIds.has(before.id)) writes.push({ incident: { ...before, version: before.version + tombstoneWeight }, superseded: true });
     }
     await this.deps.incidents.write(writes, (this.deps.now ?? Date.now)());
     this.deps.metrics.incidentsWritten.inc(writes.length);

@@ -110,7 +110,17 @@ export class StreamWorker {
     await flush();
   }
 
-  /** Tells JetStream the worker is still on these messages, so a slow write never causes a second copy. */
+  /**
+   * A message published longer ago than half the ack wait may have waited in
+   * this worker's pull buffer while JetStream handed a copy to another worker:
+   * its rows are checked before they are written. (Backlogs drained after an
+   * outage pay that check; fresh traffic does not.)
+   */
+  private mayHaveACopy(m: JsMsg): boolean {
+    return Date.now() - Number(m.info.timestampNanos) / 1e6 > this.config.ackWaitMs / 2;
+  }
+
+  /** Tells JetStream the worker is still on the messages of a batch it is writing. */
   private keepAlive(batch: JsMsg[]): NodeJS.Timeout {
     return setInterval(() => {
       for (const m of batch) m.working();
@@ -192,7 +202,7 @@ export class StreamWorker {
       ...metricThresholdSignals(metricRows as MetricRow[], this.rules),
       ...(await this.trafficSignals(groups.flow)),
     ];
-    const written = await this.writeDerivedSignals(derived);
+    const written = await this.writeDerivedSignals(derived, retry);
     await this.correlate([...(signalRows as SignalRow[]), ...written]);
   }
 
@@ -211,7 +221,7 @@ export class StreamWorker {
     const parts: Uint8Array[] = [];
     const parsed: object[] = [];
     for (const entry of entries) {
-      if (!entry.msg.info.redelivered && !opts.retry) {
+      if (!entry.msg.info.redelivered && !opts.retry && !this.mayHaveACopy(entry.msg)) {
         // The message's own bytes: Buffer.concat below is the one copy.
         parts.push(entry.msg.data);
         if (parse) for (const row of parseLines(entry.msg.data)) parsed.push(row);
@@ -250,24 +260,31 @@ export class StreamWorker {
   }
 
   /** Derived signals have ids from their inputs: those already stored are not written again. */
-  private async writeDerivedSignals(signals: SignalRow[]): Promise<SignalRow[]> {
+  /**
+   * Stores the derived signals not stored yet and returns those to correlate:
+   * the fresh ones, or on a retry all of them (the attempt that stored them may
+   * have failed before correlating).
+   */
+  private async writeDerivedSignals(signals: SignalRow[], retry: boolean): Promise<SignalRow[]> {
     const fresh: SignalRow[] = [];
+    const all: SignalRow[] = [];
     for (const [org, group] of groupBy(signals, (s) => s.org_id)) {
       const minTs = group.reduce((m, s) => Math.min(m, s.ts), Number.MAX_SAFE_INTEGER);
       const maxTs = group.reduce((m, s) => Math.max(m, s.ts), 0);
       const existing = await this.deps.store.existingEventIds('signals', org, minTs, maxTs, group.map((s) => s.event_id));
       const seen = new Set<string>();
       for (const s of group) {
-        if (existing.has(s.event_id) || seen.has(s.event_id)) continue;
+        if (seen.has(s.event_id)) continue;
         seen.add(s.event_id);
-        fresh.push(s);
+        all.push(s);
+        if (!existing.has(s.event_id)) fresh.push(s);
       }
     }
     if (fresh.length) {
       await this.deps.store.insert('signals', fresh.map((s) => JSON.stringify(s)).join('\n') + '\n');
       this.deps.metrics.rowsWritten.inc({ table: 'signals' }, fresh.length);
     }
-    return fresh;
+    return retry ? all : fresh;
   }
 
   private async correlate(signals: SignalRow[]): Promise<void> {

@@ -66,7 +66,19 @@ async function acceptBatch<T>(ctx: Context, deps: ApiDeps, spec: IngestSpec<T>) 
   const records = isBatch ? (value as unknown[]) : [value];
   if (records.length === 0) throw validationError('the batch holds no record');
   deps.rateLimiter.takeRecords(orgId, records.length);
+  let batchHex: string;
+  try {
+    batchHex = await stampAndPublish(ctx, deps, spec, orgId, records);
+  } catch (err) {
+    // Records refused or not stored do not count against the workspace's rate.
+    deps.rateLimiter.refundRecords(orgId, records.length);
+    throw err;
+  }
+  return { isBatch, count: records.length, eventIds: () => records.map((_, i) => eventIdOf(batchHex, i)) };
+}
 
+/** Validates every record, stamps the valid ones and publishes them; returns the batch's hex id. */
+async function stampAndPublish<T>(ctx: Context, deps: ApiDeps, spec: IngestSpec<T>, orgId: string, records: unknown[]): Promise<string> {
   const batchHex = batchHexOf(ctx, orgId, spec.kind, records);
   const receivedAt = Date.now();
   const lines: string[] = new Array(records.length);
@@ -94,7 +106,7 @@ async function acceptBatch<T>(ctx: Context, deps: ApiDeps, spec: IngestSpec<T>) 
     { kind: spec.kind, orgId, batchId: `${orgId}.${spec.kind}.${batchHex}`, lines, minTs, maxTs },
     { coalesce: !ctx.get('idempotency-key') },
   );
-  return { isBatch, count: records.length, eventIds: () => records.map((_, i) => eventIdOf(batchHex, i)) };
+  return batchHex;
 }
 
 function accepted(ctx: Context, result: Awaited<ReturnType<typeof acceptBatch>>) {

@@ -24,4 +24,12 @@ describe('per-workspace rate limits', () => {
     const other = await t.request('POST', '/flow', { key: b.key, raw: flows(150), contentType: 'application/x-ndjson' });
     expect(other.status).toBe(201);
   });
+
+  test('records refused by validation do not count against the rate', async () => {
+    const a = await t.mintKey({ role: 'ingest' });
+    const bad = flows(150).replace('"192.0.2.1"', '"not-an-address"');
+    expect((await t.request('POST', '/flow', { key: a.key, raw: bad, contentType: 'application/x-ndjson' })).status).toBe(400);
+    expect((await t.request('POST', '/flow', { key: a.key, raw: flows(150), contentType: 'application/x-ndjson' })).status).toBe(201);
+  });
 });
+
