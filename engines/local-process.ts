@@ -43,12 +43,25 @@ export class LocalProcess {
     return path.join(this.spec.dir, `${this.spec.name}.pid`);
   }
 
+  /** The service process that started (or adopted) the engine and stops it. */
+  private get ownerFile(): string {
+    return path.join(this.spec.dir, `${this.spec.name}.owner`);
+  }
+
   async start(): Promise<void> {
     fs.mkdirSync(this.spec.dir, { recursive: true });
     const existing = readPid(this.pidFile);
     if (existing && isAlive(existing) && (await this.ready())) {
+      const owner = readPid(this.ownerFile);
+      if (owner && owner !== process.pid && isAlive(owner)) {
+        // Another service process runs on this engine: share it, and leave stopping it to that process.
+        this.log.info({ engine: this.spec.name, pid: existing, owner }, 'sharing an engine another process owns');
+        return;
+      }
+      // Left behind by a service that died: adopt it, and stop it on exit.
       this.processId = existing;
       this.reused = true;
+      fs.writeFileSync(this.ownerFile, String(process.pid));
       this.log.info({ engine: this.spec.name, pid: existing, port: this.spec.port }, 'reusing running engine');
       return;
     }
@@ -66,6 +79,7 @@ export class LocalProcess {
     if (!child.pid) throw new Error(`${this.spec.name}: unable to spawn ${this.spec.command}: ${await failedToSpawn}`);
     this.processId = child.pid;
     fs.writeFileSync(this.pidFile, String(child.pid));
+    fs.writeFileSync(this.ownerFile, String(process.pid));
     const deadline = Date.now() + (this.spec.startTimeoutMs ?? 60_000);
     let exitCode: number | null | undefined;
     void exited.then((code) => (exitCode = code));
@@ -96,6 +110,7 @@ export class LocalProcess {
     while (isAlive(pid) && Date.now() < deadline) await sleep(50);
     if (isAlive(pid)) signal(pid, 'SIGKILL');
     fs.rmSync(this.pidFile, { force: true });
+    fs.rmSync(this.ownerFile, { force: true });
     this.log.info({ engine: this.spec.name, pid, reused: this.reused }, 'engine stopped');
   }
 }

@@ -97,4 +97,19 @@ describe('the service process on embedded defaults', () => {
       expect(await second.exited).toBe(0);
     }
   });
+
+  test('a second start on the same data while the first runs fails without stopping the first one engines', async () => {
+    const first = await startService(env);
+    try {
+      const second = spawn(process.execPath, [mainJs], { env: { ...process.env, ...env }, stdio: 'ignore' });
+      const code = await new Promise<number | null>((resolve) => second.once('exit', resolve));
+      expect(code).not.toBe(0);
+      const health: any = await (await fetch(`${first.url}/healthz`)).json();
+      expect(health.status).toBe('ok');
+    } finally {
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+    }
+  });
 });
+
