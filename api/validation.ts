@@ -27,3 +27,9 @@ export function singleQuery(query: Record<string, string | string[] | undefined>
   if (details.length) throw validationError('invalid query parameters', details);
   return out;
 }
+
+/** A time in a query string: epoch milliseconds or ISO 8601 with an offset. */
+export const timeParam = z.union([z.coerce.number().int().min(0), z.iso.datetime({ offset: true }).transform((v) => Date.parse(v))]);
+
+/** Epoch milliseconds as the API shows times. */
+export const iso = (ms: number) => new Date(ms).toISOString();

@@ -2,7 +2,7 @@ import type { Incident, IncidentState, Severity, Transition } from '../core/corr
 import type { TelemetryKind } from '../core/telemetry';
 import type { ClickHouse } from './clickhouse';
 import type { KeyOfSignal } from './telemetry-store';
-import { int, str } from './sql';
+import { int, keyIn, str } from './sql';
 
 export interface IncidentFilters {
   state?: IncidentState;
@@ -70,11 +70,10 @@ export class IncidentsRepo {
   /** Incidents of these keys seen at or after `lastSeenFrom` (all of them when it is absent). */
   async ofKeys(orgId: string, keys: KeyOfSignal[], lastSeenFrom?: number): Promise<StoredIncident[]> {
     if (keys.length === 0) return [];
-    const tuples = keys.map((k) => `(${str(k.service)}, ${str(k.environment)}, ${str(k.region)})`).join(', ');
     const recent = lastSeenFrom === undefined ? '' : `WHERE last_seen >= ${int(lastSeenFrom)}`;
     const rows = await this.ch.query(
       `SELECT * FROM (SELECT ${columns} FROM ${this.db}.incidents FINAL
-       WHERE org_id = ${str(orgId)} AND (service, environment, region) IN (${tuples})) ${recent}`,
+       WHERE org_id = ${str(orgId)} AND ${keyIn(keys)}) ${recent}`,
     );
     return rows.map(fromRow);
   }
@@ -82,10 +81,9 @@ export class IncidentsRepo {
   /** Every transition made on incidents of these keys. */
   async transitionsOfKeys(orgId: string, keys: KeyOfSignal[]): Promise<Transition[]> {
     if (keys.length === 0) return [];
-    const tuples = keys.map((k) => `(${str(k.service)}, ${str(k.environment)}, ${str(k.region)})`).join(', ');
     const rows = await this.ch.query<Record<string, unknown>>(
       `SELECT incident_id, service, environment, region, state, at, through_ts FROM ${this.db}.incident_transitions
-       WHERE org_id = ${str(orgId)} AND (service, environment, region) IN (${tuples})`,
+       WHERE org_id = ${str(orgId)} AND ${keyIn(keys)}`,
     );
     return rows.map((r) => ({
       incident_id: String(r.incident_id),

@@ -22,3 +22,8 @@ export function num(value: number): string {
 export function strList(values: readonly string[]): string {
   return `(${values.map(str).join(', ')})`;
 }
+
+/** `(service, environment, region) IN (...)` for a list of correlation keys. */
+export function keyIn(keys: ReadonlyArray<{ service: string; environment: string; region: string }>): string {
+  return `(service, environment, region) IN (${keys.map((k) => `(${str(k.service)}, ${str(k.environment)}, ${str(k.region)})`).join(', ')})`;
+}

@@ -5,10 +5,8 @@ import type { StoredIncident } from '../../storage/incidents-repo';
 import { orgOf, principalOf, requirePermission } from '../auth';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, limitSchema, pageOf } from '../pagination';
-import { parseOrThrow, singleQuery } from '../validation';
+import { iso, parseOrThrow, singleQuery, timeParam } from '../validation';
 
-const iso = (ms: number) => new Date(ms).toISOString();
-const timeParam = z.union([z.coerce.number().int().min(0), z.iso.datetime({ offset: true }).transform((v) => Date.parse(v))]);
 
 const listSchema = z
   .object({

@@ -7,7 +7,7 @@ import { orgOf, principalOf, requirePermission } from '../auth';
 import { readBody } from '../body';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, limitSchema, pageOf } from '../pagination';
-import { parseOrThrow, singleQuery } from '../validation';
+import { iso, parseOrThrow, singleQuery } from '../validation';
 
 const requestSchema = z
   .object({
@@ -26,7 +26,6 @@ const listSchema = z
   .strict();
 const cursorSchema = z.object({ requested_at: z.number().int(), replay_id: z.string().max(64) });
 const idSchema = z.string().regex(/^rep_[0-9a-f]{20}$/, 'not a replay id');
-const iso = (ms: number) => new Date(ms).toISOString();
 
 export function replayView(r: ReplayRecord) {
   return {

@@ -4,7 +4,8 @@ import { validationError } from '../../core/errors';
 import { orgOf, requirePermission } from '../auth';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, encodeCursor } from '../pagination';
-import { parseOrThrow, singleQuery } from '../validation';
+import { ip } from '../../core/telemetry';
+import { iso, parseOrThrow, singleQuery, timeParam } from '../validation';
 
 /**
  * Analysts' reads. Every query is bounded: a time range (default the last
@@ -12,9 +13,7 @@ import { parseOrThrow, singleQuery } from '../validation';
  */
 const hour = 3_600_000;
 const day = 24 * hour;
-const time = z.union([z.coerce.number().int().min(0), z.iso.datetime({ offset: true }).transform((v) => Date.parse(v))]);
-const rangeFields = { from: time.optional(), to: time.optional() };
-const ip = z.union([z.ipv4(), z.ipv6()]);
+const rangeFields = { from: timeParam.optional(), to: timeParam.optional() };
 
 function rangeOf(q: { from?: number; to?: number }, maxMs: number) {
   const to = q.to ?? Date.now();
@@ -65,7 +64,7 @@ export function registerTelemetryRoutes(router: Router, deps: ApiDeps): void {
     const page = rows.slice(0, q.limit);
     const last = page[page.length - 1];
     ctx.body = {
-      data: page.map((r) => ({ ...r, ts: new Date(r.ts).toISOString() })),
+      data: page.map((r) => ({ ...r, ts: iso(r.ts) })),
       next_cursor: rows.length > q.limit && last ? encodeCursor({ ts: last.ts, event_id: last.event_id }) : null,
     };
   });
