@@ -3,6 +3,7 @@ import Koa from 'koa';
 import { authenticate } from './auth';
 import type { ApiDeps } from './deps';
 import { errorMiddleware } from './error-middleware';
+import { httpMetrics, type HttpMetrics } from './http-metrics';
 import { registerAuditRoutes } from './routes/audit';
 import { registerHealthRoutes } from './routes/health';
 import { registerIncidentRoutes } from './routes/incidents';
@@ -27,6 +28,7 @@ export interface RouteInfo {
 export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   const app = new Koa({ proxy: false });
   app.silent = true;
+  const metrics = httpMetrics(deps.registry);
 
   const publicRouter = new Router();
   registerHealthRoutes(publicRouter, deps);
@@ -41,30 +43,46 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   registerPolicyRoutes(tenantRouter, deps);
   registerReplayRoutes(tenantRouter, deps);
 
-  app.use(async (ctx, next) => {
-    const started = process.hrtime.bigint();
-    try {
-      await next();
-    } finally {
-      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      deps.metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
-      deps.metrics.httpDuration.observe({ route }, Number(process.hrtime.bigint() - started) / 1e9);
-    }
-  });
-  app.use(errorMiddleware(deps));
+  const routes = routesOf([[publicRouter, false], [tenantRouter, true]]);
+  app.use(countRequests(metrics, new Set(routes.map((r) => r.path))));
+  app.use(errorMiddleware({ log: deps.log, metrics }));
   for (const router of [publicRouter, tenantRouter]) {
     app.use(router.routes());
     // Sets 405/501 with an Allow header; the error middleware gives it the error body.
     app.use(router.allowedMethods());
   }
+  return { app, routes };
+}
 
+/**
+ * Counts every request under its route's path. The router also records the
+ * path of a matched `use()` layer (a pattern, not a route): a request that
+ * matched no route is labelled `unmatched`, so unknown paths cannot grow the
+ * label set.
+ */
+function countRequests(metrics: HttpMetrics, routePaths: ReadonlySet<string>): Koa.Middleware {
+  return async function countRequest(ctx, next) {
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+      const route = typeof matched === 'string' && routePaths.has(matched) ? matched : 'unmatched';
+      metrics.requests.inc({ method: ctx.method, route, status: String(ctx.status) });
+      metrics.duration.observe({ route }, Number(process.hrtime.bigint() - started) / 1e9);
+    }
+  };
+}
+
+function routesOf(routers: ReadonlyArray<readonly [Router, boolean]>): RouteInfo[] {
   const routes: RouteInfo[] = [];
-  for (const [router, authenticated] of [[publicRouter, false], [tenantRouter, true]] as const) {
+  for (const [router, authenticated] of routers) {
     for (const layer of router.stack) {
+      // A use() layer has no methods: it is middleware, not a route.
       for (const method of layer.methods.filter((m) => m !== 'HEAD')) {
         routes.push({ method, path: layer.path as string, authenticated });
       }
     }
   }
-  return { app, routes };
+  return routes;
 }

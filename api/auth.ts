@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
 import { forbidden } from '../core/errors';
 import { roleAllows, type Permission } from '../core/roles';
-import type { KeysService, Principal } from './keys-service';
+import type { KeysService, Principal } from '../application/keys-service';
 
 export interface AuthState {
   principal: Principal;

@@ -1,21 +1,18 @@
-import type { AuditLedger } from '../storage/audit-ledger';
-import type { Logger } from '../service/logger';
-import type { Metrics } from '../service/metrics';
+import type { AuditLedger } from '../application/audit-ledger';
+import type { IncidentService } from '../application/incident-service';
+import type { IngestService } from '../application/ingest-service';
+import type { KeysService } from '../application/keys-service';
+import type { PolicyService } from '../application/policy-service';
+import type { ReplayService } from '../application/replay-service';
+import type { Logger } from '../observability/logger';
+import type { Registry } from '../observability/metrics';
 import type { AnalyticsRepo } from '../storage/analytics-repo';
-import type { IncidentsRepo } from '../storage/incidents-repo';
-import type { PoliciesRepo } from '../storage/policies-repo';
-import type { ReplaysRepo } from '../storage/replays-repo';
-import type { TelemetryPublisher } from '../streams/telemetry-publisher';
-import type { Correlator } from '../workers/correlator';
-import type { KeysService } from './keys-service';
-import type { RateLimiter } from './rate-limiter';
-import type { ReplayService } from './replay-service';
 
-/** One engine as /healthz reports it. */
-export interface EngineProbe {
+/** One engine or loop as /healthz reports it. */
+export interface HealthProbe {
   name: string;
-  /** Resolves to the engine's version when it answers; rejects when it does not. */
-  probe(): Promise<{ version: string; detail?: string }>;
+  /** Resolves with what to show when it is up; rejects when it is not. */
+  probe(): Promise<{ version?: string; detail?: string }>;
 }
 
 /** What the HTTP layer needs; built once per process by the wiring in service/. */
@@ -23,15 +20,15 @@ export interface ApiDeps {
   bodyLimitBytes: number;
   keys: KeysService;
   audit: AuditLedger;
-  publisher: TelemetryPublisher;
-  rateLimiter: RateLimiter;
-  incidents: IncidentsRepo;
-  correlator: Correlator;
+  ingest: IngestService;
+  incidents: IncidentService;
   analytics: AnalyticsRepo;
-  policies: PoliciesRepo;
+  policies: PolicyService;
   replays: ReplayService;
-  replayRecords: ReplaysRepo;
-  engines: EngineProbe[];
-  metrics: Metrics;
+  /** Engines this process talks to. */
+  engines: HealthProbe[];
+  /** The long-running loops of this process's roles (stream workers, Temporal worker). */
+  loops: HealthProbe[];
+  registry: Registry;
   log: Logger;
 }

@@ -1,8 +1,8 @@
 import type { Context, Next } from 'koa';
 import { AppError, unavailable, type ErrorCode } from '../core/errors';
 import { ClickHouseError } from '../storage/clickhouse';
-import type { Logger } from '../service/logger';
-import type { Metrics } from '../service/metrics';
+import type { Logger } from '../observability/logger';
+import type { HttpMetrics } from './http-metrics';
 
 /**
  * The one place where errors become HTTP answers. Typed AppErrors keep their
@@ -37,7 +37,7 @@ export function toAppError(err: unknown): AppError {
   return new AppError('INTERNAL', 'internal error', { cause: err });
 }
 
-export function errorMiddleware(deps: { log: Logger; metrics: Metrics }) {
+export function errorMiddleware(deps: { log: Logger; metrics: HttpMetrics }) {
   return async function handleErrors(ctx: Context, next: Next): Promise<void> {
     try {
       await next();
@@ -49,7 +49,7 @@ export function errorMiddleware(deps: { log: Logger; metrics: Metrics }) {
       }
     } catch (err) {
       const appError = toAppError(err);
-      deps.metrics.httpErrors.inc({ code: appError.code });
+      deps.metrics.errors.inc({ code: appError.code });
       if (appError.code === 'INTERNAL' || appError.code === 'UNAVAILABLE') {
         deps.log.error({ err: appError.cause ?? appError, method: ctx.method, path: ctx.path }, 'request failed');
       }

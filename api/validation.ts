@@ -1,19 +1,21 @@
 import { z } from 'zod';
-import { validationError, type ErrorDetail } from '../core/errors';
+import { notFound, validationError, zodIssueDetails, type ErrorDetail } from '../core/errors';
+import { hasIdForm, type IdPrefix } from '../core/ids';
 
 /** Parses with a zod schema; a failure becomes 400 VALIDATION_ERROR naming each bad field. */
 export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  throw validationError(`invalid ${what}`, issuesToDetails(result.error));
+  throw validationError(`invalid ${what}`, zodIssueDetails(result.error));
 }
 
-export function issuesToDetails(error: z.ZodError, index?: number): ErrorDetail[] {
-  return error.issues.slice(0, 20).map((issue) => ({
-    ...(index !== undefined ? { index } : {}),
-    path: issue.path.map(String).join('.') || '(root)',
-    message: issue.message,
-  }));
+/**
+ * An id taken from a path or a body: any string names an object, and one the
+ * workspace does not have (whatever its form) is 404, never 400.
+ */
+export function knownIdForm(prefix: IdPrefix, id: string, what: string): string {
+  if (!hasIdForm(prefix, id)) throw notFound(what);
+  return id;
 }
 
 /** Query strings arrive as string | string[]; a repeated parameter is an error, not a silent pick. */
@@ -30,6 +32,3 @@ export function singleQuery(query: Record<string, string | string[] | undefined>
 
 /** A time in a query string: epoch milliseconds or ISO 8601 with an offset. */
 export const timeParam = z.union([z.coerce.number().int().min(0), z.iso.datetime({ offset: true }).transform((v) => Date.parse(v))]);
-
-/** Epoch milliseconds as the API shows times. */
-export const iso = (ms: number) => new Date(ms).toISOString();

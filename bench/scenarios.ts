@@ -4,7 +4,7 @@ import path from 'node:path';
 import { connect, headers as natsHeaders, RetentionPolicy, StorageType } from 'nats';
 import { ChdbClickHouse, HttpClickHouse, type ClickHouse } from '../storage/clickhouse';
 import { migrate } from '../storage/migrations';
-import { createLogger } from '../service/logger';
+import { createLogger } from '../observability/logger';
 import type { LoadResult } from './http-load';
 import { call, mintKey, postFlows, storedFlows, waitUntil } from './client';
 import { flowBatches, metricEvents, percentile, type FlowBatches } from './data';

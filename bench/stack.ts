@@ -6,7 +6,7 @@ import path from 'node:path';
 import { localNatsServer, localTemporalServer } from '../engines/engines';
 import { freePort, type LocalProcess } from '../engines/local-process';
 import { loadConfig } from '../service/config';
-import { createLogger } from '../service/logger';
+import { createLogger } from '../observability/logger';
 
 /**
  * The stack under measurement, started as `npm start` starts it: the

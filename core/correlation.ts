@@ -1,4 +1,5 @@
 import { derivedId } from './ids';
+import { computedVersion } from './incident-version';
 import type { SignalRow, TelemetryKind } from './telemetry';
 
 /**
@@ -19,9 +20,7 @@ import type { SignalRow, TelemetryKind } from './telemetry';
  * A transition names its key and the incident's last signal time when it was
  * made (`through_ts`), and applies to the key's incident whose span holds
  * that time: it follows the incident even when a late, earlier signal gives
- * the incident a new id. An incident's version is its signal count plus 10⁹
- * per transition, so a computation that knows of a transition outranks any
- * that does not, and among equals the one with more signals wins.
+ * the incident a new id. Versions rank computations (core/incident-version).
  */
 export type IncidentState = 'open' | 'acknowledged' | 'resolved';
 export type Severity = 'high' | 'critical';
@@ -71,8 +70,6 @@ export interface Incident {
   version: number;
 }
 
-/** A transition outranks any number of signals (an incident holds far fewer than 10⁹). */
-const transitionWeight = 1_000_000_000;
 
 export const correlationKey = (s: Pick<SignalRow, 'org_id' | 'service' | 'environment' | 'region'>) =>
   `${s.org_id}\u0000${s.service}\u0000${s.environment}\u0000${s.region}`;
@@ -152,7 +149,7 @@ function open(signal: SignalRow, rules: CorrelationRules): Incident {
 function attach(incident: Incident, signal: SignalRow, rules: CorrelationRules): void {
   incident.last_seen = Math.max(incident.last_seen, signal.ts);
   incident.signal_count += 1;
-  incident.version = incident.signal_count;
+  incident.version = computedVersion(incident.signal_count, 0);
   incident.max_latency_ms = Math.max(incident.max_latency_ms, signal.latency_ms);
   incident.total_bytes += signal.bytes;
   if (!incident.kinds.includes(signal.telemetry)) incident.kinds = [...incident.kinds, signal.telemetry].sort();
@@ -169,9 +166,11 @@ function escalate(incident: Incident, rules: CorrelationRules): void {
 }
 
 function applyTransitions(incident: Incident, transitions: Transition[]): void {
+  let applied = 0;
   for (const t of transitions) {
     if (incident.state === 'resolved') break;
     incident.state = t.state;
-    incident.version += transitionWeight;
+    applied += 1;
   }
+  incident.version = computedVersion(incident.signal_count, applied);
 }

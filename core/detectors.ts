@@ -1,5 +1,5 @@
 import { derivedId } from './ids';
-import type { MetricRow, SignalRow } from './telemetry';
+import { isAddressText, type MetricRow, type SignalRow } from './telemetry';
 
 /**
  * Detectors turn flows and metric events into correlation signals when a
@@ -12,6 +12,18 @@ import type { MetricRow, SignalRow } from './telemetry';
  * | metric_threshold | a metric event's value reaches the metric's threshold | telemetry `metric`, the event's service/environment/region |
  * | traffic_volume | bytes to one destination within one minute (event time) reach `bytesPerMinute` | telemetry `flow`, service = the destination address, environment `network`, region `global` |
  */
+/** The environment a metric event without one correlates under. */
+export const defaultEnvironment = 'default';
+
+/** The key of a traffic-volume incident: service = the destination address, in this environment and region. */
+export const trafficVolumeKey = { environment: 'network', region: 'global' } as const;
+
+/** The destination a correlation key watches, when it is a traffic-volume key. */
+export function trafficVolumeDestination(key: { service: string; environment: string; region: string }): string | undefined {
+  const matches = key.environment === trafficVolumeKey.environment && key.region === trafficVolumeKey.region;
+  return matches && isAddressText(key.service) ? key.service : undefined;
+}
+
 export interface DetectorRules {
   metricThresholds: Record<string, number>;
   bytesPerMinute: number;
@@ -39,7 +51,7 @@ export function metricThresholdSignals(events: readonly MetricRow[], rules: Dete
       received_at: e.received_at,
       telemetry: 'metric',
       service: e.service,
-      environment: e.environment || 'default',
+      environment: e.environment || defaultEnvironment,
       region: e.region,
       asn: 0,
       src_ip: '',
@@ -75,8 +87,8 @@ export function trafficVolumeSignals(
       received_at: receivedAt,
       telemetry: 'flow' as const,
       service: m.dst_ip,
-      environment: 'network',
-      region: 'global',
+      environment: trafficVolumeKey.environment,
+      region: trafficVolumeKey.region,
       asn: 0,
       src_ip: '',
       dst_ip: m.dst_ip,

@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+
 /**
  * Typed errors of the domain. The API maps each to its HTTP status and
  * `{error:{code,message}}` body in one middleware; anything that is not an
@@ -74,3 +76,12 @@ export const policyDenied = (message: string) => new AppError('POLICY_DENIED', m
 /** An engine (NATS, ClickHouse, Temporal) could not serve the request; the client may retry. */
 export const unavailable = (engine: string, cause?: unknown) =>
   new AppError('UNAVAILABLE', `${engine} is unavailable, retry later`, { cause, retryAfterSeconds: 2 });
+
+/** A zod failure as error details: each bad field's path and message, at most 20. */
+export function zodIssueDetails(error: z.ZodError, index?: number): ErrorDetail[] {
+  return error.issues.slice(0, 20).map((issue) => ({
+    ...(index !== undefined ? { index } : {}),
+    path: issue.path.map(String).join('.') || '(root)',
+    message: issue.message,
+  }));
+}

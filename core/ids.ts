@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { z } from 'zod';
 
 /** Random identifiers: a prefix and 20 hex characters (80 bits), e.g. `evt_3f9a…`. */
 export function randomId(prefix: string, bytes = 10): string {
@@ -12,4 +13,11 @@ export function derivedId(prefix: string, ...parts: Array<string | number>): str
   return `${prefix}_${hash.digest('hex').slice(0, 20)}`;
 }
 
-export const isIdOf = (prefix: string, value: string) => new RegExp(`^${prefix}_[0-9a-f]{8,64}$`).test(value);
+/** The prefixes of the ids the service issues; every such id is the prefix, `_` and 20 hex digits. */
+export type IdPrefix = 'inc' | 'pol' | 'rep' | 'key' | 'evt' | 'org';
+
+/** Whether a string has the form of an id this service issued with that prefix. */
+export const hasIdForm = (prefix: IdPrefix, value: string) => value.length === prefix.length + 21 && new RegExp(`^${prefix}_[0-9a-f]{20}$`).test(value);
+
+/** An org id: the generated `org_…` or one the platform admin chose. */
+export const orgIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'org_id is 1-64 letters, digits, _ or -');

@@ -1,5 +1,17 @@
 import type { Incident } from './correlation';
 
+export const replayStatuses = ['queued', 'running', 'awaiting_approval', 'completed', 'denied', 'failed', 'expired'] as const;
+export type ReplayStatus = (typeof replayStatuses)[number];
+export const terminalStatuses: readonly ReplayStatus[] = ['completed', 'denied', 'failed', 'expired'];
+
+/** One approver's decision on a replay. */
+export interface Approval {
+  decision: 'approve' | 'deny';
+  approver_key_id: string;
+  at: number;
+  comment?: string;
+}
+
 /**
  * What a replay covers and how its result is judged, as pure functions.
  * The history window starts one correlation window before the incident's

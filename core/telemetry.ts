@@ -12,10 +12,15 @@ export type TelemetryKind = (typeof telemetryKinds)[number];
 
 // node:net's parser, not a regular expression: the same rule everywhere and ten times faster on the hot path.
 // IPv6 zone ids (fe80::1%eth0) name a local interface, not an address: refused.
-const isAddressText = (s: string) => s.length <= 64 && !s.includes('%') && isIP(s) !== 0;
+/** The one address rule: IPv4 or IPv6 text, no zone id. Ingestion, filters and replays use it. */
+export const isAddressText = (s: string) => s.length <= 64 && !s.includes('%') && isIP(s) !== 0;
 export const ip = z.string().refine(isAddressText, 'must be an IPv4 or IPv6 address');
 const counter = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
-const label = z.string().trim().min(1).max(128);
+/** Service, environment and region names: trimmed, 1-128 characters. Filters use the same rule. */
+export const labelSchema = z.string().trim().min(1).max(128);
+const label = labelSchema;
+/** Protocols are stored lower-case; a filter normalizes its value the same way. */
+export const protocolSchema = z.string().trim().toLowerCase().min(1).max(16);
 const earliest = Date.UTC(2000, 0, 1);
 const timestamp = z
   .union([z.number().int(), z.iso.datetime({ offset: true })])
@@ -28,7 +33,7 @@ export const flowSchema = z
     dst_ip: ip,
     bytes: counter,
     packets: counter,
-    protocol: z.string().trim().toLowerCase().min(1).max(16),
+    protocol: protocolSchema,
     src_port: z.number().int().min(0).max(65535).optional(),
     dst_port: z.number().int().min(0).max(65535).optional(),
     timestamp: timestamp.optional(),

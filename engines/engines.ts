@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Logger } from '../service/logger';
+import type { Logger } from '../observability/logger';
 import { requireExecutable } from './binaries';
 import { LocalProcess, portInUse } from './local-process';
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import type { Logger } from '../service/logger';
+import type { Logger } from '../observability/logger';
 
 /**
  * A local engine process (nats-server, clickhouse-server, the Temporal dev

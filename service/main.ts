@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadConfig, type Config } from './config';
-import { createLogger } from './logger';
+import { createLogger } from '../observability/logger';
 import { startStack } from './stack';
 
 /**

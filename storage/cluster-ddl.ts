@@ -1,4 +1,5 @@
-import { migrations, type MigrationContext } from './migrations';
+import { migrations } from './migrations';
+import type { MigrationContext } from './migrations/migration';
 
 /**
  * The schema for a replicated ClickHouse cluster, derived from the same

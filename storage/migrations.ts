@@ -1,26 +1,11 @@
-import type { Logger } from '../service/logger';
+import type { Logger } from '../observability/logger';
 import type { ClickHouse } from './clickhouse';
 import { platformMigrations } from './migrations/platform';
 import { governanceMigrations } from './migrations/governance';
+import type { Migration, MigrationContext } from './migrations/migration';
 import { telemetryMigrations } from './migrations/telemetry';
 
-/**
- * Schema as ordered, idempotent migrations. The same DDL runs on chDB and on
- * clickhouse-server 18.16; where 18.16 lacks a feature the migration reads
- * the server generation from the context and takes the documented fallback.
- */
-export interface MigrationContext {
-  db: string;
-  /** True on servers older than 19 (Debian's 18.16). */
-  legacy: boolean;
-  retentionDays: number;
-}
-
-export interface Migration {
-  id: string;
-  statements(ctx: MigrationContext): string[];
-}
-
+/** Schema as ordered, idempotent migrations; the same DDL runs on chDB and on clickhouse-server 18.16. */
 export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations];
 
 export async function migrate(ch: ClickHouse, opts: { retentionDays: number; log: Logger }): Promise<string[]> {

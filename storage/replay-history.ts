@@ -1,4 +1,4 @@
-import type { DestinationMinute } from '../core/detectors';
+import { defaultEnvironment, type DestinationMinute } from '../core/detectors';
 import type { MetricRow, SignalRow } from '../core/telemetry';
 import type { ClickHouse } from './clickhouse';
 import { signalColumns, signalFromRow, type KeyOfSignal } from './telemetry-store';
@@ -30,7 +30,7 @@ export class ReplayHistory {
     const rules = Object.entries(thresholds).map(([m, t]) => `(metric = ${str(m)} AND value >= ${num(t)})`);
     if (rules.length === 0) return [];
     // A metric event without an environment correlates under `default`.
-    const environments = key.environment === 'default' ? ['', 'default'] : [key.environment];
+    const environments = key.environment === defaultEnvironment ? ['', defaultEnvironment] : [key.environment];
     const rows = await this.ch.query<Record<string, unknown>>(
       `SELECT org_id, event_id, ts, received_at, service, environment, metric, value, region FROM ${this.db}.metrics
        WHERE org_id = ${str(orgId)} AND service = ${str(key.service)} AND environment IN ${strList(environments)}

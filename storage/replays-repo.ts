@@ -1,16 +1,7 @@
+import type { Approval, ReplayStatus } from '../core/replay';
 import type { ClickHouse } from './clickhouse';
 import { int, str } from './sql';
 
-export const replayStatuses = ['queued', 'running', 'awaiting_approval', 'completed', 'denied', 'failed', 'expired'] as const;
-export type ReplayStatus = (typeof replayStatuses)[number];
-export const terminalStatuses: readonly ReplayStatus[] = ['completed', 'denied', 'failed', 'expired'];
-
-export interface Approval {
-  decision: 'approve' | 'deny';
-  approver_key_id: string;
-  at: number;
-  comment?: string;
-}
 
 export interface ReplayRecord {
   org_id: string;

@@ -1,5 +1,5 @@
 import { connect, type JetStreamClient, type JetStreamManager, type NatsConnection } from 'nats';
-import type { Logger } from '../service/logger';
+import type { Logger } from '../observability/logger';
 
 export interface NatsClientConfig {
   url: string;

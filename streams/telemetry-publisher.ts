@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { headers as natsHeaders } from 'nats';
 import { unavailable } from '../core/errors';
-import type { Metrics } from '../service/metrics';
+import type { StreamKind } from '../core/telemetry';
+import { counter, engineErrorsCounter, type Registry } from '../observability/metrics';
 import type { NatsClient } from './nats-client';
-import { names, type TelemetrySubjectKind } from './topology';
+import { names } from './topology';
 
 /** One accepted request's records, already validated and stamped, as JSONEachRow lines. */
 export interface TelemetryBatch {
-  kind: TelemetrySubjectKind;
+  kind: StreamKind;
   orgId: string;
   batchId: string;
   lines: string[];
@@ -24,7 +25,7 @@ export const headerNames = {
 } as const;
 
 interface PendingGroup {
-  kind: TelemetrySubjectKind;
+  kind: StreamKind;
   orgId: string;
   lines: string[];
   bytes: number;
@@ -32,6 +33,20 @@ interface PendingGroup {
   maxTs: number;
   waiters: Array<{ resolve: () => void; reject: (err: unknown) => void }>;
 }
+
+const publisherMetrics = (registry: Registry) => ({
+  accepted: counter(registry, {
+    name: 'nettel_telemetry_accepted_total',
+    help: 'Telemetry records stored by JetStream for the first time, by kind',
+    labelNames: ['kind'] as const,
+  }),
+  duplicates: counter(registry, {
+    name: 'nettel_telemetry_duplicate_records_total',
+    help: 'Telemetry records JetStream already held (retries within its duplicate window), by kind',
+    labelNames: ['kind'] as const,
+  }),
+  engineErrors: engineErrorsCounter(registry),
+});
 
 /** Small requests are coalesced up to this many records per message. */
 const groupMaxLines = 2_000;
@@ -53,9 +68,13 @@ export class TelemetryPublisher {
   private readonly pending = new Map<string, PendingGroup>();
   private flushScheduled = false;
 
+  private readonly metrics;
+
   constructor(
-    private readonly deps: { nats: NatsClient; prefix: string; metrics: Metrics; timeoutMs?: number },
-  ) {}
+    private readonly deps: { nats: NatsClient; prefix: string; registry: Registry; timeoutMs?: number },
+  ) {
+    this.metrics = publisherMetrics(deps.registry);
+  }
 
   /**
    * `coalesce: false` keeps the request's own message id (Idempotency-Key);
@@ -110,14 +129,15 @@ export class TelemetryPublisher {
     // While reconnecting, a publish would wait in this process's buffer and
     // might land after the client was told 503: refuse it at once instead.
     if (!this.deps.nats.isConnected) {
-      this.deps.metrics.engineErrors.inc({ engine: 'nats', operation: 'publish' });
+      this.metrics.engineErrors.inc({ engine: 'nats', operation: 'publish' });
       throw unavailable('telemetry log (NATS JetStream)');
     }
     const subject = names(this.deps.prefix).subject(batch.kind, batch.orgId);
     const chunks = chunkLines(batch.lines, this.maxMessageBytes());
     const js = this.deps.nats.js();
+    let acks;
     try {
-      await Promise.all(
+      acks = await Promise.all(
         chunks.map((chunk, i) => {
           const h = natsHeaders();
           h.set(headerNames.kind, batch.kind);
@@ -130,10 +150,15 @@ export class TelemetryPublisher {
         }),
       );
     } catch (err) {
-      this.deps.metrics.engineErrors.inc({ engine: 'nats', operation: 'publish' });
+      this.metrics.engineErrors.inc({ engine: 'nats', operation: 'publish' });
       throw unavailable('telemetry log (NATS JetStream)', err);
     }
-    this.deps.metrics.telemetryAccepted.inc({ kind: batch.kind }, batch.lines.length);
+    // A message JetStream already held (a client's retry within its duplicate window) is not accepted twice.
+    acks.forEach((ack, i) => {
+      const count = chunks[i]!.count;
+      if (ack.duplicate) this.metrics.duplicates.inc({ kind: batch.kind }, count);
+      else this.metrics.accepted.inc({ kind: batch.kind }, count);
+    });
   }
 }
 

@@ -7,6 +7,7 @@ import {
   type JetStreamManager,
   type StreamConfig,
 } from 'nats';
+import type { StreamKind } from '../core/telemetry';
 
 /**
  * The JetStream topology as code, created or updated idempotently at start.
@@ -42,13 +43,11 @@ export const defaultTopology = (prefix: string): TopologyConfig => ({
   deadLetterMaxBytes: 1024 ** 3,
 });
 
-export type TelemetrySubjectKind = 'flow' | 'signal' | 'metric';
-
 export const names = (prefix: string) => ({
   stream: `${prefix.toUpperCase()}_TELEMETRY`,
   writers: `${prefix.toUpperCase()}_WRITERS`,
   subjects: `${prefix}.tel.>`,
-  subject: (kind: TelemetrySubjectKind, orgId: string) => `${prefix}.tel.${kind}.${orgId}`,
+  subject: (kind: StreamKind, orgId: string) => `${prefix}.tel.${kind}.${orgId}`,
   deadLetter: `${prefix.toUpperCase()}_DEAD_LETTER`,
   deadLetterSubject: (kind: string, orgId: string) => `${prefix}.dead.${kind}.${orgId}`,
 });

@@ -1,5 +1,5 @@
-import type { Logger } from '../service/logger';
-import type { Metrics } from '../service/metrics';
+import type { Logger } from '../observability/logger';
+import { engineErrorsCounter, type Registry } from '../observability/metrics';
 import type { ClickHouse } from '../storage/clickhouse';
 import { str, strList } from '../storage/sql';
 
@@ -21,7 +21,7 @@ export class RetentionJob {
 
   constructor(
     private readonly config: { retentionDays: number; intervalMs: number },
-    private readonly deps: { clickhouse: ClickHouse; log: Logger; metrics?: Metrics; now?: () => number },
+    private readonly deps: { clickhouse: ClickHouse; log: Logger; registry: Registry; now?: () => number },
   ) {}
 
   async start(): Promise<void> {
@@ -56,7 +56,7 @@ export class RetentionJob {
       }
       if (dropped.length) this.deps.log.info({ dropped }, 'retention dropped expired partitions');
     } catch (err) {
-      this.deps.metrics?.engineErrors.inc({ engine: 'clickhouse', operation: 'retention' });
+      engineErrorsCounter(this.deps.registry).inc({ engine: 'clickhouse', operation: 'retention' });
       this.deps.log.error({ err }, 'retention run failed; it runs again at the next interval');
     }
     return dropped;

@@ -2,14 +2,15 @@ import { headers as natsHeaders, type ConsumerMessages, type JsMsg } from 'nats'
 import { correlationKey } from '../core/correlation';
 import { defaultDetectorRules, metricThresholdSignals, trafficVolumeSignals, type DetectorRules } from '../core/detectors';
 import type { MetricRow, SignalRow } from '../core/telemetry';
-import type { Logger } from '../service/logger';
+import type { Logger } from '../observability/logger';
 import { ClickHouseError } from '../storage/clickhouse';
-import type { Metrics } from '../service/metrics';
+import type { Registry } from '../observability/metrics';
 import type { TelemetryStore, TelemetryTable } from '../storage/telemetry-store';
 import type { NatsClient } from '../streams/nats-client';
 import { headerNames } from '../streams/telemetry-publisher';
 import { names } from '../streams/topology';
-import type { Correlator, KeyChange } from './correlator';
+import type { Correlator, KeyChange } from '../application/correlator';
+import { streamWorkerMetrics } from './stream-worker-metrics';
 
 export interface StreamWorkerConfig {
   prefix: string;
@@ -58,20 +59,34 @@ export class StreamWorker {
       nats: NatsClient;
       store: TelemetryStore;
       correlator: Correlator;
-      metrics: Metrics;
+      registry: Registry;
       log: Logger;
       detectorRules?: DetectorRules;
     },
-  ) {}
+  ) {
+    this.metrics = streamWorkerMetrics(deps.registry);
+  }
+
+  private readonly metrics;
+
+  private running = false;
 
   async start(): Promise<void> {
+    this.running = true;
     const n = names(this.config.prefix);
     const consumer = await this.deps.nats.js().consumers.get(n.stream, n.writers);
     this.messages = await consumer.consume({ max_messages: this.config.maxMessages });
     this.loop = this.run(this.messages);
   }
 
+  /** For /healthz: up while the worker consumes. */
+  async probe(): Promise<{ detail: string }> {
+    if (!this.messages || !this.running) throw new Error('not consuming');
+    return { detail: 'consuming' };
+  }
+
   async stop(): Promise<void> {
+    this.running = false;
     this.messages?.stop();
     await this.loop;
   }
@@ -131,10 +146,10 @@ export class StreamWorker {
     try {
       await this.process(batch);
       for (const m of batch) m.ack();
-      this.deps.metrics.workerBatches.inc({ outcome: 'written' });
+      this.metrics.batches.inc({ outcome: 'written' });
       return;
     } catch (err) {
-      this.deps.metrics.workerBatches.inc({ outcome: 'failed' });
+      this.metrics.batches.inc({ outcome: 'failed' });
       this.deps.log.error({ err, messages: batch.length }, 'unable to process telemetry batch; retrying its messages one by one');
     }
     // One bad message must not hold the others back. The failed attempt may
@@ -164,7 +179,7 @@ export class StreamWorker {
         h.set('Nettel-Error', String((err as Error).message ?? err).slice(0, 1000));
         await this.deps.nats.js().publish(n.deadLetterSubject(m.headers?.get(headerNames.kind) ?? 'unknown', m.headers?.get(headerNames.org) ?? 'unknown'), m.data, { headers: h });
         m.term();
-        this.deps.metrics.deadLetters.inc();
+        this.metrics.deadLetters.inc();
         this.deps.log.error({ err, subject: m.subject, deliveries: m.info.redeliveryCount }, 'message moved to the dead-letter stream');
         return;
       } catch (publishErr) {
@@ -231,7 +246,7 @@ export class StreamWorker {
       const ids = rows.map((r) => r.event_id).filter((id): id is string => typeof id === 'string');
       const existing = await this.deps.store.existingEventIds(table, entry.org, entry.minTs, entry.maxTs, ids);
       const fresh = rows.filter((r) => !existing.has(r.event_id));
-      this.deps.metrics.duplicatesSkipped.inc({ table }, rows.length - fresh.length);
+      this.metrics.duplicatesSkipped.inc({ table }, rows.length - fresh.length);
       if (fresh.length) parts.push(Buffer.from(fresh.map((r) => JSON.stringify(r)).join('\n') + '\n'));
       // Every row, stored before or not, feeds the detectors and the correlator: the
       // attempt that stored them may have failed before those ran. Both are idempotent.
@@ -240,7 +255,7 @@ export class StreamWorker {
     if (parts.length) {
       const data = Buffer.concat(parts);
       await this.deps.store.insert(table, data);
-      this.deps.metrics.rowsWritten.inc({ table }, countLines(data));
+      this.metrics.rowsWritten.inc({ table }, countLines(data));
     }
     return parsed;
   }
@@ -282,7 +297,7 @@ export class StreamWorker {
     }
     if (fresh.length) {
       await this.deps.store.insert('signals', fresh.map((s) => JSON.stringify(s)).join('\n') + '\n');
-      this.deps.metrics.rowsWritten.inc({ table: 'signals' }, fresh.length);
+      this.metrics.rowsWritten.inc({ table: 'signals' }, fresh.length);
     }
     return retry ? all : fresh;
   }

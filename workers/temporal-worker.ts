@@ -1,8 +1,8 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
 import fs from 'node:fs';
-import type { Logger } from '../service/logger';
-import type { Metrics } from '../service/metrics';
-import type { ReplayActivities } from './activities/replay-activities';
+import type { Logger } from '../observability/logger';
+import { engineErrorsCounter, type Registry } from '../observability/metrics';
+import type { ReplayActivities } from '../workflows/replay-contract';
 
 export interface TemporalWorkerConfig {
   address: string;
@@ -37,7 +37,7 @@ export class TemporalWorker {
 
   constructor(
     private readonly config: TemporalWorkerConfig,
-    private readonly deps: { activities: ReplayActivities; log: Logger; metrics?: Metrics },
+    private readonly deps: { activities: ReplayActivities; log: Logger; registry: Registry },
   ) {}
 
   async start(): Promise<void> {
@@ -58,10 +58,17 @@ export class TemporalWorker {
       ...workflows,
     });
     this.running = this.worker.run().catch((err) => {
-      this.deps.metrics?.engineErrors.inc({ engine: 'temporal', operation: 'worker' });
+      engineErrorsCounter(this.deps.registry).inc({ engine: 'temporal', operation: 'worker' });
       this.deps.log.error({ err }, 'temporal worker stopped with an error');
     });
     this.deps.log.info({ taskQueue: this.config.taskQueue, prebuilt: 'workflowBundle' in workflows }, 'temporal worker polling');
+  }
+
+  /** For /healthz: up while the worker polls its task queue. */
+  async probe(): Promise<{ detail: string }> {
+    const state = this.worker?.getState() ?? 'STOPPED';
+    if (state !== 'RUNNING') throw new Error(`temporal worker is ${state.toLowerCase()}`);
+    return { detail: `polling ${this.config.taskQueue}` };
   }
 
   async stop(): Promise<void> {

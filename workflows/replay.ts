@@ -12,36 +12,8 @@ import {
   proxyActivities,
   setHandler,
 } from '@temporalio/workflow';
-import type { ReplayActivities } from '../workers/activities/replay-activities';
-
-export interface ReplayInput {
-  orgId: string;
-  replayId: string;
-  incidentId: string;
-  requestedBy: string;
-  requestedAt: number;
-  /** Requested history window; the incident's span when absent. */
-  windowMinutes?: number;
-}
-
-export interface ApprovalInput {
-  approverKeyId: string;
-  comment?: string;
-}
-
-export type ReplayStatus = 'queued' | 'running' | 'awaiting_approval' | 'completed' | 'denied' | 'failed' | 'expired';
-
-export interface ReplayState {
-  status: ReplayStatus;
-  approvals: Array<{ decision: 'approve' | 'deny'; approver_key_id: string; at: number; comment?: string }>;
-  error: { code: string; message: string } | null;
-  report: unknown;
-  window_minutes: number;
-}
-
-export interface DecisionInput extends ApprovalInput {
-  decision: 'approve' | 'deny';
-}
+import type { ReplayStatus } from '../core/replay';
+import type { ApprovalInput, DecisionInput, ReplayActivities, ReplayInput, ReplayState } from './replay-contract';
 
 /** Signals for operators driving Temporal directly (`temporal workflow signal`): a late one is ignored. */
 export const approveSignal = defineSignal<[ApprovalInput]>('approve');

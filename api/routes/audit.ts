@@ -3,15 +3,17 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { validationError } from '../../core/errors';
 import type { AuditEntry } from '../../core/audit-chain';
+import { orgIdSchema } from '../../core/ids';
+import { iso } from '../../core/time';
 import { principalOf, requirePermission } from '../auth';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, limitSchema, pageOf } from '../pagination';
 import { parseOrThrow, singleQuery } from '../validation';
 
 const listSchema = z
-  .object({ org_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'not an org id').optional(), limit: limitSchema, cursor: z.string().max(512).optional() })
+  .object({ org_id: orgIdSchema.optional(), limit: limitSchema, cursor: z.string().max(512).optional() })
   .strict();
-const verifySchema = z.object({ org_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'not an org id').optional() }).strict();
+const verifySchema = z.object({ org_id: orgIdSchema.optional() }).strict();
 const cursorSchema = z.object({ seq: z.number().int().min(0) });
 
 function entryView(entry: AuditEntry) {
@@ -23,7 +25,7 @@ function entryView(entry: AuditEntry) {
   }
   return {
     seq: entry.seq,
-    at: new Date(entry.at).toISOString(),
+    at: iso(entry.at),
     actor: entry.actor,
     action: entry.action,
     target: entry.target,

@@ -1,16 +1,18 @@
 import type Router from '@koa/router';
 import { z } from 'zod';
+import { orgIdSchema } from '../../core/ids';
 import { isRole, roles } from '../../core/roles';
+import { isoOrNull } from '../../core/time';
 import type { KeyRecord } from '../../storage/keys-repo';
 import { principalOf, requirePermission } from '../auth';
 import { readBody } from '../body';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, limitSchema, pageOf } from '../pagination';
-import { parseOrThrow, singleQuery } from '../validation';
+import { knownIdForm, parseOrThrow, singleQuery } from '../validation';
 
 const mintSchema = z
   .object({
-    org_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'org_id is 1-64 letters, digits, _ or -').optional(),
+    org_id: orgIdSchema.optional(),
     role: z.enum(roles).optional(),
     name: z.string().max(200).optional(),
     expires_in_seconds: z.number().int().min(1).max(10 * 365 * 86400).optional(),
@@ -18,12 +20,9 @@ const mintSchema = z
   .strict();
 
 const listSchema = z
-  .object({ org_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'not an org id').optional(), limit: limitSchema, cursor: z.string().max(512).optional() })
+  .object({ org_id: orgIdSchema.optional(), limit: limitSchema, cursor: z.string().max(512).optional() })
   .strict();
 const cursorSchema = z.object({ created_at: z.number().int(), key_id: z.string() });
-const keyIdSchema = z.string().regex(/^key_[0-9a-f]{20}$/);
-
-const iso = (ms: number) => (ms ? new Date(ms).toISOString() : null);
 
 /** A key as clients see it: never its secret, never its hash. */
 export function keyView(record: KeyRecord) {
@@ -33,9 +32,9 @@ export function keyView(record: KeyRecord) {
     name: record.name,
     role: isRole(record.role) ? record.role : 'analyst',
     scope: 'tenant' as const,
-    created_at: iso(record.created_at),
-    expires_at: iso(record.expires_at),
-    revoked_at: iso(record.revoked_at),
+    created_at: isoOrNull(record.created_at),
+    expires_at: isoOrNull(record.expires_at),
+    revoked_at: isoOrNull(record.revoked_at),
     status: record.revoked_at ? 'revoked' : record.expires_at && record.expires_at <= Date.now() ? 'expired' : 'active',
   };
 }
@@ -64,7 +63,7 @@ export function registerKeyRoutes(router: Router, deps: ApiDeps): void {
   });
 
   router.delete('/v1/api-keys/:id', guard, async (ctx) => {
-    const keyId = parseOrThrow(keyIdSchema, ctx.params.id, 'key id');
+    const keyId = knownIdForm('key', ctx.params.id as string, 'api key');
     const revoked = await deps.keys.revoke(principalOf(ctx), keyId);
     ctx.body = keyView(revoked);
   });

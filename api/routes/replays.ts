@@ -2,16 +2,17 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { ReplayRecord } from '../../storage/replays-repo';
-import { replayStatuses } from '../../storage/replays-repo';
+import { replayStatuses } from '../../core/replay';
 import { orgOf, principalOf, requirePermission } from '../auth';
 import { readBody } from '../body';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, limitSchema, pageOf } from '../pagination';
-import { iso, parseOrThrow, singleQuery } from '../validation';
+import { iso } from '../../core/time';
+import { knownIdForm, parseOrThrow, singleQuery } from '../validation';
 
 const requestSchema = z
   .object({
-    incident_id: z.string().regex(/^inc_[0-9a-f]{20}$/, 'not an incident id'),
+    incident_id: z.string(),
     window_minutes: z.number().int().min(1).max(525_600).optional(),
   })
   .strict();
@@ -25,7 +26,7 @@ const listSchema = z
   })
   .strict();
 const cursorSchema = z.object({ requested_at: z.number().int(), replay_id: z.string().max(64) });
-const idSchema = z.string().regex(/^rep_[0-9a-f]{20}$/, 'not a replay id');
+const replayId = (ctx: Context) => knownIdForm('rep', ctx.params.id as string, 'replay');
 
 export function replayView(r: ReplayRecord) {
   return {
@@ -49,14 +50,15 @@ export function registerReplayRoutes(router: Router, deps: ApiDeps): void {
   router.post('/v1/replay', requirePermission('replays:run'), async (ctx) => {
     const body = await readBody(ctx, { limitBytes: deps.bodyLimitBytes, accept: ['json'] });
     const input = parseOrThrow(requestSchema, body!.value, 'replay request');
-    const record = await deps.replays.request(orgOf(ctx), principalOf(ctx), input.incident_id, input.window_minutes);
+    const incidentId = knownIdForm('inc', input.incident_id, 'incident');
+    const record = await deps.replays.request(orgOf(ctx), principalOf(ctx), incidentId, input.window_minutes);
     ctx.status = 202;
     ctx.body = { replay_id: record.replay_id, status: record.status, incident_id: record.incident_id };
   });
 
   const list = (forcedStatus?: 'awaiting_approval') => async (ctx: Context) => {
     const q = parseOrThrow(listSchema, singleQuery(ctx.query), 'query');
-    const rows = await deps.replayRecords.list(orgOf(ctx), {
+    const rows = await deps.replays.list(orgOf(ctx), {
       status: forcedStatus ?? q.status,
       incidentId: q.incident_id,
       limit: q.limit + 1,
@@ -68,12 +70,12 @@ export function registerReplayRoutes(router: Router, deps: ApiDeps): void {
   router.get('/v1/approvals', read, list('awaiting_approval'));
 
   router.get('/v1/replays/:id', read, async (ctx) => {
-    ctx.body = replayView(await deps.replays.get(orgOf(ctx), parseOrThrow(idSchema, ctx.params.id, 'replay id')));
+    ctx.body = replayView(await deps.replays.get(orgOf(ctx), replayId(ctx)));
   });
 
   for (const decision of ['approve', 'deny'] as const) {
     router.post(`/v1/replays/:id/${decision}`, approve, async (ctx) => {
-      const id = parseOrThrow(idSchema, ctx.params.id, 'replay id');
+      const id = replayId(ctx);
       const body = await readBody(ctx, { limitBytes: deps.bodyLimitBytes, accept: ['json'], optional: true });
       const input = parseOrThrow(decisionSchema, body?.value ?? {}, 'decision');
       await deps.replays.decide(orgOf(ctx), principalOf(ctx), id, decision, input.comment);

@@ -4,8 +4,9 @@ import { validationError } from '../../core/errors';
 import { orgOf, requirePermission } from '../auth';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, encodeCursor } from '../pagination';
-import { ip } from '../../core/telemetry';
-import { iso, parseOrThrow, singleQuery, timeParam } from '../validation';
+import { ip, labelSchema, protocolSchema } from '../../core/telemetry';
+import { iso } from '../../core/time';
+import { parseOrThrow, singleQuery, timeParam } from '../validation';
 
 /**
  * Analysts' reads. Every query is bounded: a time range (default the last
@@ -30,7 +31,7 @@ const flowsSchema = z
     ...rangeFields,
     src_ip: ip.optional(),
     dst_ip: ip.optional(),
-    protocol: z.string().min(1).max(16).optional(),
+    protocol: protocolSchema.optional(),
     limit: z.coerce.number().int().min(1).max(1000).default(100),
     cursor: z.string().max(512).optional(),
   })
@@ -46,8 +47,8 @@ const topSchema = z
 const seriesSchema = z
   .object({
     ...rangeFields,
-    service: z.string().min(1).max(128),
-    metric: z.string().min(1).max(128),
+    service: labelSchema,
+    metric: z.string().trim().min(1).max(128),
     step: z.coerce.number().int().min(60).max(86_400).default(60).refine((s) => s % 60 === 0, 'step is a whole number of minutes, in seconds'),
   })
   .strict();

@@ -1,4 +1,4 @@
-import type { Migration } from '../migrations';
+import type { Migration } from './migration';
 
 /** Policies and replays: versioned rows, the highest version wins. */
 export const governanceMigrations: Migration[] = [

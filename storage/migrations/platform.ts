@@ -1,4 +1,4 @@
-import type { Migration } from '../migrations';
+import type { Migration } from './migration';
 
 /** Workspaces' keys and the audit ledger. */
 export const platformMigrations: Migration[] = [

@@ -1,4 +1,4 @@
-import type { Migration } from '../migrations';
+import type { Migration } from './migration';
 
 /**
  * Telemetry, incidents and rollups. Times are epoch milliseconds in Int64 and

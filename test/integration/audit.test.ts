@@ -1,4 +1,4 @@
-import { AuditLedger } from '../../storage/audit-ledger';
+import { AuditLedger } from '../../application/audit-ledger';
 import { AuditRepo } from '../../storage/audit-repo';
 import { AuditHeads } from '../../streams/audit-heads';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
@@ -102,7 +102,7 @@ describe.each(transports)('audit ledger on %s', (transport) => {
       [0, 1].map(async () => {
         const heads = new AuditHeads(stack.nats, stack.config.nats.prefix);
         await heads.start();
-        return new AuditLedger(new AuditRepo(stack.clickhouse), heads, stack.metrics);
+        return new AuditLedger(new AuditRepo(stack.clickhouse), heads, stack.registry);
       }),
     );
     await Promise.all(

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { localClickHouseServer, localNatsServer } from '../../engines/engines';
 import { freePort, type LocalProcess } from '../../engines/local-process';
 import { loadConfig } from '../../service/config';
-import { createLogger } from '../../service/logger';
+import { createLogger } from '../../observability/logger';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
 

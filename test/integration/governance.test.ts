@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { replayWorkflowId } from '../../api/replay-service';
-import { createLogger } from '../../service/logger';
+import { replayWorkflowId } from '../../application/replay-service';
+import { createLogger } from '../../observability/logger';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { PoliciesRepo } from '../../storage/policies-repo';
 import { ReplayHistory } from '../../storage/replay-history';
@@ -157,6 +157,7 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
           history: new ReplayHistory(stack.clickhouse),
         }),
         log: createLogger('silent'),
+        registry: stack.registry,
       },
     );
     await replacement.start();

@@ -4,11 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { headers as natsHeaders, type JsMsg } from 'nats';
 import { headerNames } from '../../streams/telemetry-publisher';
-import { createLogger } from '../../service/logger';
+import { createLogger } from '../../observability/logger';
+import { metricTotal } from '../../observability/metrics';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { TelemetryStore } from '../../storage/telemetry-store';
 import { names } from '../../streams/topology';
-import { Correlator } from '../../workers/correlator';
+import { Correlator } from '../../application/correlator';
 import { StreamWorker, defaultStreamWorkerConfig } from '../../workers/stream-worker';
 import { generateFlows, sortedEntries } from '../support/flows';
 import { startTestStack, type TestStack } from '../support/test-stack';
@@ -113,8 +114,8 @@ describe('stream worker crashes', () => {
     await postAll(t, minted.key, flows.batches);
     const stack = t.stack;
     const store = new TelemetryStore(stack.clickhouse);
-    const correlator = new Correlator({ store, incidents: new IncidentsRepo(stack.clickhouse), metrics: stack.metrics });
-    const deps = { nats: stack.nats, store, correlator, metrics: stack.metrics, log: createLogger('silent') };
+    const correlator = new Correlator({ store, incidents: new IncidentsRepo(stack.clickhouse), registry: stack.registry });
+    const deps = { nats: stack.nats, store, correlator, registry: stack.registry, log: createLogger('silent') };
     const worker = new StreamWorker({ ...defaultStreamWorkerConfig(stack.config.nats.prefix), maxWaitMs: 20 }, deps);
 
     // The crash: a batch is written to ClickHouse, then the worker dies before its ack.
@@ -127,7 +128,7 @@ describe('stream worker crashes', () => {
     expect(await flowsStored(t, minted.org_id)).toBe(25_000);
     for (const m of taken) m.nak();
 
-    const skippedBefore = (await stack.metrics.duplicatesSkipped.get()).values.reduce((s, v) => s + v.value, 0);
+    const skippedBefore = (await metricTotal(stack.registry, 'nettel_worker_duplicate_rows_skipped_total'));
     await worker.start();
     try {
       const total = large.total + flows.total;
@@ -137,7 +138,7 @@ describe('stream worker crashes', () => {
       const expected = new Map(flows.bytesByDst);
       for (const [dst, b] of large.bytesByDst) expected.set(dst, (expected.get(dst) ?? 0) + b);
       expect(sortedEntries(await bytesByDst(t, minted.org_id))).toEqual(sortedEntries(expected));
-      const skipped = (await stack.metrics.duplicatesSkipped.get()).values.reduce((s, v) => s + v.value, 0) - skippedBefore;
+      const skipped = (await metricTotal(stack.registry, 'nettel_worker_duplicate_rows_skipped_total')) - skippedBefore;
       expect(skipped).toBe(25_000);
     } finally {
       await worker.stop();
@@ -160,8 +161,8 @@ describe('stream worker crashes', () => {
     await stack.nats.js().publish(n.subject('flow', minted.org_id), Buffer.from('{"org_id":"x","ts":"yesterday"}\n'), { headers: h });
 
     const store = new TelemetryStore(stack.clickhouse);
-    const correlator = new Correlator({ store, incidents: new IncidentsRepo(stack.clickhouse), metrics: stack.metrics });
-    const deps = { nats: stack.nats, store, correlator, metrics: stack.metrics, log: createLogger('silent') };
+    const correlator = new Correlator({ store, incidents: new IncidentsRepo(stack.clickhouse), registry: stack.registry });
+    const deps = { nats: stack.nats, store, correlator, registry: stack.registry, log: createLogger('silent') };
     const worker = new StreamWorker({ ...defaultStreamWorkerConfig(stack.config.nats.prefix), maxWaitMs: 20, retryDelayMs: 20, maxDeliveries: 2 }, deps);
     await worker.start();
     try {

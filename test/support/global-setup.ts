@@ -4,7 +4,7 @@ import path from 'node:path';
 import { localClickHouseServer, localNatsServer, localTemporalServer } from '../../engines/engines';
 import { freePort } from '../../engines/local-process';
 import { loadConfig } from '../../service/config';
-import { createLogger } from '../../service/logger';
+import { createLogger } from '../../observability/logger';
 import type { LocalProcess } from '../../engines/local-process';
 
 /**

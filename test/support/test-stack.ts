@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../service/config';
-import { createLogger } from '../../service/logger';
+import { createLogger } from '../../observability/logger';
 import { startStack, type Stack } from '../../service/stack';
 import { auditHeadsBucket } from '../../streams/audit-heads';
 import { names } from '../../streams/topology';

@@ -1,13 +1,15 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { correlate, defaultRules, type Incident } from '../../core/correlation';
-import { defaultDetectorRules, metricThresholdSignals, trafficVolumeSignals } from '../../core/detectors';
-import { deniedMessage, evaluatePolicies, type PolicyDecision } from '../../core/policy';
+import { defaultDetectorRules, metricThresholdSignals, trafficVolumeDestination, trafficVolumeSignals } from '../../core/detectors';
+import { deniedMessage, evaluatePolicies } from '../../core/policy';
 import { compareIncidents, replayWindow, type ReplayWindow } from '../../core/replay';
+import type { SignalRow } from '../../core/telemetry';
+import { iso } from '../../core/time';
 import type { IncidentsRepo } from '../../storage/incidents-repo';
 import type { PoliciesRepo } from '../../storage/policies-repo';
 import type { ReplayHistory } from '../../storage/replay-history';
 import type { ReplaysRepo } from '../../storage/replays-repo';
-import type { ReplayInput, ReplayState } from '../../workflows/replay';
+import type { IncidentSummary, ReplayActivities, ReplayInput, ReplayReport } from '../../workflows/replay-contract';
 
 export interface ReplayActivityDeps {
   incidents: IncidentsRepo;
@@ -16,20 +18,16 @@ export interface ReplayActivityDeps {
   history: ReplayHistory;
 }
 
-const isIp = (s: string) => /^[0-9.]+$|:/.test(s);
-
 /** Every side effect of the replay workflow, built from its dependencies. */
-export function createReplayActivities(deps: ReplayActivityDeps) {
-  async function loadIncident(input: ReplayInput) {
+export function createReplayActivities(deps: ReplayActivityDeps): ReplayActivities {
+  const loadIncident = async (input: ReplayInput) => {
     const incident = await deps.incidents.get(input.orgId, input.incidentId);
     if (!incident) throw ApplicationFailure.nonRetryable(`incident ${input.incidentId} not found`, 'NOT_FOUND');
     return incident;
-  }
+  };
 
   return {
-    /** Writes the workflow's state; the version is the workflow's step, so a late retry never overwrites a newer state. */
-    async recordReplayState(args: { input: ReplayInput; state: ReplayState; version: number }): Promise<void> {
-      const { input, state } = args;
+    async recordReplayState({ input, state, version }) {
       await deps.replays.put({
         org_id: input.orgId,
         replay_id: input.replayId,
@@ -42,12 +40,11 @@ export function createReplayActivities(deps: ReplayActivityDeps) {
         approvals: state.approvals,
         report: state.report,
         error: state.error,
-        version: args.version,
+        version,
       });
     },
 
-    /** Loads the incident and evaluates the workspace's active policies as they are now. */
-    async prepareReplay(input: ReplayInput): Promise<{ decision: PolicyDecision; deniedMessage: string; window: ReplayWindow }> {
+    async prepareReplay(input) {
       const incident = await loadIncident(input);
       const window = replayWindow(incident, defaultRules.windowMs, input.windowMinutes);
       const decision = evaluatePolicies(await deps.policies.active(input.orgId), {
@@ -63,51 +60,57 @@ export function createReplayActivities(deps: ReplayActivityDeps) {
      * automation path (the mitigation it would propose), then judges parity
      * field by field against the recorded incident.
      */
-    async runReplay(args: { input: ReplayInput; window: ReplayWindow }) {
+    async runReplay({ input, window }) {
       const started = Date.now();
-      const { input, window } = args;
       const recorded = await loadIncident(input);
-      const key = { service: recorded.service, environment: recorded.environment, region: recorded.region };
-      const rules = defaultDetectorRules;
-      const [posted, metrics, trafficMinutes] = await Promise.all([
-        deps.history.postedSignals(input.orgId, key, window.from, window.to),
-        deps.history.metricsOverThresholds(input.orgId, key, rules.metricThresholds, window.from, window.to),
-        key.environment === 'network' && isIp(key.service)
-          ? deps.history.destinationMinutes(input.orgId, key.service, rules.bytesPerMinute, window.from, window.to)
-          : Promise.resolve([]),
-      ]);
-      const signals = [...posted, ...metricThresholdSignals(metrics, rules), ...trafficVolumeSignals(trafficMinutes, rules)];
+      const { signals, posted } = await replaySignals(deps, recorded, window);
       // Every transition of the key: a resolved earlier incident bounds this one.
-      const transitions = await deps.incidents.transitionsOfKeys(input.orgId, [key]);
+      const transitions = await deps.incidents.transitionsOfKeys(input.orgId, [recorded]);
       const replayed = correlate(signals, transitions).find((i) => i.id === recorded.id);
-
-      const destinations = [...new Set([...posted.map((s) => s.dst_ip).filter(Boolean), ...(isIp(key.service) ? [key.service] : [])])];
-      const examined = await deps.history.topSources(input.orgId, destinations, window.from, window.to, 10);
-      const compared = compareIncidents(recorded, replayed);
-      const asTime = (field: string, v: unknown) => ((field === 'first_seen' || field === 'last_seen') && typeof v === 'number' ? iso(v) : v);
-      const differences = compared.differences.map((d) => ({ ...d, recorded: asTime(d.field, d.recorded), replayed: asTime(d.field, d.replayed) }));
-      const parity = compared.parity;
-      return {
-        parity,
-        differences,
-        recorded: summary(recorded),
-        replayed: replayed ? summary(replayed) : null,
-        automation: {
-          window: { from: new Date(window.from).toISOString(), to: new Date(window.to).toISOString(), minutes: window.window_minutes },
-          flows_examined: examined.flows,
-          bytes_examined: examined.bytes,
-          signals_examined: signals.length,
-          actions: examined.top.map((t) => ({ action: 'rate_limit', src_ip: t.src_ip, dst_ip: t.dst_ip, bytes: t.bytes, flows: t.flows })),
-        },
-        duration_ms: Date.now() - started,
-      };
+      const automation = await automationPath(deps, recorded, posted, window);
+      return { ...parityOf(recorded, replayed), automation: { ...automation, signals_examined: signals.length }, duration_ms: Date.now() - started };
     },
   };
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
+/** The incident's key's signals within the window, as the detectors and posted signals gave them. */
+async function replaySignals(deps: ReplayActivityDeps, recorded: Incident, window: ReplayWindow) {
+  const rules = defaultDetectorRules;
+  const destination = trafficVolumeDestination(recorded);
+  const [posted, metrics, trafficMinutes] = await Promise.all([
+    deps.history.postedSignals(recorded.org_id, recorded, window.from, window.to),
+    deps.history.metricsOverThresholds(recorded.org_id, recorded, rules.metricThresholds, window.from, window.to),
+    destination ? deps.history.destinationMinutes(recorded.org_id, destination, rules.bytesPerMinute, window.from, window.to) : Promise.resolve([]),
+  ]);
+  const signals: SignalRow[] = [...posted, ...metricThresholdSignals(metrics, rules), ...trafficVolumeSignals(trafficMinutes, rules)];
+  return { signals, posted };
+}
 
-function summary(i: Incident) {
+/** What the automation would do: rate-limit the top sources towards the incident's destinations. */
+async function automationPath(deps: ReplayActivityDeps, recorded: Incident, posted: SignalRow[], window: ReplayWindow) {
+  const destination = trafficVolumeDestination(recorded);
+  const destinations = [...new Set([...posted.map((s) => s.dst_ip).filter(Boolean), ...(destination ? [destination] : [])])];
+  const examined = await deps.history.topSources(recorded.org_id, destinations, window.from, window.to, 10);
+  return {
+    window: { from: iso(window.from), to: iso(window.to), minutes: window.window_minutes },
+    flows_examined: examined.flows,
+    bytes_examined: examined.bytes,
+    actions: examined.top.map((t) => ({ action: 'rate_limit' as const, src_ip: t.src_ip, dst_ip: t.dst_ip, bytes: t.bytes, flows: t.flows })),
+  };
+}
+
+function parityOf(recorded: Incident, replayed: Incident | undefined): Pick<ReplayReport, 'parity' | 'differences' | 'recorded' | 'replayed'> {
+  const compared = compareIncidents(recorded, replayed);
+  const asTime = (field: string, v: unknown) => ((field === 'first_seen' || field === 'last_seen') && typeof v === 'number' ? iso(v) : v);
+  return {
+    parity: compared.parity,
+    differences: compared.differences.map((d) => ({ ...d, recorded: asTime(d.field, d.recorded), replayed: asTime(d.field, d.replayed) })),
+    recorded: summary(recorded),
+    replayed: replayed ? summary(replayed) : null,
+  };
+}
+
+function summary(i: Incident): IncidentSummary {
   return {
     id: i.id,
     severity: i.severity,
@@ -120,5 +123,3 @@ function summary(i: Incident) {
     escalations: i.escalations,
   };
 }
-
-export type ReplayActivities = ReturnType<typeof createReplayActivities>;

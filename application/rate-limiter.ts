@@ -1,6 +1,6 @@
 import { AppError } from '../core/errors';
 import { TokenBucket } from '../core/token-bucket';
-import type { Metrics } from '../service/metrics';
+import { counter, type Registry } from '../observability/metrics';
 
 export interface RateLimitConfig {
   /** Telemetry records a workspace may post per second through this API process; 0 means no limit. */
@@ -9,17 +9,25 @@ export interface RateLimitConfig {
   burstSeconds: number;
 }
 
+export const defaultRateLimitConfig: RateLimitConfig = { recordsPerSecond: 0, burstSeconds: 2 };
+
 const maxTrackedWorkspaces = 100_000;
 
 /** Per-workspace limits on telemetry records, answered with 429 RATE_LIMITED and Retry-After. */
 export class RateLimiter {
   private readonly buckets = new Map<string, TokenBucket>();
+  private readonly limited;
 
   constructor(
     private readonly config: RateLimitConfig,
-    private readonly metrics: Metrics,
+    registry: Registry,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.limited = counter(registry, {
+      name: 'nettel_rate_limited_requests_total',
+      help: 'Ingest requests refused with 429 because their workspace was over its record rate',
+    });
+  }
 
   /** Gives back a refused or failed request's records (validation error, JetStream unavailable). */
   refundRecords(orgId: string, records: number): void {
@@ -36,7 +44,7 @@ export class RateLimiter {
     }
     const taken = bucket.take(records, this.now());
     if (!taken.ok) {
-      this.metrics.rateLimited.inc();
+      this.limited.inc();
       throw new AppError('RATE_LIMITED', `the workspace is over ${this.config.recordsPerSecond} telemetry records per second`, {
         retryAfterSeconds: Math.max(1, Math.ceil(taken.retryAfterMs / 1000)),
       });

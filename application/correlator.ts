@@ -1,5 +1,6 @@
 import { correlate, correlationKey, defaultRules, type CorrelationRules, type Incident } from '../core/correlation';
-import type { Metrics } from '../service/metrics';
+import { revivedVersion, tombstoneVersion } from '../core/incident-version';
+import { counter, type Registry } from '../observability/metrics';
 import type { IncidentsRepo } from '../storage/incidents-repo';
 import type { KeyOfSignal, TelemetryStore } from '../storage/telemetry-store';
 
@@ -21,23 +22,23 @@ export interface KeyChange extends KeyOfSignal {
  * closed on their own, so the engine run from there gives what a run over
  * all history would.
  *
- * Versions: a computation's incident carries its signal count plus 10⁹ per
- * transition; a tombstone (an id that moved because a late, earlier signal
- * arrived) outranks the old id by 10⁶, so a stale computation of the old id
- * cannot bring it back.
+ * Versions settle which computation of an incident wins: see core/incident-version.
  */
-const tombstoneWeight = 1_000_000;
 
 export class Correlator {
   constructor(
     private readonly deps: {
       store: TelemetryStore;
       incidents: IncidentsRepo;
-      metrics: Metrics;
+      registry: Registry;
       rules?: CorrelationRules;
       now?: () => number;
     },
-  ) {}
+  ) {
+    this.incidentsWritten = counter(deps.registry, { name: 'nettel_incidents_written_total', help: 'Incident versions written by the correlator' });
+  }
+
+  private readonly incidentsWritten;
 
   async recompute(orgId: string, changes: KeyChange[]): Promise<Incident[]> {
     if (changes.length === 0) return [];
@@ -67,14 +68,14 @@ export class Correlator {
       const before = storedById.get(incident.id);
       if (!before || incident.version > before.version) writes.push({ incident, superseded: false });
       // Back from a tombstone (signals arrived in an order that briefly moved its start): outrank the tombstone.
-      else if (before.superseded) writes.push({ incident: { ...incident, version: before.version + 1 }, superseded: false });
+      else if (before.superseded) writes.push({ incident: { ...incident, version: revivedVersion(before.version) }, superseded: false });
     }
     // An incident whose first signal is no longer first (a late, earlier signal arrived) lives on under a new id.
     for (const before of inRange) {
-      if (!computedIds.has(before.id)) writes.push({ incident: { ...before, version: before.version + tombstoneWeight }, superseded: true });
+      if (!computedIds.has(before.id)) writes.push({ incident: { ...before, version: tombstoneVersion(before.version) }, superseded: true });
     }
     await this.deps.incidents.write(writes, (this.deps.now ?? Date.now)());
-    this.deps.metrics.incidentsWritten.inc(writes.length);
+    this.incidentsWritten.inc(writes.length);
     return computed;
   }
 }

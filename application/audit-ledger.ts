@@ -1,8 +1,8 @@
 import { chainEntry, chainStart, genesisHash, verifyChain, type AuditEntry, type ChainVerdict } from '../core/audit-chain';
 import { AppError, unavailable } from '../core/errors';
-import type { Metrics } from '../service/metrics';
+import { counter, type Registry } from '../observability/metrics';
 import type { AuditHeads } from '../streams/audit-heads';
-import type { AuditRepo } from './audit-repo';
+import type { AuditRepo } from '../storage/audit-repo';
 
 export interface AuditEvent {
   orgId: string;
@@ -29,12 +29,16 @@ export class AuditLedger {
   /** The last seq this process knows ClickHouse holds, per org: spares the repair check. */
   private readonly stored = new Map<string, number>();
 
+  private readonly appends;
+
   constructor(
     private readonly repo: AuditRepo,
     private readonly heads: AuditHeads,
-    private readonly metrics: Metrics,
+    registry: Registry,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.appends = counter(registry, { name: 'nettel_audit_appends_total', help: 'Audit ledger entries appended' });
+  }
 
   append(event: AuditEvent): Promise<AuditEntry> {
     const previous = this.queues.get(event.orgId) ?? Promise.resolve();
@@ -78,7 +82,7 @@ export class AuditLedger {
       if (!(await this.heads.claim(event.orgId, entry, head?.revision))) continue;
       await this.repo.append(entry);
       this.stored.set(event.orgId, entry.seq);
-      this.metrics.auditAppends.inc();
+      this.appends.inc();
       return entry;
     }
     throw unavailable('audit ledger (too many concurrent appends)');

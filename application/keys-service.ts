@@ -2,9 +2,9 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError, forbidden, notFound, unauthorized } from '../core/errors';
 import { randomId } from '../core/ids';
 import { defaultRole, type Role } from '../core/roles';
-import type { AuditLedger } from '../storage/audit-ledger';
+import type { AuditLedger } from './audit-ledger';
 import type { KeyRecord, KeysRepo } from '../storage/keys-repo';
-import type { Metrics } from '../service/metrics';
+import { counter, engineErrorsCounter, type Registry } from '../observability/metrics';
 
 /** Who is calling: the platform admin, or a key of one workspace. */
 export type Principal =
@@ -39,17 +39,21 @@ const staleIfErrorMs = 15 * 60_000;
 export class KeysService {
   private readonly adminHash?: Buffer;
   private readonly cache = new Map<string, { record?: KeyRecord; fetchedAt: number }>();
+  private readonly authFailures;
+  private readonly engineErrors;
 
   constructor(
     private readonly deps: {
       repo: KeysRepo;
       audit: AuditLedger;
-      metrics: Metrics;
+      registry: Registry;
       adminApiKey?: string;
       now?: () => number;
     },
   ) {
     this.adminHash = deps.adminApiKey ? sha256(deps.adminApiKey) : undefined;
+    this.authFailures = counter(deps.registry, { name: 'nettel_auth_failures_total', help: 'Rejected credentials by reason', labelNames: ['reason'] as const });
+    this.engineErrors = engineErrorsCounter(deps.registry);
   }
 
   private now(): number {
@@ -71,7 +75,7 @@ export class KeysService {
   }
 
   private reject(reason: string): never {
-    this.deps.metrics.authFailures.inc({ reason });
+    this.authFailures.inc({ reason });
     throw unauthorized();
   }
 
@@ -82,7 +86,7 @@ export class KeysService {
     try {
       record = await this.deps.repo.get(keyId);
     } catch (err) {
-      this.deps.metrics.engineErrors.inc({ engine: 'clickhouse', operation: 'key_lookup' });
+      this.engineErrors.inc({ engine: 'clickhouse', operation: 'key_lookup' });
       // ClickHouse unreachable: a key seen recently stays valid, so ingestion
       // (which needs only JetStream) goes on through a ClickHouse outage.
       if (cached && this.now() - cached.fetchedAt < staleIfErrorMs) return cached.record;

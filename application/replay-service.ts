@@ -4,11 +4,13 @@ import { AppError, conflict, forbidden, notFound, policyDenied, unavailable } fr
 import { randomId } from '../core/ids';
 import { deniedMessage, evaluatePolicies } from '../core/policy';
 import { replayWindow } from '../core/replay';
-import type { AuditLedger } from '../storage/audit-ledger';
+import type { AuditLedger } from './audit-ledger';
 import type { IncidentsRepo } from '../storage/incidents-repo';
 import type { PoliciesRepo } from '../storage/policies-repo';
-import { terminalStatuses, type ReplayRecord, type ReplaysRepo } from '../storage/replays-repo';
-import { decideUpdate, replayStatusQuery, replayWorkflow, type ReplayInput } from '../workflows/replay';
+import { terminalStatuses } from '../core/replay';
+import type { ReplayRecord, ReplaysRepo } from '../storage/replays-repo';
+import { decideUpdate, replayStatusQuery, replayWorkflow } from '../workflows/replay';
+import type { ReplayInput } from '../workflows/replay-contract';
 import type { Principal } from './keys-service';
 
 const decisionDeadlineMs = 15_000;
@@ -76,6 +78,10 @@ export class ReplayService {
     }
     await this.deps.audit.append({ orgId, actor: by.keyId, action: 'replay.request', target: record.replay_id, details: { incident_id: incidentId } });
     return record;
+  }
+
+  list(orgId: string, opts: Parameters<ReplaysRepo['list']>[1]): Promise<ReplayRecord[]> {
+    return this.deps.replays.list(orgId, opts);
   }
 
   /** The stored record, with the live status from the workflow while it runs. */

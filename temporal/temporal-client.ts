@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import type { Logger } from '../service/logger';
+import type { Logger } from '../observability/logger';
 
 export interface TemporalClientConfig {
   address: string;

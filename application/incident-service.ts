@@ -1,0 +1,50 @@
+import type { Transition } from '../core/correlation';
+import { conflict, notFound } from '../core/errors';
+import type { IncidentCursor, IncidentFilters, IncidentsRepo, StoredIncident } from '../storage/incidents-repo';
+import type { AuditLedger } from './audit-ledger';
+import type { Correlator } from './correlator';
+
+export type IncidentAction = 'acknowledge' | 'resolve';
+const stateAfter = { acknowledge: 'acknowledged', resolve: 'resolved' } as const;
+
+/**
+ * Reads incidents and applies people's transitions: a transition is stored,
+ * the key's incidents are recomputed with it (the engine decides what it
+ * covers), and the change is audited.
+ */
+export class IncidentService {
+  constructor(
+    private readonly deps: { incidents: IncidentsRepo; correlator: Correlator; audit: AuditLedger; now?: () => number },
+  ) {}
+
+  list(orgId: string, filters: IncidentFilters, limit: number, after?: IncidentCursor): Promise<StoredIncident[]> {
+    return this.deps.incidents.list(orgId, filters, limit, after);
+  }
+
+  async get(orgId: string, id: string): Promise<StoredIncident> {
+    const incident = await this.deps.incidents.get(orgId, id);
+    if (!incident) throw notFound('incident');
+    return incident;
+  }
+
+  async transition(orgId: string, actor: string, id: string, action: IncidentAction): Promise<StoredIncident> {
+    const incident = await this.get(orgId, id);
+    const state = stateAfter[action];
+    if (incident.state === 'resolved') throw conflict('the incident is already resolved');
+    if (incident.state === state) throw conflict(`the incident is already ${state}`);
+    const transition: Transition = {
+      incident_id: id,
+      org_id: orgId,
+      service: incident.service,
+      environment: incident.environment,
+      region: incident.region,
+      state,
+      at: (this.deps.now ?? Date.now)(),
+      through_ts: incident.last_seen,
+    };
+    await this.deps.incidents.addTransition(orgId, transition, actor);
+    await this.deps.correlator.recompute(orgId, [{ ...incident, since: incident.first_seen }]);
+    await this.deps.audit.append({ orgId, actor, action: `incident.${action}`, target: id, details: { from: incident.state, to: state } });
+    return (await this.deps.incidents.get(orgId, id)) ?? incident;
+  }
+}

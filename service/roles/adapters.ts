@@ -1,0 +1,38 @@
+import path from 'node:path';
+import type { Logger } from '../../observability/logger';
+import type { Registry } from '../../observability/metrics';
+import { ChdbClickHouse, HttpClickHouse, type ClickHouse } from '../../storage/clickhouse';
+import { migrate } from '../../storage/migrations';
+import { NatsClient } from '../../streams/nats-client';
+import { defaultTopology, ensureTopology } from '../../streams/topology';
+import { TemporalClient } from '../../temporal/temporal-client';
+import { startStep, type Component } from '../component';
+import type { Config } from '../config';
+import type { EngineAddresses } from './engines';
+
+/** The connections every role of a process shares, and the schema and topology they need. */
+export interface Adapters {
+  clickhouse: ClickHouse;
+  nats: NatsClient;
+  temporal: TemporalClient;
+  registry: Registry;
+  log: Logger;
+}
+
+export function sharedAdapters(config: Config, addresses: EngineAddresses, registry: Registry, log: Logger) {
+  const clickhouse: ClickHouse = config.clickhouse.url
+    ? new HttpClickHouse({ ...config.clickhouse, url: config.clickhouse.url })
+    : new ChdbClickHouse({ dataDir: path.join(config.dataDir, 'chdb'), database: config.clickhouse.database });
+  const nats = new NatsClient({ url: addresses.natsUrl, name: 'nettel' }, log);
+  const temporal = new TemporalClient({ address: addresses.temporalAddress, namespace: config.temporal.namespace }, log);
+  const topology = { ...defaultTopology(config.nats.prefix), maxBytes: config.nats.streamMaxBytes, ackWaitMs: config.nats.ackWaitMs };
+  const components: Component[] = [
+    clickhouse,
+    startStep(() => migrate(clickhouse, { retentionDays: config.clickhouse.retentionDays, log })),
+    nats,
+    temporal,
+    startStep(() => ensureTopology(nats.jsm, topology)),
+  ];
+  const adapters: Adapters = { clickhouse, nats, temporal, registry, log };
+  return { components, adapters };
+}

@@ -1,0 +1,73 @@
+import { createApp } from '../../api/app';
+import type { ApiDeps, HealthProbe } from '../../api/deps';
+import { HttpServer, defaultHttpServerConfig } from '../../api/http-server';
+import { AuditLedger } from '../../application/audit-ledger';
+import { Correlator } from '../../application/correlator';
+import { IncidentService } from '../../application/incident-service';
+import { IngestService } from '../../application/ingest-service';
+import { KeysService } from '../../application/keys-service';
+import { PolicyService } from '../../application/policy-service';
+import { RateLimiter } from '../../application/rate-limiter';
+import { ReplayService } from '../../application/replay-service';
+import { AnalyticsRepo } from '../../storage/analytics-repo';
+import { AuditRepo } from '../../storage/audit-repo';
+import { IncidentsRepo } from '../../storage/incidents-repo';
+import { KeysRepo } from '../../storage/keys-repo';
+import { PoliciesRepo } from '../../storage/policies-repo';
+import { ReplaysRepo } from '../../storage/replays-repo';
+import { TelemetryStore } from '../../storage/telemetry-store';
+import { AuditHeads } from '../../streams/audit-heads';
+import { TelemetryPublisher } from '../../streams/telemetry-publisher';
+import type { Component } from '../component';
+import type { Config } from '../config';
+import type { Adapters } from './adapters';
+
+function engineProbes(a: Adapters): HealthProbe[] {
+  return [
+    { name: 'nats', probe: () => a.nats.probe() },
+    { name: 'clickhouse', probe: async () => ({ version: await a.clickhouse.version(), detail: a.clickhouse.transport }) },
+    { name: 'temporal', probe: () => a.temporal.probe() },
+  ];
+}
+
+/** The domain services the API calls, over this process's adapters. */
+function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
+  const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry);
+  const incidents = new IncidentsRepo(a.clickhouse);
+  const policies = new PoliciesRepo(a.clickhouse);
+  const correlator = new Correlator({ store: new TelemetryStore(a.clickhouse), incidents, registry: a.registry });
+  const publisher = new TelemetryPublisher({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry });
+  return {
+    audit,
+    keys: new KeysService({ repo: new KeysRepo(a.clickhouse), audit, registry: a.registry, adminApiKey: config.adminApiKey }),
+    ingest: new IngestService({ publisher, rateLimiter: new RateLimiter(config.rateLimit, a.registry), registry: a.registry }),
+    incidents: new IncidentService({ incidents, correlator, audit }),
+    analytics: new AnalyticsRepo(a.clickhouse),
+    policies: new PolicyService({ policies, audit }),
+    replays: new ReplayService({
+      client: () => a.temporal.client,
+      taskQueue: config.temporal.taskQueue,
+      incidents,
+      policies,
+      replays: new ReplaysRepo(a.clickhouse),
+      audit,
+    }),
+  };
+}
+
+/** The api role: the HTTP API over this process's adapters; `loops` are the other roles' loops /healthz reports. */
+export function apiRole(config: Config, a: Adapters, loops: HealthProbe[]) {
+  const heads = new AuditHeads(a.nats, config.nats.prefix);
+  const deps: ApiDeps = {
+    ...apiServices(config, a, heads),
+    bodyLimitBytes: config.http.bodyLimitBytes,
+    engines: engineProbes(a),
+    loops,
+    registry: a.registry,
+    log: a.log,
+  };
+  const { app, routes } = createApp(deps);
+  const server = new HttpServer({ ...defaultHttpServerConfig, host: config.http.host, port: config.http.port }, app.callback());
+  const components: Component[] = [heads, server];
+  return { components, server, routes, deps };
+}

@@ -1,0 +1,78 @@
+/**
+ * What the replay workflow and its activities share: the workflow's input
+ * and state, and the activities' signatures. Both sides import this module,
+ * so the workflow never reaches into workers/.
+ */
+import type { PolicyDecision } from '../core/policy';
+import type { Approval, ReplayStatus, ReplayWindow } from '../core/replay';
+
+export interface ReplayInput {
+  orgId: string;
+  replayId: string;
+  incidentId: string;
+  requestedBy: string;
+  requestedAt: number;
+  /** Requested history window; the incident's span when absent. */
+  windowMinutes?: number;
+}
+
+export interface ApprovalInput {
+  approverKeyId: string;
+  comment?: string;
+}
+
+export interface DecisionInput extends ApprovalInput {
+  decision: 'approve' | 'deny';
+}
+
+export interface ReplayState {
+  status: ReplayStatus;
+  approvals: Approval[];
+  error: { code: string; message: string } | null;
+  report: ReplayReport | null;
+  window_minutes: number;
+}
+
+/** What a replay found: parity field by field, and what its automation would do. */
+export interface ReplayReport {
+  parity: boolean;
+  differences: Array<{ field: string; recorded: unknown; replayed: unknown }>;
+  recorded: IncidentSummary;
+  replayed: IncidentSummary | null;
+  automation: {
+    window: { from: string; to: string; minutes: number };
+    flows_examined: number;
+    bytes_examined: number;
+    signals_examined: number;
+    actions: Array<{ action: 'rate_limit'; src_ip: string; dst_ip: string; bytes: number; flows: number }>;
+  };
+  duration_ms: number;
+}
+
+export interface IncidentSummary {
+  id: string;
+  severity: string;
+  state: string;
+  signal_count: number;
+  first_seen: string;
+  last_seen: string;
+  kinds: string[];
+  rule: string;
+  escalations: string[];
+}
+
+export interface PreparedReplay {
+  decision: PolicyDecision;
+  deniedMessage: string;
+  window: ReplayWindow;
+}
+
+/** Every side effect of the replay workflow; implemented in workers/activities. */
+export interface ReplayActivities {
+  /** Writes the workflow's state; the version is the workflow's step, so a late retry never overwrites a newer state. */
+  recordReplayState(args: { input: ReplayInput; state: ReplayState; version: number }): Promise<void>;
+  /** Loads the incident and evaluates the workspace's active policies as they are now. */
+  prepareReplay(input: ReplayInput): Promise<PreparedReplay>;
+  /** Re-runs detection and correlation on the incident's history and judges parity. */
+  runReplay(args: { input: ReplayInput; window: ReplayWindow }): Promise<ReplayReport>;
+}
