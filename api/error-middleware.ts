@@ -23,7 +23,7 @@ const codeOfStatus: Record<number, ErrorCode> = {
   503: 'UNAVAILABLE',
 };
 
-export function toAppError(err: unknown): AppError {
+function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   // A ClickHouse error without a server code is a transport failure: the engine is unreachable.
   if (err instanceof ClickHouseError && err.code === undefined) return unavailable('ClickHouse', err);

@@ -18,6 +18,12 @@ export function knownIdForm(prefix: IdPrefix, id: string, what: string): string 
   return id;
 }
 
+/** A path parameter as the router parsed it (always a string for a matched route). */
+export function pathParam(ctx: object, name: string): string {
+  const value = (ctx as { params?: Record<string, unknown> }).params?.[name];
+  return typeof value === 'string' ? value : '';
+}
+
 /** Query strings arrive as string | string[]; a repeated parameter is an error, not a silent pick. */
 export function singleQuery(query: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};

@@ -1,8 +1,7 @@
 import { chainEntry, chainStart, genesisHash, verifyChain, type AuditEntry, type ChainVerdict } from '../core/audit-chain';
 import { AppError, unavailable } from '../core/errors';
 import { counter, type Registry } from '../observability/metrics';
-import type { AuditHeads } from '../streams/audit-heads';
-import type { AuditRepo } from '../storage/audit-repo';
+import type { AuditHead } from '../streams/audit-heads';
 
 export interface AuditEvent {
   orgId: string;
@@ -13,6 +12,21 @@ export interface AuditEvent {
   /** On what: the id of the object acted on. */
   target: string;
   details?: Record<string, unknown>;
+}
+
+/** Where entries are kept for reading and verification (AuditRepo); unit tests hand in a plain object. */
+export interface AuditEntryStore {
+  append(entry: AuditEntry): Promise<void>;
+  last(orgId: string): Promise<AuditEntry | undefined>;
+  has(orgId: string, seq: number): Promise<boolean>;
+  page(orgId: string, opts: { limit: number; beforeSeq?: number }): Promise<AuditEntry[]>;
+  ascending(orgId: string, opts: { fromSeq: number; limit: number }): Promise<AuditEntry[]>;
+}
+
+/** The heads of the chains, moved by compare-and-set (AuditHeads). */
+export interface AuditHeadStore {
+  read(orgId: string): Promise<AuditHead | undefined>;
+  claim(orgId: string, entry: AuditEntry, revision: number | undefined): Promise<boolean>;
 }
 
 const maxClaimAttempts = 50;
@@ -32,8 +46,8 @@ export class AuditLedger {
   private readonly appends;
 
   constructor(
-    private readonly repo: AuditRepo,
-    private readonly heads: AuditHeads,
+    private readonly repo: AuditEntryStore,
+    private readonly heads: AuditHeadStore,
     registry: Registry,
     private readonly now: () => number = Date.now,
   ) {

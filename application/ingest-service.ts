@@ -7,11 +7,6 @@ import { counter, type Registry } from '../observability/metrics';
 import type { TelemetryPublisher } from '../streams/telemetry-publisher';
 import type { RateLimiter } from './rate-limiter';
 
-/**
- * Telemetry ingestion: a batch of one or more records is validated whole;
- * one bad record refuses the batch (every bad index named) and nothing of it
- * is stored. It resolves only after JetStream acknowledged the batch.
- */
 type Stamp = { org_id: string; event_id: string; ts: number; received_at: number };
 
 interface KindSpec<T> {
@@ -39,7 +34,7 @@ const maxDetails = 100;
 const maxIdempotencyKeyLength = 200;
 
 /** Event ids of a batch: `evt_` + the batch's 16 hex characters + the record's index in 6 hex characters. */
-export const eventIdOf = (batchHex: string, index: number) => `evt_${batchHex}${index.toString(16).padStart(6, '0')}`;
+const eventIdOf = (batchHex: string, index: number) => `evt_${batchHex}${index.toString(16).padStart(6, '0')}`;
 
 export interface IngestRequest {
   orgId: string;
@@ -53,6 +48,11 @@ export interface IngestResult {
   eventIds(): string[];
 }
 
+/**
+ * Telemetry ingestion: a batch of one or more records is validated whole;
+ * one bad record refuses the batch (every bad index named) and nothing of it
+ * is stored. It resolves only after JetStream acknowledged the batch.
+ */
 export class IngestService {
   private readonly rejected;
 

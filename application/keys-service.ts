@@ -2,8 +2,9 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError, forbidden, notFound, unauthorized } from '../core/errors';
 import { randomId } from '../core/ids';
 import { defaultRole, type Role } from '../core/roles';
-import type { AuditLedger } from './audit-ledger';
-import type { KeyRecord, KeysRepo } from '../storage/keys-repo';
+import type { AuditEntry } from '../core/audit-chain';
+import type { AuditEvent } from './audit-ledger';
+import type { KeyRecord } from '../storage/keys-repo';
 import { counter, engineErrorsCounter, type Registry } from '../observability/metrics';
 
 /** Who is calling: the platform admin, or a key of one workspace. */
@@ -26,6 +27,18 @@ export interface MintedKey {
 const tokenPattern = /^ntk_([0-9a-f]{20})_([A-Za-z0-9_-]{43})$/;
 const sha256 = (value: string) => createHash('sha256').update(value).digest();
 
+/** Where keys are stored (KeysRepo); unit tests hand in a plain object. */
+export interface KeyStore {
+  put(record: KeyRecord): Promise<void>;
+  get(keyId: string): Promise<KeyRecord | undefined>;
+  list(opts: { orgId?: string; limit: number; after?: { created_at: number; key_id: string } }): Promise<KeyRecord[]>;
+}
+
+/** Where key changes are recorded (AuditLedger). */
+export interface KeyAudit {
+  append(event: AuditEvent): Promise<AuditEntry>;
+}
+
 /** How long a looked-up key stays in this process's cache; revocations made here apply at once. */
 const cacheTtlMs = 5_000;
 /** How long a cached key still serves while ClickHouse cannot be reached. */
@@ -44,8 +57,8 @@ export class KeysService {
 
   constructor(
     private readonly deps: {
-      repo: KeysRepo;
-      audit: AuditLedger;
+      repo: KeyStore;
+      audit: KeyAudit;
       registry: Registry;
       adminApiKey?: string;
       now?: () => number;

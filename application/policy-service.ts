@@ -63,7 +63,7 @@ export class PolicyService {
       max_window_minutes: change.max_window_minutes === undefined ? policy.max_window_minutes : (change.max_window_minutes ?? 0),
       updated_at: this.now(),
       version: policy.version + 1,
-    } as Policy;
+    };
     await this.deps.policies.put(updated);
     await this.deps.audit.append({ orgId, actor, action: 'policy.update', target: id, details: { ...change } });
     return updated;

@@ -9,8 +9,6 @@ export interface RateLimitConfig {
   burstSeconds: number;
 }
 
-export const defaultRateLimitConfig: RateLimitConfig = { recordsPerSecond: 0, burstSeconds: 2 };
-
 const maxTrackedWorkspaces = 100_000;
 
 /** Per-workspace limits on telemetry records, answered with 429 RATE_LIMITED and Retry-After. */

@@ -1,4 +1,4 @@
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { defaultRules } from '../core/correlation';
 import { AppError, conflict, forbidden, notFound, policyDenied, unavailable } from '../core/errors';
 import { randomId } from '../core/ids';
@@ -9,7 +9,7 @@ import type { IncidentsRepo } from '../storage/incidents-repo';
 import type { PoliciesRepo } from '../storage/policies-repo';
 import { terminalStatuses } from '../core/replay';
 import type { ReplayRecord, ReplaysRepo } from '../storage/replays-repo';
-import { decideUpdate, replayStatusQuery, replayWorkflow } from '../workflows/replay';
+import { decideUpdate, decisionFailures, replayStatusQuery, replayWorkflow } from '../workflows/replay';
 import type { ReplayInput } from '../workflows/replay-contract';
 import type { Principal } from './keys-service';
 
@@ -31,6 +31,7 @@ export class ReplayService {
       incidents: IncidentsRepo;
       policies: PoliciesRepo;
       replays: ReplaysRepo;
+      /** Requests and blocked requests; the workflow audits decisions. */
       audit: AuditLedger;
     },
   ) {}
@@ -98,6 +99,11 @@ export class ReplayService {
     }
   }
 
+  /**
+   * Sends the decision to the workflow, which checks the key again (it may
+   * have been revoked since this process cached it) and audits the decision
+   * itself, as it does for a raw signal: this service writes no entry.
+   */
   async decide(orgId: string, by: Principal, replayId: string, decision: 'approve' | 'deny', comment?: string): Promise<ReplayRecord> {
     const record = await this.get(orgId, replayId);
     if (record.status !== 'awaiting_approval') throw conflict(`the replay is ${record.status}, not awaiting approval`);
@@ -111,13 +117,22 @@ export class ReplayService {
         }),
       );
     } catch (err) {
-      // Another approver decided first, or the replay stopped waiting (expired) meanwhile.
-      if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) {
-        throw conflict('the replay is no longer awaiting a decision');
-      }
-      throw err instanceof AppError ? err : unavailable('Temporal', err);
+      throw decisionError(err);
     }
-    await this.deps.audit.append({ orgId, actor: by.keyId, action: `replay.${decision}`, target: replayId, details: comment ? { comment } : {} });
     return record;
   }
+}
+
+/** What a failed `decide` update means for the approver. */
+function decisionError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof WorkflowUpdateFailedError) {
+    const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
+    if (cause?.type === decisionFailures.refused) return forbidden(cause.message);
+    if (cause?.type === decisionFailures.unverifiable) return unavailable('the approver check', err);
+    // Another approver decided first, or the replay stopped waiting (expired) meanwhile.
+    return conflict('the replay is no longer awaiting a decision');
+  }
+  if (err instanceof WorkflowNotFoundError) return conflict('the replay is no longer awaiting a decision');
+  return unavailable('Temporal', err);
 }

@@ -1,5 +1,5 @@
 /** Small HTTP helpers for the bench: JSON calls against the service under measurement. */
-export async function call<T = any>(base: string, method: string, route: string, key: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: T }> {
+export async function call<T = unknown>(base: string, method: string, route: string, key: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: T }> {
   const res = await fetch(`${base}${route}`, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': contentType } : {}) },

@@ -3,6 +3,7 @@
  * event loop never shares time with the server it measures. It receives the
  * run's options over IPC and answers with autocannon's result.
  */
+import autocannon from 'autocannon';
 interface LoadRequest {
   url: string;
   connections: number;
@@ -20,14 +21,7 @@ export interface LoadResult {
   errors: number;
 }
 
-// autocannon ships no types; only the fields read here are described.
-const autocannon = require('autocannon') as (opts: object) => Promise<{
-  requests: { total: number; average: number };
-  latency: { p50: number; p99: number };
-  non2xx: number;
-  errors: number;
-  duration: number;
-}>;
+
 
 process.once('message', (msg: LoadRequest) => {
   autocannon({

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../service/config';
+import { loadConfig, type Config } from '../service/config';
 import { mintKey } from './client';
 import { flowBatches } from './data';
 import { summarizeProfiles } from './profile-summary';
@@ -17,7 +17,7 @@ import {
   replayOfFlows,
   singleIngest,
 } from './scenarios';
-import { peakRssMib, startBenchStack } from './stack';
+import { peakRssMib, startBenchStack, type BenchStack } from './stack';
 
 /**
  * `npm run bench [-- --quick] [-- --profile]`: every scenario of the
@@ -34,70 +34,81 @@ const skipped = { flows_per_s: NaN, accepted_flows_per_s: NaN };
 const sizes = quick ? quickSizes : fullSizes;
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
+/** Runs every selected scenario on one stack; what each measured, by scenario. */
+async function measure(stack: BenchStack, config: Config) {
+  const now = Date.now();
+  const day = 86_400_000;
+  const e2eData = flowBatches({ flows: sizes.e2eFlows, batchSize: 5_000, from: now - day, spanMs: day - 60_000, seed: 1 });
+
+  log(`raw JetStream publish of ${sizes.e2eFlows} flows`);
+  const rawJs = runs('rawjs') ? await rawJetStream(stack.natsUrl, e2eData) : NaN;
+  log(`raw ClickHouse insert of ${sizes.e2eFlows} rows`);
+  const rawCh = runs('rawch') ? await rawClickHouse(stack.dir, e2eData, config.clickhouse.url) : NaN;
+  log(`batched end to end: ${sizes.e2eFlows} flows`);
+  const analyst = await mintKey(stack.url, stack.adminKey);
+  const e2e = runs('e2e') ? await batchedEndToEnd(stack, analyst.key, e2eData, { from: now - day - 60_000, to: now + 60_000 }) : skipped;
+
+  log(`one flow per request for ${sizes.singleSeconds}s at concurrency 64, then the bare http baseline`);
+  const ingestKey = await mintKey(stack.url, stack.adminKey, { role: 'ingest' });
+  const noLoad = { rps: NaN, p50_ms: NaN, p99_ms: NaN };
+  const single = runs('single') ? await singleIngest(stack, ingestKey.key, sizes.singleSeconds) : { service: noLoad, baseline: noLoad };
+
+  log(`incident latency for ${sizes.incidentSeconds}s under half the peak flow load`);
+  const incidents = runs('incident')
+    ? await incidentLatency(stack, stack.adminKey, sizes.incidentSeconds, (Number.isNaN(e2e.flows_per_s) ? 50_000 : e2e.flows_per_s) / 2)
+    : { p50_ms: NaN, p99_ms: NaN };
+
+  log(`analyst queries over ${sizes.storedFlows} stored flows`);
+  const noQuery = { p50_ms: NaN, p99_ms: NaN };
+  const queries = runs('query') && runs('e2e') ? await analystQueries(stack, analyst.key, sizes, sizes.e2eFlows, now) : { hour: noQuery, day: noQuery };
+
+  log(`replay of an incident with ${sizes.replayFlows} flows of history`);
+  const replay = runs('replay') ? await replayOfFlows(stack, stack.adminKey, sizes.replayFlows) : { seconds: NaN };
+  return { rawJs, rawCh, e2e, single, incidents, queries, replay };
+}
+
+/** The keys BENCHMARKS.md and the smoke test read, and the details beside them. */
+function report(stack: BenchStack, m: Awaited<ReturnType<typeof measure>>) {
+  const api = stack.processes.find((p) => p.role.includes('api'))!;
+  const workers = stack.processes.find((p) => p.role.includes('stream-workers'))!;
+  const result: BenchResult = {
+    batched_e2e_flows_per_s: Math.round(m.e2e.flows_per_s),
+    raw_jetstream_events_per_s: Math.round(m.rawJs),
+    raw_clickhouse_rows_per_s: Math.round(m.rawCh),
+    single_ingest_rps: Math.round(m.single.service.rps),
+    bare_http_rps: Math.round(m.single.baseline.rps),
+    single_ingest_p50_ms: m.single.service.p50_ms,
+    single_ingest_p99_ms: m.single.service.p99_ms,
+    incident_latency_p50_ms: Math.round(m.incidents.p50_ms),
+    incident_latency_p99_ms: Math.round(m.incidents.p99_ms),
+    query_1h_p99_ms: Math.round(m.queries.hour.p99_ms * 10) / 10,
+    query_1d_p99_ms: Math.round(m.queries.day.p99_ms * 10) / 10,
+    replay_1m_s: Math.round(m.replay.seconds * 1000) / 1000,
+    api_rss_mib: peakRssMib(api.child.pid!),
+    workers_rss_mib: peakRssMib(workers.child.pid!),
+  };
+  const details = {
+    roles_per_process: stack.processes.map((p) => p.role),
+    accepted_flows_per_s: Math.round(m.e2e.accepted_flows_per_s),
+    single_ingest: m.single.service,
+    bare_http: m.single.baseline,
+    incidents: m.incidents,
+    queries: m.queries,
+    replay: m.replay,
+    engines_rss_mib: Object.fromEntries(stack.engines.map((e) => [e.name, e.pid ? peakRssMib(e.pid) : null])),
+    targets: Object.fromEntries(targets.map((t) => [t.key, t.holds(result)])),
+  };
+  return { result, details };
+}
+
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const profileDir = args.has('--profile') ? fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-profile-')) : undefined;
   const stack = await startBenchStack({ cpuProfileDir: profileDir });
   const extra: Record<string, unknown> = { mode: quick ? 'quick' : 'full', sizes, machine: machine() };
   try {
-    const now = Date.now();
-    const day = 86_400_000;
-    const e2eData = flowBatches({ flows: sizes.e2eFlows, batchSize: 5_000, from: now - day, spanMs: day - 60_000, seed: 1 });
-
-    log(`raw JetStream publish of ${sizes.e2eFlows} flows`);
-    const rawJs = runs('rawjs') ? await rawJetStream(stack.natsUrl, e2eData) : NaN;
-    log(`raw ClickHouse insert of ${sizes.e2eFlows} rows`);
-    const rawCh = runs('rawch') ? await rawClickHouse(stack.dir, e2eData, config.clickhouse.url) : NaN;
-    log(`batched end to end: ${sizes.e2eFlows} flows`);
-    const analyst = await mintKey(stack.url, stack.adminKey);
-    const e2e = runs('e2e') ? await batchedEndToEnd(stack, analyst.key, e2eData, { from: now - day - 60_000, to: now + 60_000 }) : skipped;
-
-    log(`one flow per request for ${sizes.singleSeconds}s at concurrency 64, then the bare http baseline`);
-    const ingestKey = await mintKey(stack.url, stack.adminKey, { role: 'ingest' });
-    const noLoad = { rps: NaN, p50_ms: NaN, p99_ms: NaN };
-    const single = runs('single') ? await singleIngest(stack, ingestKey.key, sizes.singleSeconds) : { service: noLoad, baseline: noLoad };
-
-    log(`incident latency for ${sizes.incidentSeconds}s under half the peak flow load`);
-    const incidents = runs('incident')
-      ? await incidentLatency(stack, stack.adminKey, sizes.incidentSeconds, (Number.isNaN(e2e.flows_per_s) ? 50_000 : e2e.flows_per_s) / 2)
-      : { p50_ms: NaN, p99_ms: NaN };
-
-    log(`analyst queries over ${sizes.storedFlows} stored flows`);
-    const noQuery = { p50_ms: NaN, p99_ms: NaN };
-    const queries = runs('query') && runs('e2e') ? await analystQueries(stack, analyst.key, sizes, sizes.e2eFlows, now) : { hour: noQuery, day: noQuery };
-
-    log(`replay of an incident with ${sizes.replayFlows} flows of history`);
-    const replay = runs('replay') ? await replayOfFlows(stack, stack.adminKey, sizes.replayFlows) : { seconds: NaN };
-
-    const api = stack.processes.find((p) => p.role.includes('api'))!;
-    const workers = stack.processes.find((p) => p.role.includes('stream-workers'))!;
-    const result: BenchResult = {
-      batched_e2e_flows_per_s: Math.round(e2e.flows_per_s),
-      raw_jetstream_events_per_s: Math.round(rawJs),
-      raw_clickhouse_rows_per_s: Math.round(rawCh),
-      single_ingest_rps: Math.round(single.service.rps),
-      bare_http_rps: Math.round(single.baseline.rps),
-      single_ingest_p50_ms: single.service.p50_ms,
-      single_ingest_p99_ms: single.service.p99_ms,
-      incident_latency_p50_ms: Math.round(incidents.p50_ms),
-      incident_latency_p99_ms: Math.round(incidents.p99_ms),
-      query_1h_p99_ms: Math.round(queries.hour.p99_ms * 10) / 10,
-      query_1d_p99_ms: Math.round(queries.day.p99_ms * 10) / 10,
-      replay_1m_s: Math.round(replay.seconds * 1000) / 1000,
-      api_rss_mib: peakRssMib(api.child.pid!),
-      workers_rss_mib: peakRssMib(workers.child.pid!),
-    };
-    Object.assign(extra, {
-      roles_per_process: stack.processes.map((p) => p.role),
-      accepted_flows_per_s: Math.round(e2e.accepted_flows_per_s),
-      single_ingest: single.service,
-      bare_http: single.baseline,
-      incidents,
-      queries,
-      replay,
-      engines_rss_mib: Object.fromEntries(stack.engines.map((e) => [e.name, e.pid ? peakRssMib(e.pid) : null])),
-      targets: Object.fromEntries(targets.map((t) => [t.key, t.holds(result)])),
-    });
+    const { result, details } = report(stack, await measure(stack, config));
+    Object.assign(extra, details);
     await stack.stop();
     if (profileDir) extra.profile = summarizeProfiles(profileDir, 25);
     if ((!quick || args.has('--write')) && !only) writeBenchmarks(path.resolve(__dirname, '../../BENCHMARKS.md'), result, extra);

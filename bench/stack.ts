@@ -5,8 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { localNatsServer, localTemporalServer } from '../engines/engines';
 import { freePort, type LocalProcess } from '../engines/local-process';
-import { loadConfig } from '../service/config';
-import { createLogger } from '../observability/logger';
+import { loadConfig, type Config } from '../service/config';
+import { createLogger, type Logger } from '../observability/logger';
 
 /**
  * The stack under measurement, started as `npm start` starts it: the
@@ -26,10 +26,8 @@ export interface BenchStack {
 
 const mainJs = path.resolve(__dirname, '../service/main.js');
 
-export async function startBenchStack(opts: { cpuProfileDir?: string }): Promise<BenchStack> {
-  const config = loadConfig(process.env);
-  const log = createLogger('warn', 'bench');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-bench-'));
+/** Local engines in `dir` for what the environment does not name. */
+async function benchEngines(config: Config, dir: string, log: Logger) {
   const engines: LocalProcess[] = [];
   let natsUrl = config.nats.url;
   if (!natsUrl) {
@@ -44,13 +42,37 @@ export async function startBenchStack(opts: { cpuProfileDir?: string }): Promise
     temporalAddress = `127.0.0.1:${port}`;
   }
   await Promise.all(engines.map((e) => e.start()));
+  return { engines, natsUrl, temporalAddress };
+}
 
+/** Starts the compiled service with these roles; resolves once an api process printed that it is up. */
+async function startService(role: string, env: NodeJS.ProcessEnv, port: number, cpuProfileDir?: string): Promise<ChildProcess> {
+  const args = cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`, mainJs] : [mainJs];
+  const child = spawn(process.execPath, args, {
+    env: { ...env, ROLES: role, PORT: role.includes('api') ? String(port) : '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (out.includes('nettel is up') || !role.includes('api')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`service (${role}) exited with ${code}`)));
+    if (!role.includes('api')) setTimeout(resolve, 3000);
+  });
+  return child;
+}
+
+export async function startBenchStack(opts: { cpuProfileDir?: string }): Promise<BenchStack> {
+  const config = loadConfig(process.env);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-bench-'));
+  const { engines, natsUrl, temporalAddress } = await benchEngines(config, dir, createLogger('warn', 'bench'));
   const adminKey = `nta_bench_${randomBytes(16).toString('hex')}`;
   const port = await freePort();
   const env = {
     ...process.env,
     DATA_DIR: path.join(dir, 'service'),
-    PORT: String(port),
     HOST: '127.0.0.1',
     ADMIN_API_KEY: adminKey,
     NATS_URL: natsUrl,
@@ -61,23 +83,7 @@ export async function startBenchStack(opts: { cpuProfileDir?: string }): Promise
   };
   const roles = config.clickhouse.url ? ['api', 'stream-workers,temporal-worker'] : ['api,stream-workers,temporal-worker'];
   const processes: BenchStack['processes'] = [];
-  for (const role of roles) {
-    const args = opts.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfileDir}`, mainJs] : [mainJs];
-    const child = spawn(process.execPath, args, {
-      env: { ...env, ROLES: role, PORT: role.includes('api') ? String(port) : '0' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    processes.push({ role, child });
-    await new Promise<void>((resolve, reject) => {
-      let out = '';
-      child.stdout!.on('data', (c) => {
-        out += c;
-        if (out.includes('nettel is up') || !role.includes('api')) resolve();
-      });
-      child.once('exit', (code) => reject(new Error(`service (${role}) exited with ${code}`)));
-      if (!role.includes('api')) setTimeout(resolve, 3000);
-    });
-  }
+  for (const role of roles) processes.push({ role, child: await startService(role, env, port, opts.cpuProfileDir) });
   const url = `http://127.0.0.1:${port}`;
   await waitHealthy(url);
   return {

@@ -22,7 +22,7 @@ export interface AuditEntry extends AuditEntryContent {
 
 export const genesisHash = '0'.repeat(64);
 
-export function hashEntry(content: AuditEntryContent, prevHash: string): string {
+function hashEntry(content: AuditEntryContent, prevHash: string): string {
   const canonical = JSON.stringify([
     content.org_id,
     content.seq,

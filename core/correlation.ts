@@ -74,7 +74,7 @@ export interface Incident {
 export const correlationKey = (s: Pick<SignalRow, 'org_id' | 'service' | 'environment' | 'region'>) =>
   `${s.org_id}\u0000${s.service}\u0000${s.environment}\u0000${s.region}`;
 
-export function orderSignals(signals: readonly SignalRow[]): SignalRow[] {
+function orderSignals(signals: readonly SignalRow[]): SignalRow[] {
   const unique = new Map<string, SignalRow>();
   for (const s of signals) if (!unique.has(s.event_id)) unique.set(s.event_id, s);
   return [...unique.values()].sort((a, b) => a.ts - b.ts || (a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0));

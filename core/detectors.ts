@@ -1,6 +1,18 @@
 import { derivedId } from './ids';
 import { isAddressText, type MetricRow, type SignalRow } from './telemetry';
 
+/** The environment a metric event without one correlates under. */
+export const defaultEnvironment = 'default';
+
+/** The key of a traffic-volume incident: service = the destination address, in this environment and region. */
+const trafficVolumeKey = { environment: 'network', region: 'global' } as const;
+
+/** The destination a correlation key watches, when it is a traffic-volume key. */
+export function trafficVolumeDestination(key: { service: string; environment: string; region: string }): string | undefined {
+  const matches = key.environment === trafficVolumeKey.environment && key.region === trafficVolumeKey.region;
+  return matches && isAddressText(key.service) ? key.service : undefined;
+}
+
 /**
  * Detectors turn flows and metric events into correlation signals when a
  * rule fires; those signals then open or join incidents like posted ones.
@@ -12,18 +24,6 @@ import { isAddressText, type MetricRow, type SignalRow } from './telemetry';
  * | metric_threshold | a metric event's value reaches the metric's threshold | telemetry `metric`, the event's service/environment/region |
  * | traffic_volume | bytes to one destination within one minute (event time) reach `bytesPerMinute` | telemetry `flow`, service = the destination address, environment `network`, region `global` |
  */
-/** The environment a metric event without one correlates under. */
-export const defaultEnvironment = 'default';
-
-/** The key of a traffic-volume incident: service = the destination address, in this environment and region. */
-export const trafficVolumeKey = { environment: 'network', region: 'global' } as const;
-
-/** The destination a correlation key watches, when it is a traffic-volume key. */
-export function trafficVolumeDestination(key: { service: string; environment: string; region: string }): string | undefined {
-  const matches = key.environment === trafficVolumeKey.environment && key.region === trafficVolumeKey.region;
-  return matches && isAddressText(key.service) ? key.service : undefined;
-}
-
 export interface DetectorRules {
   metricThresholds: Record<string, number>;
   bytesPerMinute: number;

@@ -20,7 +20,7 @@ export type ErrorCode =
   | 'UNAVAILABLE'
   | 'INTERNAL';
 
-export const statusOfCode: Record<ErrorCode, number> = {
+const statusOfCode: Record<ErrorCode, number> = {
   VALIDATION_ERROR: 400,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,

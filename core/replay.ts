@@ -31,7 +31,7 @@ export function replayWindow(incident: Pick<Incident, 'first_seen' | 'last_seen'
 }
 
 /** The fields a replay must reproduce for parity. */
-export const parityFields = ['id', 'severity', 'state', 'signal_count', 'first_seen', 'last_seen', 'kinds', 'rule', 'escalations'] as const;
+const parityFields = ['id', 'severity', 'state', 'signal_count', 'first_seen', 'last_seen', 'kinds', 'rule', 'escalations'] as const;
 
 export interface ParityDifference {
   field: (typeof parityFields)[number];

@@ -107,7 +107,7 @@ export function parseFlow(value: unknown): z.ZodSafeParseResult<FlowInput> {
         protocol,
         src_port: r.src_port as number | undefined,
         dst_port: r.dst_port as number | undefined,
-        timestamp: ts as number | undefined,
+        timestamp: ts,
       };
       return { success: true, data };
     }

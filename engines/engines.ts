@@ -43,7 +43,7 @@ function writeNatsConfig(opts: LocalEngineOptions): string {
 }
 
 // NATS's own ceiling: a 10 MiB body of small records grows three- to fourfold once stamped.
-export const natsMaxPayload = 64 * 1024 * 1024;
+const natsMaxPayload = 64 * 1024 * 1024;
 
 export function localClickHouseServer(opts: LocalEngineOptions & { tcpPort: number }, log: Logger): LocalProcess {
   const command = requireExecutable('clickhouse-server', opts.binPath, setupHint);

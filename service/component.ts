@@ -11,7 +11,7 @@ export const startStep = (start: () => Promise<unknown>): Component => ({
   start: async () => {
     await start();
   },
-  stop: async () => undefined,
+  stop: () => Promise.resolve(),
 });
 
 /**

@@ -34,8 +34,6 @@ export class ClickHouseError extends Error {
   }
 }
 
-export const clickhouseCodes = { UNKNOWN_TABLE: 60, UNKNOWN_DATABASE: 81, TABLE_ALREADY_EXISTS: 57 } as const;
-
 function wrap(context: string, err: unknown): ClickHouseError {
   if (err instanceof ClickHouseError) return err;
   const e = err as { message?: string; code?: unknown; clickhouseCode?: unknown };
@@ -94,9 +92,10 @@ export class ChdbClickHouse implements ClickHouse {
     await this.exec(`CREATE DATABASE IF NOT EXISTS ${this.database}`);
   }
 
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
     this.session?.close();
     this.session = undefined;
+    return Promise.resolve();
   }
 
   private get open(): ChdbSession {
@@ -200,7 +199,7 @@ export class HttpClickHouse implements ClickHouse {
   async query<T>(sql: string): Promise<T[]> {
     try {
       const result = await this.open.query({ query: sql, format: 'JSONEachRow' });
-      return (await result.json()) as T[];
+      return await result.json<T>();
     } catch (err) {
       throw wrap('clickhouse query failed', err);
     }

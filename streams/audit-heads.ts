@@ -32,8 +32,9 @@ export class AuditHeads {
     this.kv = await this.nats.js().views.kv(auditHeadsBucket(this.prefix), { history: 1 });
   }
 
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
     this.kv = undefined;
+    return Promise.resolve();
   }
 
   private get bucket(): KV {

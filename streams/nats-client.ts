@@ -1,4 +1,4 @@
-import { connect, type JetStreamClient, type JetStreamManager, type NatsConnection } from 'nats';
+import { Events, connect, type JetStreamClient, type JetStreamManager, type NatsConnection } from 'nats';
 import type { Logger } from '../observability/logger';
 
 export interface NatsClientConfig {
@@ -33,10 +33,10 @@ export class NatsClient {
 
   private async watchStatus(nc: NatsConnection): Promise<void> {
     for await (const status of nc.status()) {
-      if (status.type === 'disconnect') this.connected = false;
-      if (status.type === 'reconnect') this.connected = true;
-      if (status.type === 'disconnect' || status.type === 'reconnect' || status.type === 'error') {
-        this.log.warn({ status: status.type, data: String(status.data) }, 'nats connection status');
+      if (status.type === Events.Disconnect) this.connected = false;
+      if (status.type === Events.Reconnect) this.connected = true;
+      if (status.type === Events.Disconnect || status.type === Events.Reconnect || status.type === Events.Error) {
+        this.log.warn({ status: status.type, data: status.data }, 'nats connection status');
       }
     }
   }

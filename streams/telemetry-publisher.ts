@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { headers as natsHeaders } from 'nats';
+import { headers as natsHeaders, type MsgHdrs } from 'nats';
 import { unavailable } from '../core/errors';
 import type { StreamKind } from '../core/telemetry';
 import { counter, engineErrorsCounter, type Registry } from '../observability/metrics';
-import type { NatsClient } from './nats-client';
 import { names } from './topology';
 
 /** One accepted request's records, already validated and stamped, as JSONEachRow lines. */
@@ -23,6 +22,15 @@ export const headerNames = {
   minTs: 'Nettel-Min-Ts',
   maxTs: 'Nettel-Max-Ts',
 } as const;
+
+/** The part of the NATS client the publisher uses (NatsClient has it); unit tests hand in a plain object. */
+export interface PublishConnection {
+  readonly isConnected: boolean;
+  readonly nc: { readonly info?: { readonly max_payload: number } };
+  js(): {
+    publish(subject: string, data: Uint8Array, opts: { msgID: string; headers: MsgHdrs; timeout: number }): Promise<{ duplicate: boolean }>;
+  };
+}
 
 interface PendingGroup {
   kind: StreamKind;
@@ -71,7 +79,7 @@ export class TelemetryPublisher {
   private readonly metrics;
 
   constructor(
-    private readonly deps: { nats: NatsClient; prefix: string; registry: Registry; timeoutMs?: number },
+    private readonly deps: { nats: PublishConnection; prefix: string; registry: Registry; timeoutMs?: number },
   ) {
     this.metrics = publisherMetrics(deps.registry);
   }

@@ -4,6 +4,7 @@ import {
   RetentionPolicy,
   StorageType,
   nanos,
+  type ConsumerConfig,
   type JetStreamManager,
   type StreamConfig,
 } from 'nats';
@@ -87,13 +88,27 @@ export async function ensureTopology(jsm: JetStreamManager, config: TopologyConf
     max_bytes: config.deadLetterMaxBytes,
   });
 
-  const consumer = {
-    durable_name: n.writers,
+  await ensureWritersConsumer(jsm, config);
+}
+
+/** The writers' durable consumer: what ensureTopology creates, and what a worker recreates if it was deleted. */
+function writersConsumerConfig(config: Pick<TopologyConfig, 'prefix' | 'ackWaitMs' | 'maxAckPending'>): Partial<ConsumerConfig> & { durable_name: string } {
+  return {
+    durable_name: names(config.prefix).writers,
     ack_policy: AckPolicy.Explicit,
     ack_wait: nanos(config.ackWaitMs),
     max_ack_pending: config.maxAckPending,
     max_waiting: 512,
   };
+}
+
+/** Creates the writers' consumer, or updates it to the topology's config; true when it had to be created. */
+export async function ensureWritersConsumer(
+  jsm: JetStreamManager,
+  config: Pick<TopologyConfig, 'prefix' | 'ackWaitMs' | 'maxAckPending'>,
+): Promise<boolean> {
+  const n = names(config.prefix);
+  const consumer = writersConsumerConfig(config);
   const hasConsumer = await jsm.consumers.info(n.stream, n.writers).then(
     () => true,
     (err: unknown) => {
@@ -103,4 +118,5 @@ export async function ensureTopology(jsm: JetStreamManager, config: TopologyConf
   );
   if (hasConsumer) await jsm.consumers.update(n.stream, n.writers, consumer);
   else await jsm.consumers.add(n.stream, consumer);
+  return !hasConsumer;
 }

@@ -8,7 +8,7 @@ import { str, strList } from '../storage/sql';
  * every ClickHouse generation (18.16 has no TTL clause). Tables are
  * partitioned by day number, intDiv(ts, 86400000).
  */
-export const retainedTables = ['flows', 'flows_1m', 'signals', 'metrics', 'metrics_1m'] as const;
+const retainedTables = ['flows', 'flows_1m', 'signals', 'metrics', 'metrics_1m'] as const;
 
 export function expiredPartitions(partitions: readonly string[], nowMs: number, retentionDays: number): string[] {
   const oldestKept = Math.floor(nowMs / 86_400_000) - retentionDays + 1;
@@ -24,12 +24,13 @@ export class RetentionJob {
     private readonly deps: { clickhouse: ClickHouse; log: Logger; registry: Registry; now?: () => number },
   ) {}
 
-  async start(): Promise<void> {
+  start(): Promise<void> {
     this.running = this.runOnce().then(() => undefined);
     this.timer = setInterval(() => {
       this.running = this.runOnce().then(() => undefined);
     }, this.config.intervalMs);
     this.timer.unref();
+    return Promise.resolve();
   }
 
   async stop(): Promise<void> {

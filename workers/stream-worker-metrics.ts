@@ -1,6 +1,11 @@
-import { counter, engineErrorsCounter, type Registry } from '../observability/metrics';
+import { counter, engineErrorsCounter, histogram, type Registry } from '../observability/metrics';
 
-/** What the stream workers count: rows written, duplicates skipped, batches by outcome, dead letters. */
+/**
+ * What the stream workers count: rows written, duplicates skipped, batches by
+ * outcome, dead letters, re-opens of the consumer, and how long and how large
+ * each ClickHouse insert is. (The consumer's backlog is measured on scrape
+ * by streams/consumer-lag.)
+ */
 export const streamWorkerMetrics = (registry: Registry) => ({
   rowsWritten: counter(registry, {
     name: 'nettel_worker_rows_written_total',
@@ -20,6 +25,23 @@ export const streamWorkerMetrics = (registry: Registry) => ({
   deadLetters: counter(registry, {
     name: 'nettel_worker_dead_letters_total',
     help: 'Messages moved to the dead-letter stream after ClickHouse kept refusing them',
+  }),
+  consumeRestarts: counter(registry, {
+    name: 'nettel_worker_consume_restarts_total',
+    help: 'Times a stream worker re-opened its consumer after consuming stopped, by reason',
+    labelNames: ['reason'] as const,
+  }),
+  writeSeconds: histogram(registry, {
+    name: 'nettel_worker_clickhouse_write_seconds',
+    help: 'Time of one successful ClickHouse insert by a stream worker, by table',
+    labelNames: ['table'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  }),
+  writeRows: histogram(registry, {
+    name: 'nettel_worker_write_batch_rows',
+    help: 'Rows in one ClickHouse insert by a stream worker, by table',
+    labelNames: ['table'] as const,
+    buckets: [1, 10, 100, 500, 1_000, 5_000, 10_000, 50_000, 100_000, 500_000],
   }),
   engineErrors: engineErrorsCounter(registry),
 });

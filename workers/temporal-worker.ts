@@ -65,10 +65,10 @@ export class TemporalWorker {
   }
 
   /** For /healthz: up while the worker polls its task queue. */
-  async probe(): Promise<{ detail: string }> {
+  probe(): Promise<{ detail: string }> {
     const state = this.worker?.getState() ?? 'STOPPED';
-    if (state !== 'RUNNING') throw new Error(`temporal worker is ${state.toLowerCase()}`);
-    return { detail: `polling ${this.config.taskQueue}` };
+    if (state !== 'RUNNING') return Promise.reject(new Error(`temporal worker is ${state.toLowerCase()}`));
+    return Promise.resolve({ detail: `polling ${this.config.taskQueue}` });
   }
 
   async stop(): Promise<void> {

@@ -25,6 +25,28 @@ export interface DecisionInput extends ApprovalInput {
   decision: 'approve' | 'deny';
 }
 
+/** Which door a decision came through: a raw Temporal signal, or the `decide` update the API sends. */
+export type DecisionDoor = 'signal' | 'update';
+
+/** Why a decision was refused: the key is unknown (or another workspace's), revoked, expired, lacks `approve`, requested the replay, or could not be checked. */
+export type ApproverRefusal = 'unknown_key' | 'revoked' | 'expired' | 'not_an_approver' | 'requester' | 'unverifiable';
+
+export type ApproverVerdict = { ok: true } | { ok: false; reason: ApproverRefusal; message: string };
+
+/** A decision the workflow received, as its audit entry records it. */
+export interface DecisionRecord {
+  decision: 'approve' | 'deny';
+  approverKeyId: string;
+  comment?: string;
+  door: DecisionDoor;
+  /** The n-th decision this replay received: with the replay id it names the entry, so a retried append writes it once. */
+  attempt: number;
+  /** Workflow time when the decision arrived. */
+  at: number;
+  /** Why it was refused; absent for the decision taken. */
+  refusal?: { reason: ApproverRefusal; message: string };
+}
+
 export interface ReplayState {
   status: ReplayStatus;
   approvals: Approval[];
@@ -75,4 +97,8 @@ export interface ReplayActivities {
   prepareReplay(input: ReplayInput): Promise<PreparedReplay>;
   /** Re-runs detection and correlation on the incident's history and judges parity. */
   runReplay(args: { input: ReplayInput; window: ReplayWindow }): Promise<ReplayReport>;
+  /** Whether a key may decide this replay: it exists in the replay's workspace, is active, may `approve`, and did not request it. */
+  checkApprover(args: { input: ReplayInput; approverKeyId: string }): Promise<ApproverVerdict>;
+  /** Appends `replay.approve`, `replay.deny` or, for a refused decision, `replay.decision_refused` to the workspace's ledger, once. */
+  auditDecision(args: { input: ReplayInput; record: DecisionRecord }): Promise<void>;
 }

@@ -7,7 +7,7 @@ import type { StoredIncident } from '../../storage/incidents-repo';
 import { orgOf, principalOf, requirePermission } from '../auth';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, limitSchema, pageOf } from '../pagination';
-import { knownIdForm, parseOrThrow, singleQuery, timeParam } from '../validation';
+import { knownIdForm, parseOrThrow, pathParam, singleQuery, timeParam } from '../validation';
 
 const listSchema = z
   .object({
@@ -23,7 +23,7 @@ const listSchema = z
 const cursorSchema = z.object({ first_seen: z.number().int(), id: z.string().max(64) });
 
 /** An incident as clients see it: `state` and `status` carry the same value. */
-export function incidentView(i: StoredIncident) {
+function incidentView(i: StoredIncident) {
   return {
     id: i.id,
     severity: i.severity,
@@ -45,7 +45,7 @@ export function incidentView(i: StoredIncident) {
   };
 }
 
-const incidentId = (ctx: Context) => knownIdForm('inc', ctx.params.id as string, 'incident');
+const incidentId = (ctx: Context) => knownIdForm('inc', pathParam(ctx, 'id'), 'incident');
 
 export function registerIncidentRoutes(router: Router, deps: ApiDeps): void {
   router.get('/v1/incidents', requirePermission('read'), async (ctx) => {

@@ -8,7 +8,7 @@ import { principalOf, requirePermission } from '../auth';
 import { readBody } from '../body';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, limitSchema, pageOf } from '../pagination';
-import { knownIdForm, parseOrThrow, singleQuery } from '../validation';
+import { knownIdForm, parseOrThrow, pathParam, singleQuery } from '../validation';
 
 const mintSchema = z
   .object({
@@ -25,7 +25,7 @@ const listSchema = z
 const cursorSchema = z.object({ created_at: z.number().int(), key_id: z.string() });
 
 /** A key as clients see it: never its secret, never its hash. */
-export function keyView(record: KeyRecord) {
+function keyView(record: KeyRecord) {
   return {
     key_id: record.key_id,
     org_id: record.org_id,
@@ -63,7 +63,7 @@ export function registerKeyRoutes(router: Router, deps: ApiDeps): void {
   });
 
   router.delete('/v1/api-keys/:id', guard, async (ctx) => {
-    const keyId = knownIdForm('key', ctx.params.id as string, 'api key');
+    const keyId = knownIdForm('key', pathParam(ctx, 'id'), 'api key');
     const revoked = await deps.keys.revoke(principalOf(ctx), keyId);
     ctx.body = keyView(revoked);
   });

@@ -7,7 +7,7 @@ import { orgOf, principalOf, requirePermission } from '../auth';
 import { readBody } from '../body';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, limitSchema, pageOf } from '../pagination';
-import { knownIdForm, parseOrThrow, singleQuery } from '../validation';
+import { knownIdForm, parseOrThrow, pathParam, singleQuery } from '../validation';
 
 const label = z.string().trim().min(1).max(128);
 const boundaries = {
@@ -29,7 +29,7 @@ const listSchema = z
   .strict();
 const cursorSchema = z.object({ created_at: z.number().int(), id: z.string().max(64) });
 
-export function policyView(p: Policy) {
+function policyView(p: Policy) {
   return {
     policy_id: p.id,
     id: p.id,
@@ -47,7 +47,7 @@ export function policyView(p: Policy) {
   };
 }
 
-const policyId = (ctx: Context) => knownIdForm('pol', ctx.params.id as string, 'policy');
+const policyId = (ctx: Context) => knownIdForm('pol', pathParam(ctx, 'id'), 'policy');
 
 export function registerPolicyRoutes(router: Router, deps: ApiDeps): void {
   const manage = requirePermission('policies:manage');

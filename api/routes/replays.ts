@@ -8,7 +8,7 @@ import { readBody } from '../body';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, limitSchema, pageOf } from '../pagination';
 import { iso } from '../../core/time';
-import { knownIdForm, parseOrThrow, singleQuery } from '../validation';
+import { knownIdForm, parseOrThrow, pathParam, singleQuery } from '../validation';
 
 const requestSchema = z
   .object({
@@ -26,9 +26,9 @@ const listSchema = z
   })
   .strict();
 const cursorSchema = z.object({ requested_at: z.number().int(), replay_id: z.string().max(64) });
-const replayId = (ctx: Context) => knownIdForm('rep', ctx.params.id as string, 'replay');
+const replayId = (ctx: Context) => knownIdForm('rep', pathParam(ctx, 'id'), 'replay');
 
-export function replayView(r: ReplayRecord) {
+function replayView(r: ReplayRecord) {
   return {
     replay_id: r.replay_id,
     incident_id: r.incident_id,

@@ -1,20 +1,34 @@
+import { AuditLedger } from '../../application/audit-ledger';
+import { AuditRepo } from '../../storage/audit-repo';
 import { IncidentsRepo } from '../../storage/incidents-repo';
+import { KeysRepo } from '../../storage/keys-repo';
 import { PoliciesRepo } from '../../storage/policies-repo';
 import { ReplayHistory } from '../../storage/replay-history';
 import { ReplaysRepo } from '../../storage/replays-repo';
+import { AuditHeads } from '../../streams/audit-heads';
 import { createReplayActivities } from '../../workers/activities/replay-activities';
 import { TemporalWorker } from '../../workers/temporal-worker';
+import type { Component } from '../component';
 import type { Config } from '../config';
 import type { Adapters } from './adapters';
 import type { EngineAddresses } from './engines';
 
-/** The temporal-worker role: run the governance workflows and their activities. */
+/**
+ * The temporal-worker role: run the governance workflows and their
+ * activities. The activities audit approvers' decisions, so the role has its
+ * own audit ledger over the workspace chains' heads in JetStream.
+ */
 export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a: Adapters) {
+  const heads = new AuditHeads(a.nats, config.nats.prefix);
   const activities = createReplayActivities({
     incidents: new IncidentsRepo(a.clickhouse),
     policies: new PoliciesRepo(a.clickhouse),
     replays: new ReplaysRepo(a.clickhouse),
     history: new ReplayHistory(a.clickhouse),
+    keys: new KeysRepo(a.clickhouse),
+    audit: new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry),
+    heads,
+    registry: a.registry,
   });
   const worker = new TemporalWorker(
     {
@@ -25,5 +39,7 @@ export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a
     },
     { activities, log: a.log, registry: a.registry },
   );
-  return { components: [worker], worker };
+  // The heads start before the worker runs an activity that appends, and stop after it.
+  const components: Component[] = [heads, worker];
+  return { components, worker };
 }

@@ -1,7 +1,9 @@
 import { AuditLedger } from '../../application/audit-ledger';
 import { AuditRepo } from '../../storage/audit-repo';
 import { AuditHeads } from '../../streams/audit-heads';
+import type { AuditEntryView, Page } from '../support/api-types';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
+import { waitForMutations } from '../support/wait';
 
 describe.each(transports)('audit ledger on %s', (transport) => {
   let t: TestStack;
@@ -16,13 +18,13 @@ describe.each(transports)('audit ledger on %s', (transport) => {
     const admin = await t.mintKey({ role: 'admin' });
     const other = await t.mintKey({ orgId: admin.org_id });
     await t.request('DELETE', `/v1/api-keys/${other.key_id}`, { key: admin.key });
-    const res = await t.request('GET', '/v1/audit', { key: admin.key });
+    const res = await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key: admin.key });
     expect(res.status).toBe(200);
     const entries = res.body.data;
     expect(entries.map((e: { action: string }) => e.action)).toEqual(['api_key.revoke', 'api_key.create', 'api_key.create']);
     expect(entries.map((e: { seq: number }) => e.seq)).toEqual([3, 2, 1]);
-    expect(entries[0].prev_hash).toBe(entries[1].hash);
-    expect(entries[1].prev_hash).toBe(entries[2].hash);
+    expect(entries[0]!.prev_hash).toBe(entries[1]!.hash);
+    expect(entries[1]!.prev_hash).toBe(entries[2]!.hash);
     expect(entries[0]).toMatchObject({ actor: admin.key_id, target: other.key_id });
     const verdict = await t.request('GET', '/v1/audit/verify', { key: admin.key });
     expect(verdict.body).toEqual({ valid: true, entries: 3 });
@@ -39,18 +41,18 @@ describe.each(transports)('audit ledger on %s', (transport) => {
     const a = await t.mintKey({ role: 'admin' });
     const b = await t.mintKey({ role: 'admin' });
     await t.mintKey({ orgId: a.org_id });
-    const listB = await t.request('GET', '/v1/audit', { key: b.key });
+    const listB = await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key: b.key });
     expect(listB.body.data).toHaveLength(1);
-    expect(listB.body.data[0].target).toBe(b.key_id);
-    const targetsA = (await t.request('GET', '/v1/audit', { key: a.key })).body.data.map((e: { target: string }) => e.target);
+    expect(listB.body.data[0]!.target).toBe(b.key_id);
+    const targetsA = (await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key: a.key })).body.data.map((e: { target: string }) => e.target);
     expect(targetsA).not.toContain(b.key_id);
   });
 
   test('the platform admin reads a workspace ledger only by naming its org', async () => {
     const a = await t.mintKey({ role: 'admin' });
-    const unnamed = await t.request('GET', '/v1/audit', { key: t.adminKey });
+    const unnamed = await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key: t.adminKey });
     expect(unnamed.status).toBe(400);
-    const named = await t.request('GET', `/v1/audit?org_id=${a.org_id}`, { key: t.adminKey });
+    const named = await t.request<Page<AuditEntryView>>('GET', `/v1/audit?org_id=${a.org_id}`, { key: t.adminKey });
     expect(named.status).toBe(200);
     expect(named.body.data).toHaveLength(1);
   });
@@ -58,9 +60,9 @@ describe.each(transports)('audit ledger on %s', (transport) => {
   test('the ledger pages newest first with a cursor', async () => {
     const admin = await t.mintKey({ role: 'admin' });
     for (let i = 0; i < 4; i += 1) await t.mintKey({ orgId: admin.org_id });
-    const first = await t.request('GET', '/v1/audit?limit=3', { key: admin.key });
+    const first = await t.request<Page<AuditEntryView>>('GET', '/v1/audit?limit=3', { key: admin.key });
     expect(first.body.data.map((e: { seq: number }) => e.seq)).toEqual([5, 4, 3]);
-    const second = await t.request('GET', `/v1/audit?limit=3&cursor=${first.body.next_cursor}`, { key: admin.key });
+    const second = await t.request<Page<AuditEntryView>>('GET', `/v1/audit?limit=3&cursor=${first.body.next_cursor}`, { key: admin.key });
     expect(second.body.data.map((e: { seq: number }) => e.seq)).toEqual([2, 1]);
     expect(second.body.next_cursor).toBeNull();
   });
@@ -73,11 +75,8 @@ describe.each(transports)('audit ledger on %s', (transport) => {
       `ALTER TABLE ${db}.audit_log UPDATE actor = 'someone-else' WHERE org_id = '${admin.org_id}' AND seq = 2`,
     );
     // Mutations apply in the background on every ClickHouse generation; wait until this one has.
-    let verdict = await t.request('GET', '/v1/audit/verify', { key: admin.key });
-    for (let i = 0; i < 100 && verdict.body.valid; i += 1) {
-      await new Promise((r) => setTimeout(r, 100));
-      verdict = await t.request('GET', '/v1/audit/verify', { key: admin.key });
-    }
+    await waitForMutations(t.stack.clickhouse, 'audit_log');
+    const verdict = await t.request('GET', '/v1/audit/verify', { key: admin.key });
     expect(verdict.body).toMatchObject({ valid: false, broken_at: 2, reason: 'entry content does not match its hash' });
   });
 
@@ -86,11 +85,8 @@ describe.each(transports)('audit ledger on %s', (transport) => {
     for (let i = 0; i < 3; i += 1) await t.mintKey({ orgId: admin.org_id });
     const db = t.stack.clickhouse.database;
     await t.stack.clickhouse.exec(`ALTER TABLE ${db}.audit_log DELETE WHERE org_id = '${admin.org_id}' AND seq = 3`);
-    let verdict = await t.request('GET', '/v1/audit/verify', { key: admin.key });
-    for (let i = 0; i < 100 && verdict.body.valid; i += 1) {
-      await new Promise((r) => setTimeout(r, 100));
-      verdict = await t.request('GET', '/v1/audit/verify', { key: admin.key });
-    }
+    await waitForMutations(t.stack.clickhouse, 'audit_log');
+    const verdict = await t.request('GET', '/v1/audit/verify', { key: admin.key });
     expect(verdict.body).toMatchObject({ valid: false, broken_at: 3 });
   });
 
@@ -116,11 +112,9 @@ describe.each(transports)('audit ledger on %s', (transport) => {
     const admin = await t.mintKey({ role: 'admin' });
     for (let i = 0; i < 3; i += 1) await t.mintKey({ orgId: admin.org_id });
     const db = t.stack.clickhouse.database;
-    const count = async () =>
-      Number((await t.stack.clickhouse.query<{ n: string }>(`SELECT count() AS n FROM ${db}.audit_log WHERE org_id = '${admin.org_id}'`))[0]!.n);
     await t.stack.clickhouse.exec(`ALTER TABLE ${db}.audit_log DELETE WHERE org_id = '${admin.org_id}' AND seq >= 3`);
     // Mutations apply in the background: wait until both entries are gone.
-    for (let i = 0; i < 100 && (await count()) !== 2; i += 1) await new Promise((r) => setTimeout(r, 100));
+    await waitForMutations(t.stack.clickhouse, 'audit_log');
     const verdict = await t.request('GET', '/v1/audit/verify', { key: admin.key });
     expect(verdict.body).toMatchObject({ valid: false, broken_at: 3, reason: 'the ledger ends before its recorded head' });
   });
@@ -132,7 +126,7 @@ describe.each(transports)('audit ledger on %s', (transport) => {
     const count = async () =>
       Number((await t.stack.clickhouse.query<{ n: string }>(`SELECT count() AS n FROM ${db}.audit_log WHERE org_id = '${admin.org_id}'`))[0]!.n);
     await t.stack.clickhouse.exec(`ALTER TABLE ${db}.audit_log DELETE WHERE org_id = '${admin.org_id}' AND seq = 2`);
-    for (let i = 0; i < 100 && (await count()) === 2; i += 1) await new Promise((r) => setTimeout(r, 100));
+    await waitForMutations(t.stack.clickhouse, 'audit_log');
     const verdict = await t.request('GET', '/v1/audit/verify', { key: admin.key });
     expect(verdict.body).toEqual({ valid: true, entries: 2 });
     expect(await count()).toBe(2);

@@ -5,8 +5,12 @@ import { localClickHouseServer, localNatsServer } from '../../engines/engines';
 import { freePort, type LocalProcess } from '../../engines/local-process';
 import { loadConfig } from '../../service/config';
 import { createLogger } from '../../observability/logger';
+import type { ErrorBody, FlowView, HealthView, Page } from '../support/api-types';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
+
+/** `expect.any(String)`, typed as what it is to the compiler: a value to compare with. */
+const anyString = (): unknown => expect.any(String);
 
 const flow = { src_ip: '192.0.2.10', dst_ip: '192.0.2.20', bytes: 64, packets: 1, protocol: 'icmp' };
 
@@ -42,12 +46,12 @@ describe('an engine outage', () => {
   test('with NATS down, ingestion answers 503 UNAVAILABLE with Retry-After and healthz reports nats down', async () => {
     await nats.stop();
     const res = await waitFor(async () => {
-      const r = await t.request('POST', '/flow', { key, body: flow });
+      const r = await t.request<ErrorBody>('POST', '/flow', { key, body: flow });
       return r.status === 503 ? r : undefined;
     }, 10_000, '503');
-    expect(res.body).toEqual({ error: { code: 'UNAVAILABLE', message: expect.any(String) } });
+    expect(res.body).toEqual({ error: { code: 'UNAVAILABLE', message: anyString() } });
     expect(res.headers.get('retry-after')).toBe('2');
-    const health = await t.request('GET', '/healthz');
+    const health = await t.request<HealthView>('GET', '/healthz');
     expect(health.status).toBe(503);
     expect(health.body.engines.nats.status).toBe('down');
   });
@@ -60,7 +64,7 @@ describe('an engine outage', () => {
     }, 20_000, 'ingestion to resume');
     expect(res.text).toBe('Flow saved');
     const flows = await waitFor(async () => {
-      const r = await t.request('GET', '/v1/telemetry/flows', { key });
+      const r = await t.request<Page<FlowView>>('GET', '/v1/telemetry/flows', { key });
       return r.body.data.length ? r.body.data : undefined;
     }, 20_000, 'the flow in ClickHouse');
     expect(flows).toHaveLength(1);
@@ -68,14 +72,14 @@ describe('an engine outage', () => {
 
   test('with ClickHouse down, reads answer 503 and accepted telemetry waits in JetStream until it is back', async () => {
     await clickhouse.stop();
-    const read = await t.request('GET', '/v1/incidents', { key });
+    const read = await t.request<ErrorBody>('GET', '/v1/incidents', { key });
     expect(read.status).toBe(503);
     expect(read.body.error.code).toBe('UNAVAILABLE');
     const posted = await t.request('POST', '/flow', { key, body: { ...flow, dst_ip: '192.0.2.30' } });
     expect(posted.status).toBe(201);
     await clickhouse.start();
     const flows = await waitFor(async () => {
-      const r = await t.request('GET', '/v1/telemetry/flows', { key });
+      const r = await t.request<Page<FlowView>>('GET', '/v1/telemetry/flows', { key });
       return r.status === 200 && r.body.data.length === 2 ? r.body.data : undefined;
     }, 30_000, 'the flow accepted during the outage');
     expect(flows.map((f: { dst_ip: string }) => f.dst_ip).sort()).toEqual(['192.0.2.20', '192.0.2.30']);

@@ -1,7 +1,11 @@
+import type { ErrorBody, HealthView } from '../support/api-types';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { rawRequest } from '../support/raw-http';
 
-const errorBody = (code: string) => ({ error: { code, message: expect.any(String) } });
+/** `expect.any(String)`, typed as what it is to the compiler: a value to compare with. */
+const anyString = (): unknown => expect.any(String);
+
+const errorBody = (code: string) => ({ error: { code, message: anyString() } });
 
 describe('error answers', () => {
   let t: TestStack;
@@ -15,11 +19,11 @@ describe('error answers', () => {
   });
 
   test('healthz answers without a key and reports each engine up with its version', async () => {
-    const res = await t.request('GET', '/healthz');
+    const res = await t.request<HealthView>('GET', '/healthz');
     expect(res.status).toBe(200);
     expect(res.body.status).toBe('ok');
-    for (const engine of ['nats', 'clickhouse', 'temporal']) {
-      expect(res.body.engines[engine]).toMatchObject({ status: 'up', version: expect.any(String) });
+    for (const engine of ['nats', 'clickhouse', 'temporal'] as const) {
+      expect(res.body.engines[engine]).toMatchObject({ status: 'up', version: anyString() });
     }
   });
 
@@ -63,7 +67,7 @@ describe('error answers', () => {
   });
 
   test('a field of the wrong type is 400 naming the field', async () => {
-    const res = await t.request('POST', '/v1/api-keys', { key, body: { expires_in_seconds: 'soon' } });
+    const res = await t.request<ErrorBody>('POST', '/v1/api-keys', { key, body: { expires_in_seconds: 'soon' } });
     expect(res.status).toBe(400);
     expect(res.body.error.details).toEqual([expect.objectContaining({ path: 'expires_in_seconds' })]);
   });
@@ -77,7 +81,7 @@ describe('error answers', () => {
   test('an unpaired surrogate escape in a string is 400, on key names and telemetry alike', async () => {
     const named = await t.request('POST', '/v1/api-keys', { key, raw: '{"name":"edge\\ud800"}' });
     expect(named.status).toBe(400);
-    const signal = await t.request('POST', '/ingest', {
+    const signal = await t.request<ErrorBody>('POST', '/ingest', {
       key,
       raw: '{"telemetry":"dns","service":"a\\udc00b","environment":"prod","region":"eu"}',
     });
@@ -103,7 +107,7 @@ describe('error answers', () => {
   });
 
   test('a bad percent-encoding in a path is a 4xx, not a 500', async () => {
-    const res = await t.request('DELETE', '/v1/api-keys/%E0%A4%A', { key });
+    const res = await t.request<ErrorBody>('DELETE', '/v1/api-keys/%E0%A4%A', { key });
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
     expect(res.body.error.code).toEqual(expect.any(String));

@@ -1,3 +1,4 @@
+import type { DataOf, TopTalkerRow } from '../support/api-types';
 import { generateFlows, sortedEntries } from '../support/flows';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
@@ -23,7 +24,7 @@ describe.each(transports)('100,000 flows on %s', (transport) => {
     }
     const range = `from=${now - 700_000}&to=${now + 60_000}`;
     const byDst = await waitFor(async () => {
-      const r = await t.request('GET', `/v1/telemetry/flows/top?by=dst_ip&metric=bytes&limit=1000&${range}`, { key });
+      const r = await t.request<DataOf<TopTalkerRow<'dst_ip', 'bytes'>>>('GET', `/v1/telemetry/flows/top?by=dst_ip&metric=bytes&limit=1000&${range}`, { key });
       const flowsSeen = r.body.data.reduce((n: number, row: { flows: number }) => n + row.flows, 0);
       return flowsSeen >= flows.total ? r.body.data : undefined;
     }, 60_000, 'every flow in ClickHouse');
@@ -31,7 +32,7 @@ describe.each(transports)('100,000 flows on %s', (transport) => {
     const dstSums = new Map<string, number>(byDst.map((row: { dst_ip: string; bytes: number }) => [row.dst_ip, row.bytes]));
     expect(sortedEntries(dstSums)).toEqual(sortedEntries(flows.bytesByDst));
 
-    const bySrc = await t.request('GET', `/v1/telemetry/flows/top?by=src_ip&metric=packets&limit=1000&${range}`, { key });
+    const bySrc = await t.request<DataOf<TopTalkerRow<'src_ip', 'packets'>>>('GET', `/v1/telemetry/flows/top?by=src_ip&metric=packets&limit=1000&${range}`, { key });
     const srcSums = new Map<string, number>(bySrc.body.data.map((row: { src_ip: string; packets: number }) => [row.src_ip, row.packets]));
     expect(sortedEntries(srcSums)).toEqual(sortedEntries(flows.packetsBySrc));
   });

@@ -3,14 +3,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { replayWorkflowId } from '../../application/replay-service';
 import { createLogger } from '../../observability/logger';
-import { IncidentsRepo } from '../../storage/incidents-repo';
-import { PoliciesRepo } from '../../storage/policies-repo';
-import { ReplayHistory } from '../../storage/replay-history';
-import { ReplaysRepo } from '../../storage/replays-repo';
-import { createReplayActivities } from '../../workers/activities/replay-activities';
-import { TemporalWorker } from '../../workers/temporal-worker';
+import { temporalWorkerRole } from '../../service/roles/temporal-worker';
 import { startTestStack, type TestStack } from '../support/test-stack';
+import type { AuditEntryView, ErrorBody, IncidentView, Page, PolicyView, ReplayRequested, ReplayView } from '../support/api-types';
 import { waitFor } from '../support/wait';
+
+/** Jest's asymmetric matchers, typed as what they are to the compiler: values to compare with. */
+const stringMatching = (pattern: RegExp): unknown => expect.stringMatching(pattern);
+const stringContaining = (text: string): unknown => expect.stringContaining(text);
+const objectContaining = (shape: object): unknown => expect.objectContaining(shape);
 
 const signal = { telemetry: 'bgp', service: 'edge', environment: 'prod', region: 'us-east-1', asn: 64500, latency_ms: 40 };
 
@@ -27,7 +28,7 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     const operator = await t.mintKey({ role: 'operator' });
     const approver = await t.mintKey({ role: 'approver', orgId: operator.org_id });
     await t.request('POST', '/ingest', { key: operator.key, body: { ...signal, ...over } });
-    const incident = await waitFor(async () => (await t.request('GET', '/v1/incidents', { key: operator.key })).body.data[0]);
+    const incident = await waitFor(async () => (await t.request<Page<IncidentView>>('GET', '/v1/incidents', { key: operator.key })).body.data[0]);
     return { operator, approver, incident };
   }
 
@@ -37,6 +38,8 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
    */
   async function recordHistory(name: string, orgId: string, replayId: string) {
     if (!process.env.RECORD_HISTORIES) return;
+    // The whole history, up to the event saying how the workflow ended, so a replay checks that too.
+    await t.stack.temporal.client.workflow.getHandle(replayWorkflowId(orgId, replayId)).result().catch(() => undefined);
     // The CLI writes the standard proto3 JSON form that historyFromJSON reads back.
     const cli = t.stack.config.temporal.cli ?? path.join(t.stack.config.toolsDir, 'temporal');
     const json = execFileSync(cli, [
@@ -48,32 +51,32 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     fs.writeFileSync(path.join(dir, `${name}.json`), json);
   }
 
-  async function replayState(key: string, id: string, status: string) {
+  async function replayState(key: string, id: string, status: string): Promise<ReplayView> {
     return waitFor(async () => {
-      const r = await t.request('GET', `/v1/replays/${id}`, { key });
+      const r = await t.request<ReplayView>('GET', `/v1/replays/${id}`, { key });
       return r.body.status === status ? r.body : undefined;
     }, 30_000, `replay ${status}`);
   }
 
   test('the approve path completes with a report saying parity true for an untouched incident', async () => {
     const { operator, approver, incident } = await workspaceWithIncident();
-    const policy = await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'prod needs a human', requires_approval: true } });
+    const policy = await t.request<PolicyView>('POST', '/v1/policies', { key: operator.key, body: { name: 'prod needs a human', requires_approval: true } });
     expect(policy.status).toBe(201);
-    expect(policy.body).toMatchObject({ policy_id: expect.stringMatching(/^pol_/), id: policy.body.policy_id, status: 'active' });
+    expect(policy.body).toMatchObject({ policy_id: stringMatching(/^pol_/), id: policy.body.policy_id, status: 'active' });
 
-    const requested = await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } });
+    const requested = await t.request<ReplayRequested>('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } });
     expect(requested.status).toBe(202);
-    expect(requested.body).toMatchObject({ replay_id: expect.stringMatching(/^rep_/), status: 'queued' });
+    expect(requested.body).toMatchObject({ replay_id: stringMatching(/^rep_/), status: 'queued' });
     const id = requested.body.replay_id;
 
     await replayState(operator.key, id, 'awaiting_approval');
-    const waiting = await t.request('GET', '/v1/approvals', { key: approver.key });
+    const waiting = await t.request<Page<ReplayView>>('GET', '/v1/approvals', { key: approver.key });
     expect(waiting.body.data.map((r: { replay_id: string }) => r.replay_id)).toEqual([id]);
 
     const approved = await t.request('POST', `/v1/replays/${id}/approve`, { key: approver.key, body: { comment: 'looks right' } });
     expect(approved.status).toBe(202);
     const done = await replayState(operator.key, id, 'completed');
-    expect(done.approvals).toEqual([expect.objectContaining({ decision: 'approve', approver_key_id: approver.key_id, comment: 'looks right' })]);
+    expect(done.approvals).toEqual([objectContaining({ decision: 'approve', approver_key_id: approver.key_id, comment: 'looks right' })]);
     expect(done.report).toMatchObject({ parity: true, differences: [], recorded: { id: incident.id }, replayed: { id: incident.id } });
     await recordHistory('replay-approved', operator.org_id, id);
   });
@@ -81,35 +84,35 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
   test('the deny path ends denied carrying POLICY_DENIED', async () => {
     const { operator, approver, incident } = await workspaceWithIncident();
     await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'gate', requires_approval: true } });
-    const id = (await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
+    const id = (await t.request<ReplayRequested>('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
     await replayState(operator.key, id, 'awaiting_approval');
     expect((await t.request('POST', `/v1/replays/${id}/deny`, { key: approver.key })).status).toBe(202);
     const denied = await replayState(operator.key, id, 'denied');
-    expect(denied.error).toEqual({ code: 'POLICY_DENIED', message: expect.stringContaining('Execution blocked') });
+    expect(denied.error).toEqual({ code: 'POLICY_DENIED', message: stringContaining('Execution blocked') });
     await recordHistory('replay-denied', operator.org_id, id);
   });
 
   test('an approval that never comes ends the replay expired after the policy timeout', async () => {
     const { operator, incident } = await workspaceWithIncident();
     await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'quick gate', requires_approval: true, approval_timeout_minutes: 0.05 } });
-    const id = (await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
+    const id = (await t.request<ReplayRequested>('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
     const expired = await replayState(operator.key, id, 'expired');
-    expect(expired.error.code).toBe('APPROVAL_EXPIRED');
+    expect(expired.error?.code).toBe('APPROVAL_EXPIRED');
     await recordHistory('replay-expired', operator.org_id, id);
   });
 
   test('allow_execution false answers 403 POLICY_DENIED and starts no workflow', async () => {
     const { operator, incident } = await workspaceWithIncident();
     await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'freeze', requires_approval: false, allow_execution: false } });
-    const res = await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } });
+    const res = await t.request<ErrorBody>('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } });
     expect(res.status).toBe(403);
-    expect(res.body).toEqual({ error: { code: 'POLICY_DENIED', message: expect.stringContaining('Execution blocked by policy') } });
-    expect((await t.request('GET', '/v1/replays', { key: operator.key })).body.data).toEqual([]);
+    expect(res.body).toEqual({ error: { code: 'POLICY_DENIED', message: stringContaining('Execution blocked by policy') } });
+    expect((await t.request<Page<ReplayView>>('GET', '/v1/replays', { key: operator.key })).body.data).toEqual([]);
     const workflows = t.stack.temporal.client.workflow.list({ query: `WorkflowId STARTS_WITH "replay:${operator.org_id}:"` });
     const started: string[] = [];
     for await (const w of workflows) started.push(w.workflowId);
     expect(started).toEqual([]);
-    const audit = await t.request('GET', '/v1/audit', { key: operator.key });
+    const audit = await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key: operator.key });
     expect(audit.body.data[0]).toMatchObject({ action: 'replay.blocked', target: incident.id });
   });
 
@@ -117,56 +120,46 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     const { operator, incident } = await workspaceWithIncident();
     const analyst = await t.mintKey({ role: 'analyst', orgId: operator.org_id });
     await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'gate', requires_approval: true } });
-    const id = (await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
+    const id = (await t.request<ReplayRequested>('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
     await replayState(operator.key, id, 'awaiting_approval');
-    const res = await t.request('POST', `/v1/replays/${id}/approve`, { key: analyst.key });
+    const res = await t.request<ErrorBody>('POST', `/v1/replays/${id}/approve`, { key: analyst.key });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe('FORBIDDEN');
   });
 
   test('a replay without a gating policy completes on its own', async () => {
     const { operator, incident } = await workspaceWithIncident();
-    const id = (await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
+    const id = (await t.request<ReplayRequested>('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
     const done = await replayState(operator.key, id, 'completed');
-    expect(done.report.parity).toBe(true);
+    expect(done.report?.parity).toBe(true);
     await recordHistory('replay-ungated', operator.org_id, id);
   });
 
   test('a replay of another workspace incident is 404', async () => {
     const { incident } = await workspaceWithIncident();
     const stranger = await t.mintKey({ role: 'operator' });
-    const res = await t.request('POST', '/v1/replay', { key: stranger.key, body: { incident_id: incident.id } });
+    const res = await t.request<ErrorBody>('POST', '/v1/replay', { key: stranger.key, body: { incident_id: incident.id } });
     expect(res.status).toBe(404);
   });
 
   test('a replay waiting for approval survives its Temporal worker being replaced', async () => {
     const { operator, approver, incident } = await workspaceWithIncident();
     await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'gate', requires_approval: true } });
-    const id = (await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
+    const id = (await t.request<ReplayRequested>('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
     await replayState(operator.key, id, 'awaiting_approval');
 
     const stack = t.stack;
     await stack.temporalWorker!.stop();
-    const replacement = new TemporalWorker(
-      { address: process.env.TEST_TEMPORAL_ADDRESS!, namespace: 'default', taskQueue: stack.config.temporal.taskQueue },
-      {
-        activities: createReplayActivities({
-          incidents: new IncidentsRepo(stack.clickhouse),
-          policies: new PoliciesRepo(stack.clickhouse),
-          replays: new ReplaysRepo(stack.clickhouse),
-          history: new ReplayHistory(stack.clickhouse),
-        }),
-        log: createLogger('silent'),
-        registry: stack.registry,
-      },
-    );
-    await replacement.start();
+    const adapters = { clickhouse: stack.clickhouse, nats: stack.nats, temporal: stack.temporal, registry: stack.registry, log: createLogger('silent') };
+    const addresses = { natsUrl: process.env.TEST_NATS_URL!, temporalAddress: process.env.TEST_TEMPORAL_ADDRESS! };
+    const replacement = temporalWorkerRole(stack.config, addresses, adapters);
+    for (const component of replacement.components) await component.start();
     try {
       expect((await t.request('POST', `/v1/replays/${id}/approve`, { key: approver.key })).status).toBe(202);
       const done = await replayState(operator.key, id, 'completed');
-      expect(done.report.parity).toBe(true);
+      expect(done.report?.parity).toBe(true);
     } finally {
-      await replacement.stop();
+      for (const component of [...replacement.components].reverse()) await component.stop();
       // The stack's own worker polls again for the tests that follow.
       await stack.temporalWorker!.start();
     }
@@ -176,14 +169,14 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     const { operator, approver, incident } = await workspaceWithIncident();
     const second = await t.mintKey({ role: 'approver', orgId: operator.org_id });
     await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'gate', requires_approval: true } });
-    const id = (await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
+    const id = (await t.request<ReplayRequested>('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
     await replayState(operator.key, id, 'awaiting_approval');
     const answers = await Promise.all([
       t.request('POST', `/v1/replays/${id}/approve`, { key: approver.key }),
       t.request('POST', `/v1/replays/${id}/deny`, { key: second.key }),
     ]);
     expect(answers.map((a) => a.status).sort()).toEqual([202, 409]);
-    const decisions = (await t.request('GET', '/v1/audit', { key: operator.key })).body.data.filter((e: { action: string }) =>
+    const decisions = (await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key: operator.key })).body.data.filter((e) =>
       ['replay.approve', 'replay.deny'].includes(e.action),
     );
     expect(decisions).toHaveLength(1);
@@ -192,9 +185,9 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
   test('the requester cannot approve their own replay', async () => {
     const { incident, operator } = await workspaceWithIncident();
     await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'gate', requires_approval: true } });
-    const id = (await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
+    const id = (await t.request<ReplayRequested>('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
     await replayState(operator.key, id, 'awaiting_approval');
-    const res = await t.request('POST', `/v1/replays/${id}/approve`, { key: operator.key });
+    const res = await t.request<ErrorBody>('POST', `/v1/replays/${id}/approve`, { key: operator.key });
     expect(res.status).toBe(403);
   });
 });

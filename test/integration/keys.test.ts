@@ -1,6 +1,52 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { Registry } from 'prom-client';
+import { createApp } from '../../api/app';
+import { AuditLedger } from '../../application/audit-ledger';
+import { KeysService } from '../../application/keys-service';
+import { createLogger } from '../../observability/logger';
+import { apiRole } from '../../service/roles/api';
+import { AuditRepo } from '../../storage/audit-repo';
+import { KeysRepo } from '../../storage/keys-repo';
+import { AuditHeads } from '../../streams/audit-heads';
+import type { AuditEntryView, ErrorBody, KeyView, MintedKeyView, Page } from '../support/api-types';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
+
+/** `expect.any(String)` and `expect.stringContaining(text)`, typed as what they are to the compiler: values to compare with. */
+const anyString = (): unknown => expect.any(String);
+const stringContaining = (text: string): unknown => expect.stringContaining(text);
+
+/**
+ * A second API process on the test stack's engines whose key service and
+ * audit ledger read `now` instead of the wall clock: the stack's own process
+ * has no clock to inject, and a test should not wait for time to pass.
+ */
+async function apiWithClock(t: TestStack, now: () => number) {
+  const { config, clickhouse, nats, temporal } = t.stack;
+  const registry = new Registry();
+  const heads = new AuditHeads(nats, config.nats.prefix);
+  await heads.start();
+  const audit = new AuditLedger(new AuditRepo(clickhouse), heads, registry, now);
+  const keys = new KeysService({ repo: new KeysRepo(clickhouse), audit, registry, adminApiKey: t.adminKey, now });
+  const { deps } = apiRole(config, { clickhouse, nats, temporal, registry, log: createLogger('silent') }, []);
+  const server = http.createServer(createApp({ ...deps, audit, keys }).app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const request = async <T>(method: string, route: string, opts: { key: string; body?: unknown }) => {
+    const headers: Record<string, string> = { authorization: `Bearer ${opts.key}` };
+    if (opts.body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(`${url}${route}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
+  };
+  const stop = () => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return { request, stop };
+}
 
 describe.each(transports)('API keys on %s', (transport) => {
   let t: TestStack;
@@ -12,38 +58,45 @@ describe.each(transports)('API keys on %s', (transport) => {
   });
 
   test('a key minted by the admin with no body opens a new workspace and authenticates its calls', async () => {
-    const minted = await t.request('POST', '/v1/api-keys', { key: t.adminKey });
+    const minted = await t.request<MintedKeyView>('POST', '/v1/api-keys', { key: t.adminKey });
     expect(minted.status).toBe(201);
     expect(minted.body).toMatchObject({ scope: 'tenant', role: 'operator', expires_at: null, status: 'active' });
     expect(minted.body.key).toMatch(/^ntk_[0-9a-f]{20}_/);
     expect(minted.body.org_id).toMatch(/^org_/);
-    const audit = await t.request('GET', '/v1/audit', { key: minted.body.key });
+    const audit = await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key: minted.body.key });
     expect(audit.status).toBe(200);
     expect(audit.body.data[0]).toMatchObject({ action: 'api_key.create', target: minted.body.key_id, actor: 'platform-admin' });
   });
 
   test('a request without a key is 401 UNAUTHORIZED with the error body', async () => {
-    const res = await t.request('GET', '/v1/audit');
+    const res = await t.request<ErrorBody>('GET', '/v1/audit');
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String) } });
+    expect(res.body).toEqual({ error: { code: 'UNAUTHORIZED', message: anyString() } });
     expect(res.headers.get('www-authenticate')).toBe('Bearer');
   });
 
   test('a well-formed key that was never minted is 401', async () => {
     const minted = await t.mintKey();
     const forged = minted.key.slice(0, -4) + (minted.key.endsWith('AAAA') ? 'BBBB' : 'AAAA');
-    const res = await t.request('GET', '/v1/audit', { key: forged });
+    const res = await t.request<ErrorBody>('GET', '/v1/audit', { key: forged });
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe('UNAUTHORIZED');
   });
 
   test('an expired key is 401', async () => {
-    const minted = await t.mintKey({ expiresInSeconds: 1 });
-    expect((await t.request('GET', '/v1/audit', { key: minted.key })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1100));
-    const res = await t.request('GET', '/v1/audit', { key: minted.key });
-    expect(res.status).toBe(401);
-    expect(res.body.error.code).toBe('UNAUTHORIZED');
+    const clock = { now: Date.now() };
+    const api = await apiWithClock(t, () => clock.now);
+    try {
+      const minted = (await api.request<MintedKeyView>('POST', '/v1/api-keys', { key: t.adminKey, body: { expires_in_seconds: 1 } })).body;
+      expect((await api.request('GET', '/v1/audit', { key: minted.key })).status).toBe(200);
+      // The key's one second passes on the service's clock.
+      clock.now += 1000;
+      const res = await api.request<ErrorBody>('GET', '/v1/audit', { key: minted.key });
+      expect(res.status).toBe(401);
+      expect(res.body.error.code).toBe('UNAUTHORIZED');
+    } finally {
+      await api.stop();
+    }
   });
 
   test('a revoked key is 401 right after its revocation', async () => {
@@ -60,21 +113,21 @@ describe.each(transports)('API keys on %s', (transport) => {
   test('revoking a key twice is 409 CONFLICT', async () => {
     const victim = await t.mintKey();
     expect((await t.request('DELETE', `/v1/api-keys/${victim.key_id}`, { key: t.adminKey })).status).toBe(200);
-    const again = await t.request('DELETE', `/v1/api-keys/${victim.key_id}`, { key: t.adminKey });
+    const again = await t.request<ErrorBody>('DELETE', `/v1/api-keys/${victim.key_id}`, { key: t.adminKey });
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('CONFLICT');
   });
 
   test('a role without the permission is 403 FORBIDDEN', async () => {
     const analyst = await t.mintKey({ role: 'analyst' });
-    const res = await t.request('GET', '/v1/api-keys', { key: analyst.key });
+    const res = await t.request<ErrorBody>('GET', '/v1/api-keys', { key: analyst.key });
     expect(res.status).toBe(403);
-    expect(res.body).toEqual({ error: { code: 'FORBIDDEN', message: expect.stringContaining('analyst') } });
+    expect(res.body).toEqual({ error: { code: 'FORBIDDEN', message: stringContaining('analyst') } });
   });
 
   test('a workspace admin cannot mint a key for another workspace', async () => {
     const admin = await t.mintKey({ role: 'admin' });
-    const res = await t.request('POST', '/v1/api-keys', { key: admin.key, body: { org_id: 'org_someone_else' } });
+    const res = await t.request<ErrorBody>('POST', '/v1/api-keys', { key: admin.key, body: { org_id: 'org_someone_else' } });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe('FORBIDDEN');
   });
@@ -83,11 +136,11 @@ describe.each(transports)('API keys on %s', (transport) => {
     const a = await t.mintKey({ role: 'admin' });
     const b = await t.mintKey({ role: 'admin' });
     const aOther = await t.mintKey({ orgId: a.org_id, role: 'analyst' });
-    const listA = await t.request('GET', '/v1/api-keys', { key: a.key });
+    const listA = await t.request<Page<KeyView>>('GET', '/v1/api-keys', { key: a.key });
     expect(listA.body.data.map((k: { key_id: string }) => k.key_id).sort()).toEqual([a.key_id, aOther.key_id].sort());
-    const listB = await t.request('GET', '/v1/api-keys', { key: b.key });
+    const listB = await t.request<Page<KeyView>>('GET', '/v1/api-keys', { key: b.key });
     expect(listB.body.data.map((k: { key_id: string }) => k.key_id)).toEqual([b.key_id]);
-    const crossRevoke = await t.request('DELETE', `/v1/api-keys/${aOther.key_id}`, { key: b.key });
+    const crossRevoke = await t.request<ErrorBody>('DELETE', `/v1/api-keys/${aOther.key_id}`, { key: b.key });
     expect(crossRevoke.status).toBe(404);
     expect(crossRevoke.body.error.code).toBe('NOT_FOUND');
   });
@@ -99,7 +152,7 @@ describe.each(transports)('API keys on %s', (transport) => {
     let cursor: string | null = null;
     do {
       const query: string = cursor ? `?limit=2&cursor=${cursor}` : '?limit=2';
-      const page = await t.request('GET', `/v1/api-keys${query}`, { key: admin.key });
+      const page = await t.request<Page<KeyView>>('GET', `/v1/api-keys${query}`, { key: admin.key });
       expect(page.status).toBe(200);
       expect(page.body.data.length).toBeLessThanOrEqual(2);
       for (const k of page.body.data) {

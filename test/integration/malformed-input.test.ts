@@ -1,3 +1,4 @@
+import { isErrorBody } from '../support/api-types';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { malformedRequests, type MalformedRequest } from '../support/malformed';
 import { rawRequest } from '../support/raw-http';
@@ -20,8 +21,8 @@ function problem(req: MalformedRequest, out: Outcome): string | undefined {
   const where = `${req.label}: ${req.method} ${req.path.slice(0, 80)}`;
   if (out.status < 400 || out.status >= 500) return `${where} answered ${out.status}`;
   try {
-    const body = JSON.parse(out.body);
-    if (typeof body?.error?.code !== 'string' || typeof body?.error?.message !== 'string') return `${where}: body lacks error`;
+    const body: unknown = JSON.parse(out.body);
+    if (!isErrorBody(body)) return `${where}: body lacks error`;
   } catch {
     return `${where}: body is not JSON (${out.body.slice(0, 60)})`;
   }

@@ -1,8 +1,15 @@
 import { correlate } from '../../core/correlation';
 import { signalColumns, signalFromRow } from '../../storage/telemetry-store';
 import { seededRandom } from '../support/malformed';
+import type { AuditEntryView, DataOf, ErrorBody, FlowView, IncidentView, Page, TopTalkerRow } from '../support/api-types';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
-import { waitFor } from '../support/wait';
+import { waitFor, waitForTelemetryDrained } from '../support/wait';
+
+/** `expect.stringMatching(pattern)`, typed as what it is to the compiler: a value to compare with. */
+const stringMatching = (pattern: RegExp): unknown => expect.stringMatching(pattern);
+
+/** A point of GET /v1/telemetry/metrics/series. */
+type SeriesPoint = { t: string; avg: number; samples: number };
 
 const signal = {
   telemetry: 'flow',
@@ -30,15 +37,15 @@ describe.each(transports)('telemetry pipeline on %s', (transport) => {
     const { key } = await t.mintKey({ role: 'operator' });
     const posted = await t.request('POST', '/ingest', { key, body: signal });
     expect(posted.status).toBe(202);
-    expect(posted.body).toEqual({ status: 'accepted', event_id: expect.stringMatching(/^evt_[0-9a-f]+$/) });
+    expect(posted.body).toEqual({ status: 'accepted', event_id: stringMatching(/^evt_[0-9a-f]+$/) });
     const started = Date.now();
     const incident = await waitFor(async () => {
-      const res = await t.request('GET', '/v1/incidents', { key });
+      const res = await t.request<Page<IncidentView>>('GET', '/v1/incidents', { key });
       return res.body.data[0];
     }, 2000, 'the incident');
     expect(Date.now() - started).toBeLessThan(2000);
     expect(incident).toMatchObject({
-      id: expect.stringMatching(/^inc_[0-9a-f]{20}$/),
+      id: stringMatching(/^inc_[0-9a-f]{20}$/),
       severity: 'high',
       state: 'open',
       status: 'open',
@@ -56,7 +63,7 @@ describe.each(transports)('telemetry pipeline on %s', (transport) => {
     expect(res.status).toBe(201);
     expect(res.text).toBe('Flow saved');
     const flows = await waitFor(async () => {
-      const r = await t.request('GET', '/v1/telemetry/flows', { key });
+      const r = await t.request<Page<FlowView>>('GET', '/v1/telemetry/flows', { key });
       return r.body.data.length ? r.body.data : undefined;
     });
     expect(flows[0]).toMatchObject({ src_ip: '192.0.2.1', dst_ip: '2001:db8::1', bytes: 100, packets: 2, protocol: 'tcp' });
@@ -66,17 +73,17 @@ describe.each(transports)('telemetry pipeline on %s', (transport) => {
     const { key } = await t.mintKey({ role: 'operator' });
     const good = { src_ip: '198.51.100.1', dst_ip: '198.51.100.2', bytes: 1, packets: 1, protocol: 'udp' };
     const ndjson = [good, { ...good, src_ip: '999.1.1.1' }, good, { ...good, bytes: -5 }].map((r) => JSON.stringify(r)).join('\n');
-    const res = await t.request('POST', '/flow', { key, raw: ndjson, contentType: 'application/x-ndjson' });
+    const res = await t.request<ErrorBody>('POST', '/flow', { key, raw: ndjson, contentType: 'application/x-ndjson' });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('VALIDATION_ERROR');
-    expect([...new Set(res.body.error.details.map((d: { index: number }) => d.index))]).toEqual([1, 3]);
+    expect([...new Set(res.body.error.details!.map((d) => d.index))]).toEqual([1, 3]);
     const marker = await t.request('POST', '/flow', { key, body: { ...good, dst_ip: '198.51.100.99' } });
     expect(marker.status).toBe(201);
     const flows = await waitFor(async () => {
-      const r = await t.request('GET', '/v1/telemetry/flows', { key });
+      const r = await t.request<Page<FlowView>>('GET', '/v1/telemetry/flows', { key });
       return r.body.data.length ? r.body.data : undefined;
     });
-    expect(flows.map((f: { dst_ip: string }) => f.dst_ip)).toEqual(['198.51.100.99']);
+    expect(flows.map((f) => f.dst_ip)).toEqual(['198.51.100.99']);
   });
 
   test('a JSON array is a batch: 202 with one event id per record', async () => {
@@ -89,7 +96,7 @@ describe.each(transports)('telemetry pipeline on %s', (transport) => {
       ],
     });
     expect(res.status).toBe(202);
-    expect(res.body).toEqual({ status: 'accepted', count: 2, event_ids: [expect.stringMatching(/^evt_/), expect.stringMatching(/^evt_/)] });
+    expect(res.body).toEqual({ status: 'accepted', count: 2, event_ids: [stringMatching(/^evt_/), stringMatching(/^evt_/)] });
   });
 
   test('a metric over its threshold opens an incident, and the 1-minute series averages the events', async () => {
@@ -97,19 +104,19 @@ describe.each(transports)('telemetry pipeline on %s', (transport) => {
     const ts = Date.now() - 30_000;
     const events = [0.01, 0.03, 0.2].map((value) => ({ service: 'payments', metric: 'error_rate', value, region: 'us', environment: 'prod', timestamp: ts }));
     expect((await t.request('POST', '/v1/ingest/events', { key, body: events })).status).toBe(202);
-    const incident = await waitFor(async () => (await t.request('GET', '/v1/incidents?service=payments', { key })).body.data[0]);
+    const incident = await waitFor(async () => (await t.request<Page<IncidentView>>('GET', '/v1/incidents?service=payments', { key })).body.data[0]);
     expect(incident).toMatchObject({ kinds: ['metric'], rule: 'metric_threshold:error_rate>=0.05', environment: 'prod' });
-    const series = await t.request('GET', `/v1/telemetry/metrics/series?service=payments&metric=error_rate&from=${ts - 120_000}&to=${ts + 60_000}`, { key });
+    const series = await t.request<DataOf<SeriesPoint>>('GET', `/v1/telemetry/metrics/series?service=payments&metric=error_rate&from=${ts - 120_000}&to=${ts + 60_000}`, { key });
     expect(series.status).toBe(200);
     expect(series.body.data).toHaveLength(1);
-    expect(series.body.data[0].samples).toBe(3);
-    expect(series.body.data[0].avg).toBeCloseTo(0.08, 10);
+    expect(series.body.data[0]!.samples).toBe(3);
+    expect(series.body.data[0]!.avg).toBeCloseTo(0.08, 10);
   });
 
   test('acknowledge and resolve change the incident state, are audited, and a resolved incident cannot be acknowledged', async () => {
     const { key } = await t.mintKey({ role: 'operator' });
     await t.request('POST', '/ingest', { key, body: { ...signal, service: 'search' } });
-    const incident = await waitFor(async () => (await t.request('GET', '/v1/incidents', { key })).body.data[0]);
+    const incident = await waitFor(async () => (await t.request<Page<IncidentView>>('GET', '/v1/incidents', { key })).body.data[0]);
     const acked = await t.request('POST', `/v1/incidents/${incident.id}/acknowledge`, { key });
     expect(acked.status).toBe(200);
     expect(acked.body).toMatchObject({ state: 'acknowledged', status: 'acknowledged' });
@@ -117,16 +124,16 @@ describe.each(transports)('telemetry pipeline on %s', (transport) => {
     expect(resolved.body).toMatchObject({ state: 'resolved' });
     const again = await t.request('POST', `/v1/incidents/${incident.id}/acknowledge`, { key });
     expect(again.status).toBe(409);
-    const filtered = await t.request('GET', '/v1/incidents?state=resolved', { key });
-    expect(filtered.body.data.map((i: { id: string }) => i.id)).toEqual([incident.id]);
-    const audit = await t.request('GET', '/v1/audit', { key });
-    expect(audit.body.data.slice(0, 2).map((e: { action: string }) => e.action)).toEqual(['incident.resolve', 'incident.acknowledge']);
+    const filtered = await t.request<Page<IncidentView>>('GET', '/v1/incidents?state=resolved', { key });
+    expect(filtered.body.data.map((i) => i.id)).toEqual([incident.id]);
+    const audit = await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key });
+    expect(audit.body.data.slice(0, 2).map((e) => e.action)).toEqual(['incident.resolve', 'incident.acknowledge']);
   });
 
   test('a latency of a second or more escalates the incident to critical', async () => {
     const { key } = await t.mintKey({ role: 'operator' });
     await t.request('POST', '/ingest', { key, body: { ...signal, latency_ms: 1500 } });
-    const incident = await waitFor(async () => (await t.request('GET', '/v1/incidents?severity=critical', { key })).body.data[0]);
+    const incident = await waitFor(async () => (await t.request<Page<IncidentView>>('GET', '/v1/incidents?severity=critical', { key })).body.data[0]);
     expect(incident.escalations).toEqual(['latency_ms >= 1000']);
   });
 
@@ -141,22 +148,22 @@ describe.each(transports)('telemetry pipeline on %s', (transport) => {
     }
     for (const k of [a, b]) {
       const incidents = await waitFor(async () => {
-        const r = (await t.request('GET', '/v1/incidents', { key: k.key })).body.data;
+        const r = (await t.request<Page<IncidentView>>('GET', '/v1/incidents', { key: k.key })).body.data;
         return r.length ? r : undefined;
       });
       expect(incidents).toHaveLength(1);
       const top = await waitFor(async () => {
-        const r = (await t.request('GET', '/v1/telemetry/flows/top?by=src_ip', { key: k.key })).body.data;
+        const r = (await t.request<DataOf<TopTalkerRow<'src_ip', 'bytes'>>>('GET', '/v1/telemetry/flows/top?by=src_ip', { key: k.key })).body.data;
         return r.length ? r : undefined;
       });
       expect(top).toEqual([{ src_ip: '10.1.1.1', bytes: 500, flows: 1 }]);
       const series = await waitFor(async () => {
-        const r = (await t.request('GET', '/v1/telemetry/metrics/series?service=db&metric=cpu', { key: k.key })).body.data;
+        const r = (await t.request<DataOf<SeriesPoint>>('GET', '/v1/telemetry/metrics/series?service=db&metric=cpu', { key: k.key })).body.data;
         return r.length ? r : undefined;
       });
-      expect(series[0].samples).toBe(1);
+      expect(series[0]!.samples).toBe(1);
     }
-    const aIncident = (await t.request('GET', '/v1/incidents', { key: a.key })).body.data[0];
+    const aIncident = (await t.request<Page<IncidentView>>('GET', '/v1/incidents', { key: a.key })).body.data[0]!;
     const cross = await t.request('GET', `/v1/incidents/${aIncident.id}`, { key: b.key });
     expect(cross.status).toBe(404);
     const crossResolve = await t.request('POST', `/v1/incidents/${aIncident.id}/resolve`, { key: b.key });
@@ -172,7 +179,7 @@ describe.each(transports)('telemetry pipeline on %s', (transport) => {
 
   test('a query range beyond its bound is refused', async () => {
     const { key } = await t.mintKey({ role: 'analyst' });
-    const res = await t.request('GET', `/v1/telemetry/flows?from=0&to=${Date.now()}`, { key });
+    const res = await t.request<ErrorBody>('GET', `/v1/telemetry/flows?from=0&to=${Date.now()}`, { key });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('VALIDATION_ERROR');
   });
@@ -184,13 +191,14 @@ describe.each(transports)('telemetry pipeline on %s', (transport) => {
       { ...signal, dst_ip: '203.0.113.3', bytes: 9 },
     ];
     const headers = { 'idempotency-key': 'exporter-7:batch-42' };
-    const first = await t.request('POST', '/ingest', { key, body, headers });
+    const first = await t.request<{ event_ids: string[] }>('POST', '/ingest', { key, body, headers });
     expect(first.status).toBe(202);
-    const retry = await t.request('POST', '/ingest', { key, body, headers });
+    const retry = await t.request<{ event_ids: string[] }>('POST', '/ingest', { key, body, headers });
     expect(retry.body.event_ids).toEqual(first.body.event_ids);
-    const incident = await waitFor(async () => (await t.request('GET', '/v1/incidents', { key })).body.data[0]);
-    await new Promise((r) => setTimeout(r, 300));
-    const again = await t.request('GET', `/v1/incidents/${incident.id}`, { key });
+    const incident = await waitFor(async () => (await t.request<Page<IncidentView>>('GET', '/v1/incidents', { key })).body.data[0]);
+    // Once the workers have taken every message, a retry stored twice would already be counted.
+    await waitForTelemetryDrained(t.stack.nats.jsm, t.stack.config.nats.prefix);
+    const again = await t.request<IncidentView>('GET', `/v1/incidents/${incident.id}`, { key });
     expect(again.body.signal_count).toBe(2);
   });
 
@@ -204,11 +212,12 @@ describe.each(transports)('telemetry pipeline on %s', (transport) => {
     for (const { ts } of shuffled) {
       const res = await t.request('POST', '/ingest', { key, body: { ...signal, service: 'ooo', timestamp: ts } });
       expect(res.status).toBe(202);
-      await new Promise((r) => setTimeout(r, 15));
+      // The workers take each signal before the next is posted: the correlator meets them one at a time, out of order.
+      await waitForTelemetryDrained(t.stack.nats.jsm, t.stack.config.nats.prefix);
     }
     const listed = await waitFor(async () => {
-      const data = (await t.request('GET', '/v1/incidents?service=ooo', { key })).body.data;
-      const total = data.reduce((n: number, i: { signal_count: number }) => n + i.signal_count, 0);
+      const data = (await t.request<Page<IncidentView>>('GET', '/v1/incidents?service=ooo', { key })).body.data;
+      const total = data.reduce((n, i) => n + i.signal_count, 0);
       return total === stamps.length && data.length === 3 ? data : undefined;
     }, 20_000, 'the three incidents');
     const db = t.stack.clickhouse.database;

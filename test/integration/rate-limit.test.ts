@@ -1,5 +1,8 @@
 import { startTestStack, type TestStack } from '../support/test-stack';
 
+/** `expect.stringContaining(text)`, typed as what it is to the compiler: a value to compare with. */
+const stringContaining = (text: string): unknown => expect.stringContaining(text);
+
 const flows = (n: number) =>
   Array.from({ length: n }, (_, i) => JSON.stringify({ src_ip: '192.0.2.1', dst_ip: '192.0.2.2', bytes: i, packets: 1, protocol: 'tcp' })).join('\n');
 
@@ -19,7 +22,7 @@ describe('per-workspace rate limits', () => {
     expect(first.status).toBe(201);
     const second = await t.request('POST', '/flow', { key: a.key, raw: flows(150), contentType: 'application/x-ndjson' });
     expect(second.status).toBe(429);
-    expect(second.body).toEqual({ error: { code: 'RATE_LIMITED', message: expect.stringContaining('100') } });
+    expect(second.body).toEqual({ error: { code: 'RATE_LIMITED', message: stringContaining('100') } });
     expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     const other = await t.request('POST', '/flow', { key: b.key, raw: flows(150), contentType: 'application/x-ndjson' });
     expect(other.status).toBe(201);

@@ -1,3 +1,4 @@
+import type { IncidentView, Page, ReplayRequested, ReplayView } from '../support/api-types';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
 
@@ -44,21 +45,21 @@ describe('replay of a million flows', () => {
       return Number(rows[0]!.n) === total ? true : undefined;
     }, 120_000, 'a million flows in ClickHouse');
     const incident = await waitFor(async () => {
-      const r = await t.request('GET', `/v1/incidents?service=${dst}`, { key: operator.key });
-      return r.body.data[0]?.signal_count >= 5 ? r.body.data[0] : undefined;
+      const r = await t.request<Page<IncidentView>>('GET', `/v1/incidents?service=${dst}`, { key: operator.key });
+      return (r.body.data[0]?.signal_count ?? 0) >= 5 ? r.body.data[0] : undefined;
     }, 30_000, 'the traffic incident');
     expect(incident).toMatchObject({ environment: 'network', rule: 'traffic_volume>=1000000000B/min', kinds: ['flow'] });
 
     const started = Date.now();
-    const id = (await t.request('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
+    const id = (await t.request<ReplayRequested>('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
     const done = await waitFor(async () => {
-      const r = await t.request('GET', `/v1/replays/${id}`, { key: operator.key });
+      const r = await t.request<ReplayView>('GET', `/v1/replays/${id}`, { key: operator.key });
       return r.body.status === 'completed' || r.body.status === 'failed' ? r.body : undefined;
     }, 60_000, 'the replay');
     expect(done.status).toBe('completed');
     expect(done.report).toMatchObject({ parity: true });
-    expect(done.report.automation.flows_examined).toBe(total);
-    expect(done.report.automation.actions[0]).toMatchObject({ action: 'rate_limit', dst_ip: dst });
+    expect(done.report?.automation.flows_examined).toBe(total);
+    expect(done.report?.automation.actions[0]).toMatchObject({ action: 'rate_limit', dst_ip: dst });
     // Reported, not asserted: speed is measured by `npm run bench`.
     process.stdout.write(`replay of ${total} flows took ${(Date.now() - started) / 1000}s\n`);
   });

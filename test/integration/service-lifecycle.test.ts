@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../engines/local-process';
+import type { AuditEntryView, HealthView, MintedKeyView, Page } from '../support/api-types';
 
 /**
  * The service as `npm start` runs it (the built dist/service/main.js, which
@@ -23,10 +24,10 @@ async function startService(env: Record<string, string>): Promise<Running> {
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   let out = '';
   let err = '';
-  child.stderr!.on('data', (c) => (err += c));
+  child.stderr.on('data', (c) => (err += c));
   return await new Promise<Running>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`service did not start: ${err.slice(-2000)}`)), 90_000);
-    child.stdout!.on('data', (c) => {
+    child.stdout.on('data', (c) => {
       out += c;
       const url = /nettel is up: (\S+)/.exec(out)?.[1];
       const adminKey = /admin key[^:]*: (nta_\S+)/.exec(out)?.[1];
@@ -73,12 +74,12 @@ describe('the service process on embedded defaults', () => {
 
   test('starts its engines, serves healthz, stops them all on SIGTERM, and keeps keys across a restart', async () => {
     const first = await startService(env);
-    const health: any = await (await fetch(`${first.url}/healthz`)).json();
+    const health = (await (await fetch(`${first.url}/healthz`)).json()) as HealthView;
     expect(health.status).toBe('ok');
     expect(health.engines.clickhouse.detail).toBe('chdb');
-    const minted: any = await (
+    const minted = (await (
       await fetch(`${first.url}/v1/api-keys`, { method: 'POST', headers: { authorization: `Bearer ${first.adminKey}` } })
-    ).json();
+    ).json()) as MintedKeyView;
     const enginePids = ['nats/nats-server.pid', 'temporal/temporal.pid'].map((f) => Number(fs.readFileSync(path.join(dataDir, f), 'utf8')));
     expect(enginePids.every(alive)).toBe(true);
 
@@ -91,7 +92,7 @@ describe('the service process on embedded defaults', () => {
       expect(second.adminKey).toBe(first.adminKey);
       const res = await fetch(`${second.url}/v1/audit`, { headers: { authorization: `Bearer ${minted.key}` } });
       expect(res.status).toBe(200);
-      expect(((await res.json()) as any).data).toHaveLength(1);
+      expect(((await res.json()) as Page<AuditEntryView>).data).toHaveLength(1);
     } finally {
       second.child.kill('SIGINT');
       expect(await second.exited).toBe(0);
@@ -104,7 +105,7 @@ describe('the service process on embedded defaults', () => {
       const second = spawn(process.execPath, [mainJs], { env: { ...process.env, ...env }, stdio: 'ignore' });
       const code = await new Promise<number | null>((resolve) => second.once('exit', resolve));
       expect(code).not.toBe(0);
-      const health: any = await (await fetch(`${first.url}/healthz`)).json();
+      const health = (await (await fetch(`${first.url}/healthz`)).json()) as HealthView;
       expect(health.status).toBe('ok');
     } finally {
       first.child.kill('SIGTERM');

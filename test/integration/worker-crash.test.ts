@@ -13,7 +13,7 @@ import { Correlator } from '../../application/correlator';
 import { StreamWorker, defaultStreamWorkerConfig } from '../../workers/stream-worker';
 import { generateFlows, sortedEntries } from '../support/flows';
 import { startTestStack, type TestStack } from '../support/test-stack';
-import { waitFor } from '../support/wait';
+import { waitFor, waitForTelemetryDrained } from '../support/wait';
 
 /**
  * The stream workers run apart from the API here (ROLES=api for the test
@@ -95,8 +95,8 @@ describe('stream worker crashes', () => {
     const second = startWorkerProcess();
     try {
       await waitFor(async () => ((await flowsStored(t, minted.org_id)) >= flows.total ? true : undefined), 90_000, 'every flow');
-      // Give a redelivery that would double rows the time to land before counting.
-      await new Promise((r) => setTimeout(r, 1500));
+      // Messages the killed worker held come back after the ack wait: count once every message is acknowledged.
+      await waitForTelemetryDrained(t.stack.nats.jsm, t.stack.config.nats.prefix, 90_000);
       expect(await flowsStored(t, minted.org_id)).toBe(flows.total);
       expect(sortedEntries(await bytesByDst(t, minted.org_id))).toEqual(sortedEntries(flows.bytesByDst));
     } finally {
@@ -133,7 +133,8 @@ describe('stream worker crashes', () => {
     try {
       const total = large.total + flows.total;
       await waitFor(async () => ((await flowsStored(t, minted.org_id)) >= total ? true : undefined), 60_000, 'every flow');
-      await new Promise((r) => setTimeout(r, 500));
+      // The redelivered messages are written (or skipped) before their ack: count once none is left unacknowledged.
+      await waitForTelemetryDrained(t.stack.nats.jsm, t.stack.config.nats.prefix);
       expect(await flowsStored(t, minted.org_id)).toBe(total);
       const expected = new Map(flows.bytesByDst);
       for (const [dst, b] of large.bytesByDst) expected.set(dst, (expected.get(dst) ?? 0) + b);

@@ -34,122 +34,136 @@ const junkValues: unknown[] = [
 
 const badJsonTexts = ['{', '}', '[', '{"a":}', '{"a" 1}', "{'a':1}", 'undefined', 'NaN', '{"a":1,}', '[1,2,,]', '\u0000', 'nul', '{"a":"\\x"}', '"unterminated', '1 2'];
 
-export function malformedRequests(
-  routes: RouteInfo[],
-  opts: { key: string; count: number; seed: number; acceptsNdjson: (path: string) => boolean },
-): MalformedRequest[] {
+/** What every case builder draws from: the seeded generator, the key, and the routes' methods. */
+interface Generator {
+  rand: () => number;
+  pick: <T>(items: readonly T[]) => T;
+  auth: Record<string, string>;
+  fill: (path: string) => string;
+  allowedOn: Map<string, Set<string>>;
+  opts: { key: string; acceptsNdjson: (path: string) => boolean };
+}
+
+function generator(routes: RouteInfo[], opts: { key: string; seed: number; acceptsNdjson: (path: string) => boolean }): Generator {
   const rand = seededRandom(opts.seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)] as T;
-  const auth = { authorization: `Bearer ${opts.key}` };
   const fill = (path: string) => path.replace(/:(\w+)/g, () => pick(['x', 'inc_0000000000', 'key_' + '0'.repeat(20), 'pol_1', 'rep_1']));
   const allowedOn = new Map<string, Set<string>>();
   for (const r of routes) {
     if (!allowedOn.has(r.path)) allowedOn.set(r.path, new Set());
     allowedOn.get(r.path)!.add(r.method);
   }
+  return { rand, pick, auth: { authorization: `Bearer ${opts.key}` }, fill, allowedOn, opts };
+}
 
-  const bodyCases = (r: RouteInfo): Array<() => MalformedRequest> => {
-    const path = fill(r.path);
-    const json = (label: string, body: Buffer | string, contentType = 'application/json') => () => ({
-      label,
-      method: r.method,
-      path,
-      headers: { ...auth, 'content-type': contentType },
-      body: Buffer.isBuffer(body) ? body : Buffer.from(body),
-    });
-    return [
-      () => json('malformed JSON', pick(badJsonTexts))(),
-      () => json('wrong top-level type', JSON.stringify(pick(junkValues.filter((v) => typeof v !== 'object' || v === null || Array.isArray(v)))))(),
-      () => json('unknown field', JSON.stringify({ [`junk_${Math.floor(rand() * 1e6)}`]: pick(junkValues) }))(),
-      () => json('known-looking fields of wrong types', JSON.stringify(wrongTypes(rand, pick)))(),
-      () => json('huge string', JSON.stringify({ name: 'n'.repeat(1_000_000 + Math.floor(rand() * 1000)), service: 's'.repeat(300_000) }))(),
-      () => {
-        const depth = 1000 + Math.floor(rand() * 200_000);
-        return json('deep nesting', '['.repeat(depth) + ']'.repeat(depth))();
-      },
-      () => json('deep object nesting', '{"a":'.repeat(5000) + '1' + '}'.repeat(5000))(),
-      () => json('invalid UTF-8', Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xc3, 0x28, 0xff, 0xfe, 0xa0]), Buffer.from('"}')]))(),
-      () => json('wrong content type', '{}', pick(['text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/octet-stream', 'image/png', 'application/json; charset=latin1', 'json']))(),
-      () => json(opts.acceptsNdjson(r.path) ? 'NDJSON with a bad line' : 'NDJSON where it is refused', '{"a":1}\n{bad\n', 'application/x-ndjson')(),
-      () => json('batch of junk', JSON.stringify(Array.from({ length: 1 + Math.floor(rand() * 50) }, () => pick(junkValues))))(),
-      () => {
-        const req = json('wrong or corrupt content encoding', '{}')();
-        return { ...req, headers: { ...req.headers, 'content-encoding': pick(['br', 'compress', 'gzip', 'deflate', 'x-junk']) } };
-      },
-    ];
-  };
-
-  const queryCases = (r: RouteInfo): Array<() => MalformedRequest> => {
-    const get = (label: string, query: string) => () => ({ label, method: r.method, path: `${fill(r.path)}?${query}`, headers: auth });
-    return [
-      () => get('unknown parameter', `junk${Math.floor(rand() * 1000)}=1`)(),
-      () => get('limit out of range', `limit=${pick(['-1', '0', '1001', '1e9', 'abc', '1.5', '', '%00'])}`)(),
-      () => get('forged cursor', `cursor=${pick(['junk', 'eyJ4IjoxfQ', '%FF%FE', 'a'.repeat(600), 'e30'])}`)(),
-      () => get('repeated parameter', 'limit=1&limit=2')(),
-      () => get('huge parameter', `junk=${'q'.repeat(5000)}`)(),
-    ];
-  };
-
-  const idCases = (r: RouteInfo): Array<() => MalformedRequest> =>
-    r.path.includes(':')
-      ? [
-          () => ({
-            label: 'junk id',
-            method: r.method,
-            path: r.path.replace(/:(\w+)/g, () => pick(['%E0%A4%A', '..%2F..%2Fetc', '%00', 'x'.repeat(3000), '💥', "'or'1'='1", 'key_zz'])),
-            headers: { ...auth, ...(r.method === 'GET' || r.method === 'DELETE' ? {} : { 'content-type': 'application/json' }) },
-            body: r.method === 'GET' || r.method === 'DELETE' ? undefined : Buffer.from('{"junk":1}'),
-          }),
-        ]
-      : [];
-
-  const headerCases = (r: RouteInfo): Array<() => MalformedRequest> => {
-    const path = fill(r.path);
-    const cases: Array<() => MalformedRequest> = [
-      () => ({
-        label: 'junk header bytes',
-        method: r.method,
-        path,
-        headers: {},
-        raw: Buffer.concat([Buffer.from(`${r.method} ${path} HTTP/1.1\r\nHost: x\r\nX-J`), Buffer.from([0x01, 0x7f]), Buffer.from(': y\r\nConnection: close\r\n\r\n')]),
-      }),
-    ];
-    if (r.authenticated) {
-      cases.push(() => ({
-        label: 'junk authorization',
-        method: r.method,
-        path,
-        headers: {
-          authorization: pick(['Bearer', 'Basic dXNlcjpwYXNz', `Bearer ${'a'.repeat(4000)}`, 'Bearer ntk_zz_zz', `Bearer ${opts.key}x`, 'bearer  ', `Token ${opts.key}`, `Bearer ${opts.key} ${opts.key}`]),
-        },
-      }));
-      cases.push(() => ({
-        label: 'non-ASCII authorization',
-        method: r.method,
-        path,
-        headers: {},
-        raw: Buffer.concat([Buffer.from(`${r.method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer `), Buffer.from([0xe9, 0xff, 0x80]), Buffer.from('\r\nConnection: close\r\n\r\n')]),
-      }));
-    }
-    const other = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => !allowedOn.get(r.path)!.has(m));
-    if (other.length) cases.push(() => ({ label: 'method not allowed', method: pick(other), path, headers: auth }));
-    return cases;
-  };
-
+export function malformedRequests(
+  routes: RouteInfo[],
+  opts: { key: string; count: number; seed: number; acceptsNdjson: (path: string) => boolean },
+): MalformedRequest[] {
+  const g = generator(routes, opts);
   const perRoute = routes.map((r) => [
-    ...(r.method === 'GET' ? (r.authenticated ? queryCases(r) : []) : bodyCases(r)),
-    ...idCases(r),
-    ...headerCases(r),
+    ...(r.method === 'GET' ? (r.authenticated ? queryCases(g, r) : []) : bodyCases(g, r)),
+    ...idCases(g, r),
+    ...headerCases(g, r),
   ]);
   const out: MalformedRequest[] = [];
   for (let i = 0; out.length < opts.count; i += 1) {
     const cases = perRoute[i % perRoute.length]!;
-    if (cases.length) out.push(pick(cases)());
+    if (cases.length) out.push(g.pick(cases)());
   }
   return out;
 }
 
-function wrongTypes(rand: () => number, pick: <T>(items: readonly T[]) => T): Record<string, unknown> {
+function bodyCases(g: Generator, r: RouteInfo): Array<() => MalformedRequest> {
+  const path = g.fill(r.path);
+  const json = (label: string, body: Buffer | string, contentType = 'application/json') => () => ({
+    label,
+    method: r.method,
+    path,
+    headers: { ...g.auth, 'content-type': contentType },
+    body: Buffer.isBuffer(body) ? body : Buffer.from(body),
+  });
+  return [
+    () => json('malformed JSON', g.pick(badJsonTexts))(),
+    () => json('wrong top-level type', JSON.stringify(g.pick(junkValues.filter((v) => typeof v !== 'object' || v === null || Array.isArray(v)))))(),
+    () => json('unknown field', JSON.stringify({ [`junk_${Math.floor(g.rand() * 1e6)}`]: g.pick(junkValues) }))(),
+    () => json('known-looking fields of wrong types', JSON.stringify(wrongTypes(g.rand, g.pick)))(),
+    () => json('huge string', JSON.stringify({ name: 'n'.repeat(1_000_000 + Math.floor(g.rand() * 1000)), service: 's'.repeat(300_000) }))(),
+    () => {
+      const depth = 1000 + Math.floor(g.rand() * 200_000);
+      return json('deep nesting', '['.repeat(depth) + ']'.repeat(depth))();
+    },
+    () => json('deep object nesting', '{"a":'.repeat(5000) + '1' + '}'.repeat(5000))(),
+    () => json('invalid UTF-8', Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xc3, 0x28, 0xff, 0xfe, 0xa0]), Buffer.from('"}')]))(),
+    () => json('wrong content type', '{}', g.pick(['text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/octet-stream', 'image/png', 'application/json; charset=latin1', 'json']))(),
+    () => json(g.opts.acceptsNdjson(r.path) ? 'NDJSON with a bad line' : 'NDJSON where it is refused', '{"a":1}\n{bad\n', 'application/x-ndjson')(),
+    () => json('batch of junk', JSON.stringify(Array.from({ length: 1 + Math.floor(g.rand() * 50) }, () => g.pick(junkValues))))(),
+    () => {
+      const req = json('wrong or corrupt content encoding', '{}')();
+      return { ...req, headers: { ...req.headers, 'content-encoding': g.pick(['br', 'compress', 'gzip', 'deflate', 'x-junk']) } };
+    },
+  ];
+}
+
+function queryCases(g: Generator, r: RouteInfo): Array<() => MalformedRequest> {
+  const get = (label: string, query: string) => () => ({ label, method: r.method, path: `${g.fill(r.path)}?${query}`, headers: g.auth });
+  return [
+    () => get('unknown parameter', `junk${Math.floor(g.rand() * 1000)}=1`)(),
+    () => get('limit out of range', `limit=${g.pick(['-1', '0', '1001', '1e9', 'abc', '1.5', '', '%00'])}`)(),
+    () => get('forged cursor', `cursor=${g.pick(['junk', 'eyJ4IjoxfQ', '%FF%FE', 'a'.repeat(600), 'e30'])}`)(),
+    () => get('repeated parameter', 'limit=1&limit=2')(),
+    () => get('huge parameter', `junk=${'q'.repeat(5000)}`)(),
+  ];
+}
+
+function idCases(g: Generator, r: RouteInfo): Array<() => MalformedRequest> {
+  return (
+  r.path.includes(':')
+    ? [
+        () => ({
+          label: 'junk id',
+          method: r.method,
+          path: r.path.replace(/:(\w+)/g, () => g.pick(['%E0%A4%A', '..%2F..%2Fetc', '%00', 'x'.repeat(3000), '💥', "'or'1'='1", 'key_zz'])),
+          headers: { ...g.auth, ...(r.method === 'GET' || r.method === 'DELETE' ? {} : { 'content-type': 'application/json' }) },
+          body: r.method === 'GET' || r.method === 'DELETE' ? undefined : Buffer.from('{"junk":1}'),
+        }),
+      ]
+    : []
+  );
+}
+
+function headerCases(g: Generator, r: RouteInfo): Array<() => MalformedRequest> {
+  const path = g.fill(r.path);
+  const cases: Array<() => MalformedRequest> = [
+    () => ({
+      label: 'junk header bytes',
+      method: r.method,
+      path,
+      headers: {},
+      raw: Buffer.concat([Buffer.from(`${r.method} ${path} HTTP/1.1\r\nHost: x\r\nX-J`), Buffer.from([0x01, 0x7f]), Buffer.from(': y\r\nConnection: close\r\n\r\n')]),
+    }),
+  ];
+  if (r.authenticated) {
+    cases.push(() => ({
+      label: 'junk authorization',
+      method: r.method,
+      path,
+      headers: {
+        authorization: g.pick(['Bearer', 'Basic dXNlcjpwYXNz', `Bearer ${'a'.repeat(4000)}`, 'Bearer ntk_zz_zz', `Bearer ${g.opts.key}x`, 'bearer  ', `Token ${g.opts.key}`, `Bearer ${g.opts.key} ${g.opts.key}`]),
+      },
+    }));
+    cases.push(() => ({
+      label: 'non-ASCII authorization',
+      method: r.method,
+      path,
+      headers: {},
+      raw: Buffer.concat([Buffer.from(`${r.method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer `), Buffer.from([0xe9, 0xff, 0x80]), Buffer.from('\r\nConnection: close\r\n\r\n')]),
+    }));
+  }
+  const other = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => !g.allowedOn.get(r.path)!.has(m));
+  if (other.length) cases.push(() => ({ label: 'method not allowed', method: g.pick(other), path, headers: g.auth }));
+  return cases;
+}function wrongTypes(rand: () => number, pick: <T>(items: readonly T[]) => T): Record<string, unknown> {
   const fields = ['src_ip', 'dst_ip', 'bytes', 'packets', 'protocol', 'telemetry', 'service', 'metric', 'value', 'region', 'asn',
     'dst_port', 'latency_ms', 'environment', 'name', 'requires_approval', 'incident_id', 'role', 'org_id', 'expires_in_seconds'];
   const out: Record<string, unknown> = {};

@@ -18,7 +18,7 @@ import { names } from '../../streams/topology';
 export type Transport = 'chdb' | 'clickhouse-server';
 export const transports: Transport[] = ['chdb', 'clickhouse-server'];
 
-export interface ApiResponse<T = any> {
+export interface ApiResponse<T = unknown> {
   status: number;
   headers: Headers;
   text: string;
@@ -40,7 +40,7 @@ export interface TestStack {
   dataDir: string;
   /** Every log line the stack wrote, for tests that look for leaked secrets. */
   logs: string[];
-  request<T = any>(method: string, route: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
+  request<T = unknown>(method: string, route: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
   mintKey(opts?: { role?: string; orgId?: string; expiresInSeconds?: number }): Promise<{ key: string; key_id: string; org_id: string }>;
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -48,11 +48,9 @@ export interface TestStack {
 
 const uid = () => randomBytes(5).toString('hex');
 
-export async function startTestStack(transport: Transport, extraEnv: Record<string, string> = {}): Promise<TestStack> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-stack-'));
-  const adminKey = `nta_test_${randomBytes(16).toString('hex')}`;
+function testEnv(transport: Transport, dataDir: string, adminKey: string, extraEnv: Record<string, string>): Record<string, string | undefined> {
   const id = uid();
-  const env: Record<string, string | undefined> = {
+  return {
     ...process.env,
     PORT: '0',
     HOST: '127.0.0.1',
@@ -70,25 +68,28 @@ export async function startTestStack(transport: Transport, extraEnv: Record<stri
     NATS_STREAM_MAX_BYTES: String(256 * 1024 * 1024),
     ...extraEnv,
   };
-  const logs: string[] = [];
-  const sink = new Writable({
+}
+
+/** A sink that keeps every log line; TEST_LOGS=1 also shows them while a test runs. */
+function logSink(logs: string[]): Writable {
+  return new Writable({
     write(chunk, _enc, done) {
       logs.push(String(chunk));
-      // TEST_LOGS=1 shows the stack's log lines while a test runs.
       if (process.env.TEST_LOGS) process.stderr.write(String(chunk));
       done();
     },
   });
-  const config = loadConfig(env);
-  let stack = await startStack(config, createLogger(config.logLevel, 'test', sink));
+}
 
-  const request = async <T>(method: string, route: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> => {
+/** JSON requests against the stack's URL; a body that is not JSON is left undefined. */
+function requester(urlOf: () => string) {
+  return async <T>(method: string, route: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> => {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
     if (opts.key) headers.authorization = `Bearer ${opts.key}`;
     let body: string | Buffer | undefined = opts.raw;
     if (opts.body !== undefined) body = JSON.stringify(opts.body);
     if (body !== undefined) headers['content-type'] = opts.contentType ?? 'application/json';
-    const res = await fetch(`${stack.url}${route}`, { method, headers, body });
+    const res = await fetch(`${urlOf()}${route}`, { method, headers, body });
     const text = await res.text();
     let parsed: unknown = undefined;
     try {
@@ -98,6 +99,16 @@ export async function startTestStack(transport: Transport, extraEnv: Record<stri
     }
     return { status: res.status, headers: res.headers, text, body: parsed as T };
   };
+}
+
+export async function startTestStack(transport: Transport, extraEnv: Record<string, string> = {}): Promise<TestStack> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-stack-'));
+  const adminKey = `nta_test_${randomBytes(16).toString('hex')}`;
+  const config = loadConfig(testEnv(transport, dataDir, adminKey, extraEnv));
+  const logs: string[] = [];
+  const sink = logSink(logs);
+  let stack = await startStack(config, createLogger(config.logLevel, 'test', sink));
+  const request = requester(() => stack.url!);
 
   const handle: TestStack = {
     get stack() {

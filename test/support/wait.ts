@@ -1,3 +1,7 @@
+import type { JetStreamManager } from 'nats';
+import type { ClickHouse } from '../../storage/clickhouse';
+import { names } from '../../streams/topology';
+
 /** Polls until `check` returns a value that is not undefined, or fails after `timeoutMs`. */
 export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -9,7 +13,40 @@ export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs 
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last instanceof Error ? last.message : JSON.stringify(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * Waits until the stream workers have taken everything published so far: the
+ * telemetry stream holds no message, the writers consumer has none left to
+ * deliver and none awaiting an ack. Workers ack only after ClickHouse has the
+ * rows and the correlator ran, so what was accepted before is all stored.
+ */
+export async function waitForTelemetryDrained(jsm: JetStreamManager, prefix: string, timeoutMs = 60_000): Promise<void> {
+  const n = names(prefix);
+  await waitFor(
+    async () => {
+      const [stream, consumer] = await Promise.all([jsm.streams.info(n.stream), jsm.consumers.info(n.stream, n.writers)]);
+      const drained = stream.state.messages === 0 && consumer.num_pending === 0 && consumer.num_ack_pending === 0;
+      return drained ? true : undefined;
+    },
+    timeoutMs,
+    'the telemetry stream to drain',
+  );
+}
+
+/** Waits until every mutation (ALTER … UPDATE/DELETE) of a table has been applied: ClickHouse runs them in the background. */
+export async function waitForMutations(clickhouse: Pick<ClickHouse, 'query' | 'database'>, table: string, timeoutMs = 10_000): Promise<void> {
+  await waitFor(
+    async () => {
+      const rows = await clickhouse.query<{ n: string }>(
+        `SELECT count() AS n FROM system.mutations WHERE database = '${clickhouse.database}' AND table = '${table}' AND is_done = 0`,
+      );
+      return Number(rows[0]?.n) === 0 ? true : undefined;
+    },
+    timeoutMs,
+    `the mutations of ${table}`,
+  );
 }

@@ -2,7 +2,7 @@ import { flowRowJson, flowSchema, parseFlow, signalSchema, toFlowRow } from '../
 import { seededRandom } from '../support/malformed';
 
 const flow = { src_ip: '192.0.2.1', dst_ip: '2001:db8::1', bytes: 1500, packets: 3, protocol: 'TCP' };
-const defined = (o: object) => JSON.parse(JSON.stringify(o));
+const defined = (o: object): unknown => JSON.parse(JSON.stringify(o));
 
 describe('telemetry validation', () => {
   test('a valid flow is accepted and its protocol lower-cased', () => {

@@ -10,8 +10,9 @@ import type { PoliciesRepo } from '../../storage/policies-repo';
 import type { ReplayHistory } from '../../storage/replay-history';
 import type { ReplaysRepo } from '../../storage/replays-repo';
 import type { IncidentSummary, ReplayActivities, ReplayInput, ReplayReport } from '../../workflows/replay-contract';
+import { createApprovalActivities, type ApprovalActivityDeps } from './approval-activities';
 
-export interface ReplayActivityDeps {
+export interface ReplayActivityDeps extends ApprovalActivityDeps {
   incidents: IncidentsRepo;
   policies: PoliciesRepo;
   replays: ReplaysRepo;
@@ -27,6 +28,8 @@ export function createReplayActivities(deps: ReplayActivityDeps): ReplayActiviti
   };
 
   return {
+    ...createApprovalActivities(deps),
+
     async recordReplayState({ input, state, version }) {
       await deps.replays.put({
         org_id: input.orgId,

@@ -1,0 +1,189 @@
+import { AuditLedger } from '../../application/audit-ledger';
+import { replayWorkflowId } from '../../application/replay-service';
+import { metricTotal } from '../../observability/metrics';
+import { AuditRepo } from '../../storage/audit-repo';
+import { KeysRepo } from '../../storage/keys-repo';
+import { AuditHeads } from '../../streams/audit-heads';
+import { createApprovalActivities } from '../../workers/activities/approval-activities';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { approveSignal, decideUpdate, decisionFailures, denySignal, replayStatusQuery } from '../../workflows/replay';
+import { startTestStack, type TestStack } from '../support/test-stack';
+import type { AuditEntryView, IncidentView, Page, ReplayRequested, ReplayView } from '../support/api-types';
+import { waitFor } from '../support/wait';
+
+/**
+ * Raw `approve` and `deny` signals, as an operator sends them with
+ * `temporal workflow signal`: the workflow checks each like the API's
+ * decisions and audits it, on the real Temporal dev server.
+ */
+
+/** Jest's asymmetric matchers, typed as what they are to the compiler: values to compare with. */
+const objectContaining = (shape: object): unknown => expect.objectContaining(shape);
+const anyString = (): unknown => expect.any(String);
+
+const signal = { telemetry: 'bgp', service: 'edge', environment: 'prod', region: 'us-east-1', asn: 64500, latency_ms: 40 };
+
+describe('governance: raw approve and deny signals', () => {
+  let t: TestStack;
+  beforeAll(async () => {
+    t = await startTestStack('chdb', { ROLES: 'api,stream-workers,temporal-worker', WORKER_MAX_WAIT_MS: '20' });
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  /** A workspace with an incident, a policy that gates replays, and a replay awaiting approval. */
+  async function awaitingReplay() {
+    const operator = await t.mintKey({ role: 'operator' });
+    const approver = await t.mintKey({ role: 'approver', orgId: operator.org_id });
+    await t.request('POST', '/ingest', { key: operator.key, body: signal });
+    const incident = await waitFor(async () => (await t.request<Page<IncidentView>>('GET', '/v1/incidents', { key: operator.key })).body.data[0]);
+    await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'gate', requires_approval: true } });
+    const id: string = (await t.request<ReplayRequested>('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
+    await replayState(operator.key, id, 'awaiting_approval');
+    const handle = t.stack.temporal.client.workflow.getHandle(replayWorkflowId(operator.org_id, id));
+    return { operator, approver, id, handle };
+  }
+
+  async function replayState(key: string, id: string, status: string): Promise<ReplayView> {
+    return waitFor(async () => {
+      const r = await t.request<ReplayView>('GET', `/v1/replays/${id}`, { key });
+      return r.body.status === status ? r.body : undefined;
+    }, 30_000, `replay ${status}`);
+  }
+
+  async function ledger(key: string): Promise<AuditEntryView[]> {
+    return (await t.request<Page<AuditEntryView>>('GET', '/v1/audit?limit=1000', { key })).body.data;
+  }
+
+  const refusedCount = () => metricTotal(t.stack.registry, 'nettel_replay_decisions_refused_total');
+
+  type Awaiting = Awaited<ReturnType<typeof awaitingReplay>>;
+  const refusedSenders: Array<[string, string, (w: Awaiting) => Promise<string>]> = [
+    ['the requester’s own key', 'requester', (w) => Promise.resolve(w.operator.key_id)],
+    ['a key of another workspace', 'unknown_key', async () => (await t.mintKey({ role: 'approver' })).key_id],
+    ['a key that does not exist', 'unknown_key', () => Promise.resolve('key_00000000000000000000')],
+    ['a revoked approver key', 'revoked', async (w) => {
+      const revoked = await t.mintKey({ role: 'approver', orgId: w.operator.org_id });
+      expect((await t.request('DELETE', `/v1/api-keys/${revoked.key_id}`, { key: t.adminKey })).status).toBe(200);
+      return revoked.key_id;
+    }],
+    ['an expired approver key', 'expired', async (w) => {
+      const expiring = await t.mintKey({ role: 'approver', orgId: w.operator.org_id, expiresInSeconds: 1 });
+      await new Promise((r) => setTimeout(r, 1_100));
+      return expiring.key_id;
+    }],
+    ['an analyst key (its role may not approve)', 'not_an_approver', async (w) => (await t.mintKey({ role: 'analyst', orgId: w.operator.org_id })).key_id],
+  ];
+
+  test.each(refusedSenders)('a raw approve signal from %s changes nothing and is recorded as refused', async (_name, reason, keyOf) => {
+    const w = await awaitingReplay();
+    const keyId = await keyOf(w);
+    const refusedBefore = await refusedCount();
+    await w.handle.signal(approveSignal, { approverKeyId: keyId, comment: 'let me in' });
+
+    const refused = await waitFor(async () => (await ledger(w.operator.key)).find((e) => e.action === 'replay.decision_refused'), 20_000, 'the refusal');
+    expect(refused).toMatchObject({
+      actor: keyId,
+      target: w.id,
+      details: { decision: 'approve', via: 'signal', attempt: 1, reason, message: anyString(), comment: 'let me in' },
+    });
+    expect(await refusedCount()).toBe(refusedBefore + 1);
+    expect((await w.handle.query(replayStatusQuery)).status).toBe('awaiting_approval');
+    expect((await w.handle.query(replayStatusQuery)).approvals).toEqual([]);
+    expect((await t.request<ReplayView>('GET', `/v1/replays/${w.id}`, { key: w.operator.key })).body.status).toBe('awaiting_approval');
+
+    // A valid approver still decides it afterwards.
+    expect((await t.request('POST', `/v1/replays/${w.id}/approve`, { key: w.approver.key })).status).toBe(202);
+    const done = await replayState(w.operator.key, w.id, 'completed');
+    expect(done.approvals).toEqual([objectContaining({ decision: 'approve', approver_key_id: w.approver.key_id })]);
+    const entries = await ledger(w.operator.key);
+    expect(entries.filter((e) => ['replay.approve', 'replay.deny'].includes(e.action))).toEqual([
+      objectContaining({ action: 'replay.approve', actor: w.approver.key_id, target: w.id, details: objectContaining({ via: 'update' }) }),
+    ]);
+    expect(entries.filter((e) => e.action === 'replay.decision_refused')).toHaveLength(1);
+  });
+
+  test('a raw approve signal from an approver key of the workspace completes the replay and is audited once', async () => {
+    const w = await awaitingReplay();
+    await w.handle.signal(approveSignal, { approverKeyId: w.approver.key_id, comment: 'checked with the NOC' });
+    const done = await replayState(w.operator.key, w.id, 'completed');
+    expect(done.approvals).toEqual([
+      objectContaining({ decision: 'approve', approver_key_id: w.approver.key_id, comment: 'checked with the NOC' }),
+    ]);
+    expect(done.report?.parity).toBe(true);
+    const decisions = (await ledger(w.operator.key)).filter((e) => e.action.startsWith('replay.') && e.action !== 'replay.request');
+    expect(decisions).toEqual([
+      objectContaining({
+        action: 'replay.approve',
+        actor: w.approver.key_id,
+        target: w.id,
+        details: { comment: 'checked with the NOC', via: 'signal', attempt: 1 },
+      }),
+    ]);
+    await w.handle.result();
+    expect((await w.handle.describe()).status.name).toBe('COMPLETED');
+  });
+
+  test('a raw deny signal from an approver key of the workspace ends the replay denied and is audited once', async () => {
+    const w = await awaitingReplay();
+    await w.handle.signal(denySignal, { approverKeyId: w.approver.key_id });
+    const denied = await replayState(w.operator.key, w.id, 'denied');
+    expect(denied.error).toEqual({ code: 'POLICY_DENIED', message: `Execution blocked by policy: denied by approver ${w.approver.key_id}` });
+    const decisions = (await ledger(w.operator.key)).filter((e) => ['replay.approve', 'replay.deny', 'replay.decision_refused'].includes(e.action));
+    expect(decisions).toEqual([objectContaining({ action: 'replay.deny', actor: w.approver.key_id, target: w.id, details: { via: 'signal', attempt: 1 } })]);
+  });
+
+  test('a refused raw signal leaves the replay to the valid one sent after it', async () => {
+    const w = await awaitingReplay();
+    await w.handle.signal(approveSignal, { approverKeyId: w.operator.key_id });
+    await w.handle.signal(approveSignal, { approverKeyId: w.approver.key_id });
+    const done = await replayState(w.operator.key, w.id, 'completed');
+    expect(done.approvals).toEqual([objectContaining({ approver_key_id: w.approver.key_id })]);
+    const entries = await ledger(w.operator.key);
+    expect(entries.filter((e) => e.action === 'replay.decision_refused')).toEqual([
+      objectContaining({ actor: w.operator.key_id, details: objectContaining({ reason: 'requester', attempt: 1 }) }),
+    ]);
+    expect(entries.filter((e) => e.action === 'replay.approve')).toEqual([objectContaining({ actor: w.approver.key_id, details: { via: 'signal', attempt: 2 } })]);
+  });
+
+  test('a raw signal without an approver key id is refused without failing the workflow', async () => {
+    const w = await awaitingReplay();
+    await w.handle.signal(approveSignal, {} as never);
+    await waitFor(async () => (await ledger(w.operator.key)).find((e) => e.action === 'replay.decision_refused'), 20_000, 'the refusal');
+    expect((await w.handle.query(replayStatusQuery)).status).toBe('awaiting_approval');
+    expect((await w.handle.describe()).status.name).toBe('RUNNING');
+  });
+
+  test('a raw decide update from the requester’s key fails as refused, is recorded, and leaves the replay awaiting approval', async () => {
+    const w = await awaitingReplay();
+    const update = w.handle.executeUpdate(decideUpdate, { args: [{ decision: 'approve', approverKeyId: w.operator.key_id }] });
+    const failure = await update.then(() => undefined, (err: unknown) => err);
+    expect(failure).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect((failure as WorkflowUpdateFailedError).cause).toMatchObject({ type: decisionFailures.refused });
+    const entries = await ledger(w.operator.key);
+    expect(entries.filter((e) => e.action.startsWith('replay.') && e.action !== 'replay.request')).toEqual([
+      objectContaining({ action: 'replay.decision_refused', actor: w.operator.key_id, details: objectContaining({ via: 'update', reason: 'requester' }) }),
+    ]);
+    expect((await w.handle.query(replayStatusQuery)).status).toBe('awaiting_approval');
+  });
+
+  test('an audit append retried for the same decision writes one entry', async () => {
+    const w = await awaitingReplay();
+    const heads = new AuditHeads(t.stack.nats, t.stack.config.nats.prefix);
+    await heads.start();
+    const audit = new AuditLedger(new AuditRepo(t.stack.clickhouse), heads, t.stack.registry);
+    const activities = createApprovalActivities({ keys: new KeysRepo(t.stack.clickhouse), audit, heads, registry: t.stack.registry });
+    const input = { orgId: w.operator.org_id, replayId: w.id, incidentId: 'inc_x', requestedBy: w.operator.key_id, requestedAt: Date.now() };
+    const record = { decision: 'approve' as const, approverKeyId: 'key_00000000000000000000', door: 'signal' as const, attempt: 7, at: Date.now() };
+    const refusal = { reason: 'unknown_key' as const, message: 'not a key of this workspace' };
+    try {
+      await activities.auditDecision({ input, record: { ...record, refusal } });
+      await activities.auditDecision({ input, record: { ...record, refusal } });
+    } finally {
+      await heads.stop();
+    }
+    const entries = (await ledger(w.operator.key)).filter((e) => e.action === 'replay.decision_refused');
+    expect(entries).toEqual([objectContaining({ target: w.id, details: objectContaining({ attempt: 7 }) })]);
+  });
+});

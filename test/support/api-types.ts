@@ -1,0 +1,192 @@
+/**
+ * The JSON answers of the HTTP API as tests and the bench read them, so a
+ * response body is typed (`t.request<PolicyView>(...)`) instead of `any`.
+ * Described by hand from the views in api/routes/*.ts; only plain data, no
+ * imports from the service, so a change there does not silently change a
+ * test's expectations.
+ */
+
+/** A list endpoint's page. */
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+/** A list answer without a cursor (telemetry top talkers, metric series). */
+export interface DataOf<T> {
+  data: T[];
+}
+
+export interface ErrorDetail {
+  index?: number;
+  path?: string;
+  message: string;
+}
+
+/** Every error answer: `{ error: { code, message, details? } }`. */
+export interface ErrorBody {
+  error: { code: string; message: string; details?: ErrorDetail[] };
+}
+
+export interface EngineHealth {
+  status: 'up' | 'down';
+  version?: string;
+  detail?: string;
+  error?: string;
+}
+
+/** GET /healthz. */
+export interface HealthView {
+  status: 'ok' | 'degraded';
+  engines: { nats: EngineHealth; clickhouse: EngineHealth; temporal: EngineHealth };
+  loops: Record<string, EngineHealth>;
+}
+
+export interface IncidentView {
+  id: string;
+  severity: string;
+  state: string;
+  status: string;
+  source: string;
+  service: string;
+  environment: string;
+  region: string;
+  rule: string;
+  escalations: number;
+  signal_count: number;
+  kinds: string[];
+  first_seen: string;
+  last_seen: string;
+  max_latency_ms: number;
+  total_bytes: number;
+  updated_at: string;
+}
+
+export interface PolicyView {
+  policy_id: string;
+  id: string;
+  name: string;
+  status: 'active' | 'inactive';
+  requires_approval: boolean;
+  allow_execution: boolean;
+  environments: string[];
+  severities: string[];
+  max_window_minutes: number | null;
+  approval_timeout_minutes: number;
+  created_at: string;
+  updated_at: string;
+  version: number;
+}
+
+export interface ApprovalView {
+  decision: 'approve' | 'deny';
+  approver_key_id: string;
+  at: string;
+  comment?: string;
+}
+
+export interface IncidentSummary {
+  id: string;
+  severity: string;
+  state: string;
+  signal_count: number;
+  first_seen: string;
+  last_seen: string;
+}
+
+export interface MitigationAction {
+  action: 'rate_limit';
+  src_ip: string;
+  dst_ip: string;
+  bytes: number;
+  flows: number;
+}
+
+export interface ReplayReport {
+  parity: boolean;
+  differences: Array<{ field: string; recorded: unknown; replayed: unknown }>;
+  recorded: IncidentSummary;
+  replayed: IncidentSummary | null;
+  automation: {
+    window: { from: string; to: string; minutes: number };
+    flows_examined: number;
+    bytes_examined: number;
+    signals_examined: number;
+    actions: MitigationAction[];
+  };
+  duration_ms: number;
+}
+
+/** POST /v1/replay (202). */
+export interface ReplayRequested {
+  replay_id: string;
+  status: string;
+  incident_id: string;
+}
+
+export interface ReplayView {
+  replay_id: string;
+  incident_id: string;
+  status: string;
+  requested_by: string;
+  requested_at: string;
+  updated_at: string;
+  window_minutes: number;
+  approvals: ApprovalView[];
+  error: { code: string; message: string } | null;
+  report: ReplayReport | null;
+}
+
+export interface KeyView {
+  key_id: string;
+  org_id: string;
+  name: string;
+  role: string;
+  scope: 'tenant';
+  created_at: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+  status: 'active' | 'revoked' | 'expired';
+}
+
+/** POST /v1/api-keys (201): the only answer that carries the secret. */
+export interface MintedKeyView extends KeyView {
+  key: string;
+}
+
+export interface AuditEntryView {
+  seq: number;
+  at: string;
+  actor: string;
+  action: string;
+  target: string;
+  details: unknown;
+  prev_hash: string;
+  hash: string;
+}
+
+/** A row of GET /v1/telemetry/flows. */
+export interface FlowView {
+  event_id: string;
+  ts: string;
+  src_ip: string;
+  dst_ip: string;
+  src_port: number;
+  dst_port: number;
+  protocol: string;
+  bytes: number;
+  packets: number;
+}
+
+/**
+ * A row of GET /v1/telemetry/flows/top?by=K&metric=M: the grouping key and the
+ * metric are fields named by the query, e.g. `TopTalkerRow<'dst_ip', 'bytes'>`.
+ */
+export type TopTalkerRow<K extends 'src_ip' | 'dst_ip' | 'protocol', M extends 'bytes' | 'packets'> = Record<K, string> & Record<M, number> & { flows: number };
+
+/** Narrows a parsed body to the error answer's shape: an error with a string code and message. */
+export function isErrorBody(value: unknown): value is ErrorBody {
+  if (typeof value !== 'object' || value === null || !('error' in value)) return false;
+  const error: unknown = value.error;
+  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' && 'message' in error && typeof error.message === 'string';
+}

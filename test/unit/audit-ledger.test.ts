@@ -1,0 +1,149 @@
+import { Registry } from 'prom-client';
+import { verifyChain, type AuditEntry } from '../../core/audit-chain';
+import { AppError } from '../../core/errors';
+import { AuditLedger, type AuditEntryStore, type AuditHeadStore } from '../../application/audit-ledger';
+
+/**
+ * The ledger's compare-and-set on plain-object heads and entries: the heads
+ * behave like the JetStream key-value bucket (a claim succeeds only at the
+ * revision it read), the entries like the ClickHouse table.
+ */
+function fakeHeads() {
+  const heads = new Map<string, { entry: AuditEntry; revision: number }>();
+  const hooks = {
+    claims: 0,
+    /** Runs before a claim is decided: another appender may move the head meanwhile. */
+    beforeClaim: undefined as undefined | (() => Promise<void>),
+    /** Every claim loses, as when appenders without end get there first. */
+    alwaysLose: false,
+  };
+  const store: AuditHeadStore = {
+    read: (orgId) => Promise.resolve(heads.get(orgId)),
+    claim: async (orgId, entry, revision) => {
+      hooks.claims += 1;
+      const interject = hooks.beforeClaim;
+      hooks.beforeClaim = undefined;
+      await interject?.();
+      if (hooks.alwaysLose || heads.get(orgId)?.revision !== revision) return false;
+      heads.set(orgId, { entry, revision: (revision ?? 0) + 1 });
+      return true;
+    },
+  };
+  return { store, heads, hooks };
+}
+
+function fakeEntries() {
+  const rows: AuditEntry[] = [];
+  const hooks = { failAppend: undefined as Error | undefined };
+  const ofOrg = (orgId: string) => rows.filter((e) => e.org_id === orgId).sort((a, b) => a.seq - b.seq);
+  const store: AuditEntryStore = {
+    append: (entry) => {
+      if (hooks.failAppend) return Promise.reject(hooks.failAppend);
+      rows.push(entry);
+      return Promise.resolve();
+    },
+    last: (orgId) => Promise.resolve(ofOrg(orgId).at(-1)),
+    has: (orgId, seq) => Promise.resolve(rows.some((e) => e.org_id === orgId && e.seq === seq)),
+    page: (orgId, { limit, beforeSeq }) =>
+      Promise.resolve(
+        ofOrg(orgId)
+          .reverse()
+          .filter((e) => beforeSeq === undefined || e.seq < beforeSeq)
+          .slice(0, limit),
+      ),
+    ascending: (orgId, { fromSeq, limit }) => Promise.resolve(ofOrg(orgId).filter((e) => e.seq >= fromSeq).slice(0, limit)),
+  };
+  return { store, rows, ofOrg, hooks };
+}
+
+const event = (target: string, orgId = 'org_a') => ({ orgId, actor: 'key_test', action: 'test.append', target });
+const ledgerOver = (entries: AuditEntryStore, heads: AuditHeadStore) => new AuditLedger(entries, heads, new Registry(), () => 1_700_000_000_000);
+
+describe('audit ledger', () => {
+  test('appends of one org form a chain from seq 1, each linked by hash to the one before', async () => {
+    const entries = fakeEntries();
+    const ledger = ledgerOver(entries.store, fakeHeads().store);
+    for (const target of ['a', 'b', 'c']) await ledger.append(event(target));
+    expect(entries.ofOrg('org_a').map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(verifyChain(entries.ofOrg('org_a'))).toMatchObject({ valid: true, entries: 3 });
+  });
+
+  test('a lost claim re-reads the head and chains after the entry that won', async () => {
+    const entries = fakeEntries();
+    const heads = fakeHeads();
+    const ours = ledgerOver(entries.store, heads.store);
+    const theirs = ledgerOver(entries.store, heads.store);
+    let won: AuditEntry | undefined;
+    heads.hooks.beforeClaim = async () => {
+      won = await theirs.append(event('theirs'));
+    };
+    const entry = await ours.append(event('ours'));
+    expect(won).toMatchObject({ seq: 1, target: 'theirs' });
+    expect(entry).toMatchObject({ seq: 2, target: 'ours', prev_hash: won!.hash });
+    expect(heads.hooks.claims).toBe(3);
+    expect(verifyChain(entries.ofOrg('org_a'))).toMatchObject({ valid: true, entries: 2 });
+  });
+
+  test('two appenders appending to one org at once never take the same seq', async () => {
+    const entries = fakeEntries();
+    const heads = fakeHeads();
+    const ledgers = [ledgerOver(entries.store, heads.store), ledgerOver(entries.store, heads.store)];
+    const appended = await Promise.all(Array.from({ length: 40 }, (_, i) => ledgers[i % 2]!.append(event(`t${i}`))));
+    expect(appended.map((e) => e.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    expect(heads.hooks.claims).toBeGreaterThan(40);
+    expect(verifyChain(entries.ofOrg('org_a'))).toMatchObject({ valid: true, entries: 40 });
+  });
+
+  test('a head whose appender died before storing it is written by the next append', async () => {
+    const entries = fakeEntries();
+    const heads = fakeHeads();
+    entries.hooks.failAppend = new Error('the process died');
+    await expect(ledgerOver(entries.store, heads.store).append(event('lost'))).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    expect(heads.heads.get('org_a')?.entry).toMatchObject({ seq: 1, target: 'lost' });
+    entries.hooks.failAppend = undefined;
+    await ledgerOver(entries.store, heads.store).append(event('next'));
+    expect(entries.ofOrg('org_a').map((e) => [e.seq, e.target])).toEqual([
+      [1, 'lost'],
+      [2, 'next'],
+    ]);
+    expect(verifyChain(entries.ofOrg('org_a'))).toMatchObject({ valid: true, entries: 2 });
+  });
+
+  test('an append gives up with 503 UNAVAILABLE after 50 lost claims and stores nothing', async () => {
+    const entries = fakeEntries();
+    const heads = fakeHeads();
+    heads.hooks.alwaysLose = true;
+    const err = await ledgerOver(entries.store, heads.store).append(event('never')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect(err).toMatchObject({ code: 'UNAVAILABLE', status: 503, message: 'audit ledger (too many concurrent appends) is unavailable, retry later' });
+    expect(heads.hooks.claims).toBe(50);
+    expect(entries.rows).toEqual([]);
+  });
+
+  test('a failure of the heads reaches the caller as 503 UNAVAILABLE with its cause', async () => {
+    const cause = new Error('nats: timeout');
+    const heads: AuditHeadStore = { read: () => Promise.reject(cause), claim: () => Promise.resolve(true) };
+    const err = await ledgerOver(fakeEntries().store, heads).append(event('x')).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'UNAVAILABLE', status: 503, cause });
+  });
+
+  test('an org whose entries predate the heads chains after the last stored entry', async () => {
+    const entries = fakeEntries();
+    const seed = ledgerOver(entries.store, fakeHeads().store);
+    await seed.append(event('old-1'));
+    await seed.append(event('old-2'));
+    const entry = await ledgerOver(entries.store, fakeHeads().store).append(event('new'));
+    expect(entry).toMatchObject({ seq: 3, prev_hash: entries.ofOrg('org_a')[1]!.hash });
+  });
+
+  test('verify writes the head entry its appender did not store and finds the chain whole', async () => {
+    const entries = fakeEntries();
+    const heads = fakeHeads();
+    await ledgerOver(entries.store, heads.store).append(event('stored'));
+    entries.hooks.failAppend = new Error('the process died');
+    await ledgerOver(entries.store, heads.store).append(event('claimed only')).catch(() => undefined);
+    entries.hooks.failAppend = undefined;
+    await expect(ledgerOver(entries.store, heads.store).verify('org_a')).resolves.toEqual({ valid: true, entries: 2 });
+    expect(entries.ofOrg('org_a').map((e) => e.target)).toEqual(['stored', 'claimed only']);
+  });
+});

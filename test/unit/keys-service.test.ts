@@ -1,0 +1,146 @@
+import { Registry } from 'prom-client';
+import type { AuditEntry } from '../../core/audit-chain';
+import type { AuditEvent } from '../../application/audit-ledger';
+import { KeysService, type KeyStore } from '../../application/keys-service';
+import type { KeyRecord } from '../../storage/keys-repo';
+
+/**
+ * The key service over a plain-object key store and audit, with a clock the
+ * test moves: the cache, revocation, stale-if-error and expiry rules without
+ * ClickHouse or the wall clock.
+ */
+const second = 1_000;
+const minute = 60 * second;
+
+function fakeStore() {
+  const records = new Map<string, KeyRecord>();
+  const state = { gets: 0, down: false };
+  const outage = new Error('connect ECONNREFUSED 127.0.0.1:8123');
+  const store: KeyStore = {
+    put: (record) => {
+      records.set(record.key_id, record);
+      return Promise.resolve();
+    },
+    get: (keyId) => {
+      state.gets += 1;
+      return state.down ? Promise.reject(outage) : Promise.resolve(records.get(keyId));
+    },
+    list: () => Promise.resolve([...records.values()]),
+  };
+  return { store, state, outage };
+}
+
+function keysService() {
+  const clock = { now: 1_700_000_000_000 };
+  const { store, state, outage } = fakeStore();
+  const events: AuditEvent[] = [];
+  const audit = {
+    append: (event: AuditEvent) => {
+      events.push(event);
+      return Promise.resolve({} as AuditEntry);
+    },
+  };
+  const registry = new Registry();
+  const service = new KeysService({ repo: store, audit, registry, adminApiKey: 'nta_admin_secret', now: () => clock.now });
+  const admin = { kind: 'platform_admin', keyId: 'platform-admin' } as const;
+  const failures = async (reason: string) =>
+    (await registry.getSingleMetric('nettel_auth_failures_total')!.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
+  return { service, clock, state, outage, events, admin, failures };
+}
+
+const bearer = (key: string) => `Bearer ${key}`;
+const unauthorized = { code: 'UNAUTHORIZED', status: 401 };
+
+describe('key service', () => {
+  test('a minted key authenticates as a key of its workspace with its role', async () => {
+    const { service, admin } = keysService();
+    const { key, record } = await service.mint(admin, { orgId: 'org_a', role: 'analyst' });
+    await expect(service.authenticate(bearer(key))).resolves.toEqual({ kind: 'workspace', keyId: record.key_id, orgId: 'org_a', role: 'analyst' });
+  });
+
+  test('a lookup within 5 s of the last is served from the cache', async () => {
+    const { service, admin, clock, state } = keysService();
+    const { key } = await service.mint(admin, { orgId: 'org_a' });
+    await service.authenticate(bearer(key));
+    clock.now += 5 * second - 1;
+    await service.authenticate(bearer(key));
+    expect(state.gets).toBe(1);
+  });
+
+  test('a lookup 5 s after the last reads the store again', async () => {
+    const { service, admin, clock, state } = keysService();
+    const { key } = await service.mint(admin, { orgId: 'org_a' });
+    await service.authenticate(bearer(key));
+    clock.now += 5 * second;
+    await service.authenticate(bearer(key));
+    expect(state.gets).toBe(2);
+  });
+
+  test('a key revoked in this process is refused at once, though it was cached a moment before', async () => {
+    const { service, admin, failures } = keysService();
+    const { key, record } = await service.mint(admin, { orgId: 'org_a' });
+    await service.authenticate(bearer(key));
+    await service.revoke(admin, record.key_id);
+    await expect(service.authenticate(bearer(key))).rejects.toMatchObject(unauthorized);
+    expect(await failures('revoked')).toBe(1);
+  });
+
+  test('a key seen recently stays valid through a store outage for the stale-if-error window', async () => {
+    const { service, admin, clock, state } = keysService();
+    const { key, record } = await service.mint(admin, { orgId: 'org_a' });
+    await service.authenticate(bearer(key));
+    state.down = true;
+    clock.now += 15 * minute - 1;
+    await expect(service.authenticate(bearer(key))).resolves.toMatchObject({ keyId: record.key_id, orgId: 'org_a' });
+  });
+
+  test('a key seen longer ago than the stale-if-error window fails with the store error during an outage', async () => {
+    const { service, admin, clock, state, outage } = keysService();
+    const { key } = await service.mint(admin, { orgId: 'org_a' });
+    await service.authenticate(bearer(key));
+    state.down = true;
+    clock.now += 15 * minute;
+    await expect(service.authenticate(bearer(key))).rejects.toBe(outage);
+  });
+
+  test('a key not seen before fails with the store error during an outage', async () => {
+    const { service, admin, state, outage } = keysService();
+    const { key } = await service.mint(admin, { orgId: 'org_a' });
+    state.down = true;
+    await expect(service.authenticate(bearer(key))).rejects.toBe(outage);
+  });
+
+  test('a key is valid until its expiry time by the injected clock and refused from then on', async () => {
+    const { service, admin, clock, failures } = keysService();
+    const { key } = await service.mint(admin, { orgId: 'org_a', expiresInSeconds: 60 });
+    clock.now += minute - 1;
+    await expect(service.authenticate(bearer(key))).resolves.toMatchObject({ orgId: 'org_a' });
+    clock.now += 1;
+    await expect(service.authenticate(bearer(key))).rejects.toMatchObject(unauthorized);
+    expect(await failures('expired')).toBe(1);
+  });
+
+  test('a well-formed key with another secret is refused as invalid', async () => {
+    const { service, admin, failures } = keysService();
+    const { key } = await service.mint(admin, { orgId: 'org_a' });
+    const forged = key.slice(0, -4) + (key.endsWith('AAAA') ? 'BBBB' : 'AAAA');
+    await expect(service.authenticate(bearer(forged))).rejects.toMatchObject(unauthorized);
+    expect(await failures('invalid')).toBe(1);
+  });
+
+  test('the platform admin key authenticates without a store lookup', async () => {
+    const { service, state } = keysService();
+    await expect(service.authenticate(bearer('nta_admin_secret'))).resolves.toEqual({ kind: 'platform_admin', keyId: 'platform-admin' });
+    expect(state.gets).toBe(0);
+  });
+
+  test('minting and revoking a key each append an audit event naming the key', async () => {
+    const { service, admin, events } = keysService();
+    const { record } = await service.mint(admin, { orgId: 'org_a', name: 'exporter' });
+    await service.revoke(admin, record.key_id);
+    expect(events).toEqual([
+      expect.objectContaining({ orgId: 'org_a', actor: 'platform-admin', action: 'api_key.create', target: record.key_id }),
+      expect.objectContaining({ orgId: 'org_a', actor: 'platform-admin', action: 'api_key.revoke', target: record.key_id }),
+    ]);
+  });
+});

@@ -1,0 +1,98 @@
+import type { AuditLedger } from '../../application/audit-ledger';
+import type { AuditEntry } from '../../core/audit-chain';
+import { roleAllows } from '../../core/roles';
+import { counter, type Registry } from '../../observability/metrics';
+import type { KeyRecord, KeysRepo } from '../../storage/keys-repo';
+import type { AuditHeads } from '../../streams/audit-heads';
+import type { ApproverRefusal, ApproverVerdict, DecisionRecord, ReplayActivities, ReplayInput } from '../../workflows/replay-contract';
+
+export interface ApprovalActivityDeps {
+  keys: KeysRepo;
+  audit: AuditLedger;
+  /** The ledger's heads, read to find an entry whose append died between claiming and storing it. */
+  heads: Pick<AuditHeads, 'read'>;
+  registry: Registry;
+  now?: () => number;
+}
+
+export type ApprovalActivities = Pick<ReplayActivities, 'checkApprover' | 'auditDecision'>;
+
+/** How far before a decision the ledger is searched for its entry: wide enough for clocks that disagree. */
+const lookBackMs = 5 * 60_000;
+const pageSize = 200;
+
+const refused = (reason: ApproverRefusal, message: string): ApproverVerdict => ({ ok: false, reason, message });
+
+/**
+ * Whether `key` may decide the replay: the four-eyes rule and the roles table,
+ * the same for a raw signal and the API's update. Another workspace's key is
+ * reported unknown, as the API reports another workspace's objects missing.
+ */
+export function approverVerdict(key: KeyRecord | undefined, input: ReplayInput, keyId: string, now: number): ApproverVerdict {
+  if (!key || key.org_id !== input.orgId) return refused('unknown_key', `key ${keyId || '(none)'} is not a key of this workspace`);
+  if (key.key_id === input.requestedBy) return refused('requester', 'a replay cannot be approved or denied with the key that requested it');
+  if (key.revoked_at) return refused('revoked', `key ${keyId} is revoked`);
+  if (key.expires_at && key.expires_at <= now) return refused('expired', `key ${keyId} has expired`);
+  if (!roleAllows(key.role, 'approve')) return refused('not_an_approver', `key ${keyId} (role ${key.role}) may not approve`);
+  return { ok: true };
+}
+
+/** The ledger entry of a decision: the one taken, or one refused. */
+export function decisionEvent(input: ReplayInput, record: DecisionRecord) {
+  const common = { via: record.door, attempt: record.attempt, ...(record.comment ? { comment: record.comment } : {}) };
+  return {
+    orgId: input.orgId,
+    actor: record.approverKeyId || 'unknown',
+    action: record.refusal ? 'replay.decision_refused' : `replay.${record.decision}`,
+    target: input.replayId,
+    details: record.refusal ? { decision: record.decision, ...common, reason: record.refusal.reason, message: record.refusal.message } : common,
+  };
+}
+
+/** Checking an approver's key and auditing decisions: the replay workflow's governance side effects. */
+export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
+  const now = deps.now ?? Date.now;
+  const refusals = counter(deps.registry, {
+    name: 'nettel_replay_decisions_refused_total',
+    help: 'Replay decisions (signals or updates) refused by the approver check, by reason and door',
+    labelNames: ['reason', 'via'] as const,
+  });
+
+  return {
+    async checkApprover({ input, approverKeyId }) {
+      const key = approverKeyId ? await deps.keys.get(approverKeyId) : undefined;
+      return approverVerdict(key, input, approverKeyId, now());
+    },
+
+    async auditDecision({ input, record }) {
+      const event = decisionEvent(input, record);
+      // A retried append (its first attempt timed out, or its worker died) finds the entry and writes no second one.
+      if (await alreadyAudited(deps, event, record.attempt, record.at - lookBackMs)) return;
+      await deps.audit.append(event);
+      if (record.refusal) refusals.inc({ reason: record.refusal.reason, via: record.door });
+    },
+  };
+}
+
+/** Whether the ledger holds this decision's entry: at its head, or among the entries appended since `since`. */
+async function alreadyAudited(deps: ApprovalActivityDeps, event: ReturnType<typeof decisionEvent>, attempt: number, since: number): Promise<boolean> {
+  const matches = (e: AuditEntry) => e.action === event.action && e.target === event.target && attemptOf(e) === attempt;
+  const head = await deps.heads.read(event.orgId);
+  if (head && matches(head.entry)) return true;
+  let beforeSeq: number | undefined;
+  for (;;) {
+    const page = await deps.audit.list(event.orgId, { limit: pageSize, beforeSeq });
+    if (page.some(matches)) return true;
+    const oldest = page[page.length - 1];
+    if (!oldest || page.length < pageSize || oldest.at < since) return false;
+    beforeSeq = oldest.seq;
+  }
+}
+
+function attemptOf(entry: AuditEntry): unknown {
+  try {
+    return (JSON.parse(entry.details) as { attempt?: unknown }).attempt;
+  } catch {
+    return undefined;
+  }
+}

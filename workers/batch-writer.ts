@@ -1,0 +1,197 @@
+import { correlationKey } from '../core/correlation';
+import { defaultDetectorRules, metricThresholdSignals, trafficVolumeSignals, type DetectorRules } from '../core/detectors';
+import type { MetricRow, SignalRow } from '../core/telemetry';
+import type { Logger } from '../observability/logger';
+import type { TelemetryTable } from '../storage/telemetry-store';
+import { headerNames } from '../streams/telemetry-publisher';
+import type { KeyChange } from '../application/correlator';
+import type { StreamWorkerMetrics } from './stream-worker-metrics';
+import type { IncidentCorrelation, TelemetryWrites, WorkMessage } from './stream-worker-ports';
+
+interface Entry {
+  msg: WorkMessage;
+  org: string;
+  minTs: number;
+  maxTs: number;
+}
+
+/** A message whose body is not the NDJSON the API publishes: no retry will change it. */
+export class UnreadableMessageError extends Error {
+  constructor(subject: string, options?: { cause?: unknown }) {
+    super(`unable to read the message on ${subject}: ${String((options?.cause as Error | undefined)?.message ?? 'not NDJSON')}`, options);
+    this.name = 'UnreadableMessageError';
+  }
+}
+
+export interface BatchWriterDeps {
+  store: TelemetryWrites;
+  correlator: IncidentCorrelation;
+  metrics: StreamWorkerMetrics;
+  log: Logger;
+  detectorRules?: DetectorRules;
+  /** Whether a message may have been written already though JetStream delivers it for the first time. */
+  mayHaveACopy: (message: WorkMessage) => boolean;
+  now?: () => number;
+}
+
+/**
+ * Writes one batch: its rows into ClickHouse (one insert per table), the
+ * signals the detectors derive from them, then the incidents of the keys it
+ * touched. Redelivered messages are checked for rows ClickHouse already
+ * holds, so a crash between a write and its ack never doubles a row.
+ */
+export class BatchWriter {
+  constructor(private readonly deps: BatchWriterDeps) {}
+
+  /** `retry` treats every message as redelivered (its rows may be stored already). */
+  async process(batch: WorkMessage[], opts: { retry?: boolean } = {}): Promise<void> {
+    const groups: Record<'flow' | 'signal' | 'metric', Entry[]> = { flow: [], signal: [], metric: [] };
+    for (const msg of batch) {
+      const kind = msg.headers?.get(headerNames.kind) as keyof typeof groups;
+      if (!groups[kind]) {
+        this.deps.log.warn({ subject: msg.subject }, 'skipping a message of unknown kind');
+        continue;
+      }
+      groups[kind].push({
+        msg,
+        org: msg.headers!.get(headerNames.org),
+        minTs: Number(msg.headers!.get(headerNames.minTs)),
+        maxTs: Number(msg.headers!.get(headerNames.maxTs)),
+      });
+    }
+    const retry = opts.retry ?? false;
+    await this.writeEntries('flows', groups.flow, { retry });
+    const metricRows = await this.writeEntries('metrics', groups.metric, { retry, parse: true });
+    const signalRows = await this.writeEntries('signals', groups.signal, { retry, parse: true });
+    const derived = [...metricThresholdSignals(metricRows as MetricRow[], this.rules), ...(await this.trafficSignals(groups.flow))];
+    const written = await this.writeDerivedSignals(derived, retry);
+    await this.correlate([...(signalRows as SignalRow[]), ...written]);
+  }
+
+  private get rules(): DetectorRules {
+    return this.deps.detectorRules ?? defaultDetectorRules;
+  }
+
+  /**
+   * Writes the entries' rows in one insert. Rows of a message that may have
+   * been written before and that ClickHouse already holds are dropped first.
+   * Returns every parsed row when asked (signals and metrics feed the
+   * detectors and the correlator).
+   */
+  private async writeEntries(table: TelemetryTable, entries: Entry[], opts: { retry: boolean; parse?: boolean }): Promise<object[]> {
+    if (entries.length === 0) return [];
+    const parse = opts.parse ?? false;
+    const parts: Uint8Array[] = [];
+    const parsed: object[] = [];
+    for (const entry of entries) {
+      if (!entry.msg.info.redelivered && !opts.retry && !this.deps.mayHaveACopy(entry.msg)) {
+        // The message's own bytes: Buffer.concat below is the one copy.
+        parts.push(entry.msg.data);
+        if (parse) for (const row of parseLines(entry.msg)) parsed.push(row);
+        continue;
+      }
+      const rows = parseLines(entry.msg) as Array<{ event_id: string }>;
+      const ids = rows.map((r) => r.event_id).filter((id): id is string => typeof id === 'string');
+      const existing = await this.deps.store.existingEventIds(table, entry.org, entry.minTs, entry.maxTs, ids);
+      const fresh = rows.filter((r) => !existing.has(r.event_id));
+      this.deps.metrics.duplicatesSkipped.inc({ table }, rows.length - fresh.length);
+      if (fresh.length) parts.push(Buffer.from(fresh.map((r) => JSON.stringify(r)).join('\n') + '\n'));
+      // Every row, stored before or not, feeds the detectors and the correlator: the
+      // attempt that stored them may have failed before those ran. Both are idempotent.
+      if (parse) for (const row of rows) parsed.push(row);
+    }
+    if (parts.length) {
+      const data = Buffer.concat(parts);
+      await this.insert(table, data, countLines(data));
+    }
+    return parsed;
+  }
+
+  /** One insert, timed and sized: only a successful insert's time is observed. */
+  private async insert(table: TelemetryTable, data: Buffer | string, rows: number): Promise<void> {
+    const done = this.deps.metrics.writeSeconds.startTimer({ table });
+    await this.deps.store.insert(table, data);
+    done();
+    this.deps.metrics.writeRows.observe({ table }, rows);
+    this.deps.metrics.rowsWritten.inc({ table }, rows);
+  }
+
+  private async trafficSignals(entries: Entry[]): Promise<SignalRow[]> {
+    const ranges = new Map<string, { minTs: number; maxTs: number }>();
+    for (const e of entries) {
+      const r = ranges.get(e.org);
+      ranges.set(e.org, r ? { minTs: Math.min(r.minTs, e.minTs), maxTs: Math.max(r.maxTs, e.maxTs) } : { minTs: e.minTs, maxTs: e.maxTs });
+    }
+    const out: SignalRow[] = [];
+    for (const [org, r] of ranges) {
+      const minutes = await this.deps.store.destinationMinutesOver(org, r.minTs, r.maxTs, this.rules.bytesPerMinute);
+      out.push(...trafficVolumeSignals(minutes, this.rules, (this.deps.now ?? Date.now)()));
+    }
+    return out;
+  }
+
+  /**
+   * Derived signals have ids from their inputs: stores those not stored yet
+   * and returns those to correlate: the fresh ones, or on a retry all of them
+   * (the attempt that stored them may have failed before correlating).
+   */
+  private async writeDerivedSignals(signals: SignalRow[], retry: boolean): Promise<SignalRow[]> {
+    const fresh: SignalRow[] = [];
+    const all: SignalRow[] = [];
+    for (const [org, group] of groupBy(signals, (s) => s.org_id)) {
+      const minTs = group.reduce((m, s) => Math.min(m, s.ts), Number.MAX_SAFE_INTEGER);
+      const maxTs = group.reduce((m, s) => Math.max(m, s.ts), 0);
+      const existing = await this.deps.store.existingEventIds('signals', org, minTs, maxTs, group.map((s) => s.event_id));
+      const seen = new Set<string>();
+      for (const s of group) {
+        if (seen.has(s.event_id)) continue;
+        seen.add(s.event_id);
+        all.push(s);
+        if (!existing.has(s.event_id)) fresh.push(s);
+      }
+    }
+    if (fresh.length) await this.insert('signals', fresh.map((s) => JSON.stringify(s)).join('\n') + '\n', fresh.length);
+    return retry ? all : fresh;
+  }
+
+  private async correlate(signals: SignalRow[]): Promise<void> {
+    for (const [org, group] of groupBy(signals, (s) => s.org_id)) {
+      const changes = new Map<string, KeyChange>();
+      for (const s of group) {
+        const key = correlationKey(s);
+        const known = changes.get(key);
+        if (known) known.since = Math.min(known.since, s.ts);
+        else changes.set(key, { service: s.service, environment: s.environment, region: s.region, since: s.ts });
+      }
+      await this.deps.correlator.recompute(org, [...changes.values()]);
+    }
+  }
+}
+
+function parseLines(msg: WorkMessage): object[] {
+  const text = Buffer.from(msg.data).toString('utf8');
+  const out: object[] = [];
+  try {
+    for (const line of text.split('\n')) if (line) out.push(JSON.parse(line) as object);
+  } catch (err) {
+    throw new UnreadableMessageError(msg.subject, { cause: err });
+  }
+  return out;
+}
+
+function countLines(data: Buffer): number {
+  let n = 0;
+  for (let i = data.indexOf(10); i !== -1; i = data.indexOf(10, i + 1)) n += 1;
+  return n;
+}
+
+function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const list = out.get(key);
+    if (list) list.push(item);
+    else out.set(key, [item]);
+  }
+  return out;
+}

@@ -1,0 +1,142 @@
+import type { Counter } from 'prom-client';
+import type { Logger } from '../observability/logger';
+import { ConsumeInterrupted, type MessageSource, type OpenedConsumer, type WorkMessage } from './stream-worker-ports';
+
+/** Waits between re-opens of the consumer: doubling from the first to the cap. */
+export interface ReopenBackoff {
+  initialMs: number;
+  maxMs: number;
+}
+
+export const defaultReopenBackoff: ReopenBackoff = { initialMs: 250, maxMs: 5_000 };
+
+/** The wait before re-open attempt number `attempt` (0 for the first after a failure). */
+export function reopenDelayMs(attempt: number, backoff: ReopenBackoff): number {
+  return Math.min(backoff.maxMs, backoff.initialMs * 2 ** attempt);
+}
+
+interface BatchSink {
+  add(message: WorkMessage): Promise<void>;
+  flush(): Promise<void>;
+}
+
+type State = { consuming: true } | { consuming: false; reason: string };
+
+/**
+ * Keeps a worker consuming until it is stopped. When the pull ends or fails
+ * (the consumer deleted, the server restarted, the connection lost), the
+ * messages already taken are still written and acknowledged, then the
+ * consumer is opened again after a growing delay, as often as it takes. Each
+ * re-open counts in `restarts` by the reason consuming stopped; between a
+ * failure and a successful re-open, probe() rejects.
+ */
+export class ConsumeLoop {
+  private running = false;
+  private state: State = { consuming: false, reason: 'not started' };
+  private current?: OpenedConsumer;
+  private loop?: Promise<void>;
+  private wake?: () => void;
+
+  constructor(
+    private readonly backoff: ReopenBackoff,
+    private readonly deps: {
+      source: MessageSource;
+      batches: BatchSink;
+      restarts: Counter<'reason'>;
+      log: Logger;
+      now?: () => number;
+    },
+  ) {}
+
+  /** Opens the first pull: a worker that cannot consume at all fails its start. */
+  async start(): Promise<void> {
+    const first = await this.deps.source.open();
+    this.running = true;
+    this.loop = this.run(first);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.current?.stop();
+    this.wake?.();
+    await this.loop;
+  }
+
+  /** Resolves while messages flow in; rejects, with the reason, while the worker cannot consume. */
+  probe(): Promise<{ detail: string }> {
+    if (this.running && this.state.consuming) return Promise.resolve({ detail: 'consuming' });
+    const reason = this.state.consuming ? 'stopped' : this.state.reason;
+    return Promise.reject(new Error(`not consuming: ${reason}`));
+  }
+
+  private async run(first: OpenedConsumer): Promise<void> {
+    const now = this.deps.now ?? Date.now;
+    let opened: OpenedConsumer | undefined = first;
+    let attempt = 0;
+    while (this.running) {
+      if (opened) {
+        const openedAt = now();
+        await this.consume(opened);
+        // A pull that failed at once does not reset the delay: a consumer that keeps failing is not hammered.
+        if (now() - openedAt >= this.backoff.maxMs) attempt = 0;
+        if (!this.running) break;
+      }
+      await this.pause(reopenDelayMs(attempt, this.backoff));
+      attempt += 1;
+      if (!this.running) break;
+      opened = await this.reopen(attempt);
+    }
+    await this.deps.batches.flush();
+  }
+
+  /** Feeds one pull's messages to the batches until it ends; then flushes what was taken. */
+  private async consume(opened: OpenedConsumer): Promise<void> {
+    this.current = opened;
+    this.state = { consuming: true };
+    let reason = 'ended';
+    let error: unknown;
+    try {
+      for await (const m of opened.messages) await this.deps.batches.add(m);
+    } catch (err) {
+      reason = err instanceof ConsumeInterrupted ? err.reason : 'error';
+      error = err;
+    }
+    this.current = undefined;
+    if (this.running) {
+      this.state = { consuming: false, reason };
+      this.deps.log.warn({ reason, err: error }, 'telemetry consumer stopped; writing what was taken, then opening it again');
+    }
+    // Messages already taken are written and acknowledged before anything else is pulled.
+    await this.deps.batches.flush();
+  }
+
+  private async reopen(attempt: number): Promise<OpenedConsumer | undefined> {
+    const reason = this.state.consuming ? 'ended' : this.state.reason;
+    this.deps.restarts.inc({ reason });
+    try {
+      const opened = await this.deps.source.open();
+      if (!this.running) {
+        opened.stop();
+        return undefined;
+      }
+      this.deps.log.info({ reason, attempt }, 'telemetry consumer open again');
+      return opened;
+    } catch (err) {
+      const next = err instanceof ConsumeInterrupted ? err.reason : 'open_failed';
+      this.state = { consuming: false, reason: next };
+      this.deps.log.warn({ err, reason: next, attempt, retryInMs: reopenDelayMs(attempt, this.backoff) }, 'unable to open the telemetry consumer; retrying');
+      return undefined;
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+}

@@ -1,0 +1,25 @@
+import { headers as natsHeaders } from 'nats';
+import type { NatsClient } from '../streams/nats-client';
+import { headerNames } from '../streams/telemetry-publisher';
+import { names } from '../streams/topology';
+import type { DeadLetterSink, WorkMessage } from './stream-worker-ports';
+
+/**
+ * Publishes a refused message to the dead-letter stream with its headers and
+ * the error that refused it, for an operator to inspect and replay.
+ */
+export class JetStreamDeadLetters implements DeadLetterSink {
+  constructor(
+    private readonly nats: NatsClient,
+    private readonly prefix: string,
+  ) {}
+
+  async deadLetter(m: WorkMessage, err: unknown): Promise<void> {
+    const h = natsHeaders();
+    for (const [key, values] of m.headers ?? []) for (const v of values) h.append(key, v);
+    h.set('Nettel-Error', String((err as Error | undefined)?.message ?? err).slice(0, 1000));
+    const kind = m.headers?.get(headerNames.kind) || 'unknown';
+    const org = m.headers?.get(headerNames.org) || 'unknown';
+    await this.nats.js().publish(names(this.prefix).deadLetterSubject(kind, org), m.data, { headers: h });
+  }
+}
