@@ -8,7 +8,7 @@ import type { TemporalClient } from '../temporal/temporal-client';
 import type { TemporalWorker } from '../workers/temporal-worker';
 import { Lifecycle, type Component } from './component';
 import type { Config } from './config';
-import { sharedAdapters } from './roles/adapters';
+import { sharedAdapters, type Adapters } from './roles/adapters';
 import { apiRole } from './roles/api';
 import { localEngines } from './roles/engines';
 import { streamWorkersRole } from './roles/stream-workers';
@@ -21,6 +21,8 @@ export interface Stack {
   nats: NatsClient;
   temporal: TemporalClient;
   registry: Registry;
+  /** The connections the roles share (for tests and tools that wire a role of their own). */
+  adapters: Adapters;
   /** The routes this process serves, when it runs the api role. */
   routes?: RouteInfo[];
   /** The Temporal worker, when this process runs the temporal-worker role. */
@@ -70,6 +72,7 @@ export async function startStack(config: Config, log: Logger): Promise<Stack> {
     nats: adapters.nats,
     temporal: adapters.temporal,
     registry,
+    adapters,
     routes: api?.routes,
     temporalWorker: temporalWorker?.worker,
     url: api?.server.url,

@@ -4,7 +4,7 @@ import type { Registry } from '../../observability/metrics';
 import { ChdbClickHouse, HttpClickHouse, type ClickHouse } from '../../storage/clickhouse';
 import { migrate } from '../../storage/migrations';
 import { NatsClient } from '../../streams/nats-client';
-import { defaultTopology, ensureTopology } from '../../streams/topology';
+import { defaultTopology, ensureTopology, type TopologyConfig } from '../../streams/topology';
 import { TemporalClient } from '../../temporal/temporal-client';
 import { startStep, type Component } from '../component';
 import type { Config } from '../config';
@@ -15,6 +15,8 @@ export interface Adapters {
   clickhouse: ClickHouse;
   nats: NatsClient;
   temporal: TemporalClient;
+  /** The JetStream topology this process ensures at start; a worker recreates its consumer from it. */
+  topology: TopologyConfig;
   registry: Registry;
   log: Logger;
 }
@@ -25,7 +27,7 @@ export function sharedAdapters(config: Config, addresses: EngineAddresses, regis
     : new ChdbClickHouse({ dataDir: path.join(config.dataDir, 'chdb'), database: config.clickhouse.database });
   const nats = new NatsClient({ url: addresses.natsUrl, name: 'nettel' }, log);
   const temporal = new TemporalClient({ address: addresses.temporalAddress, namespace: config.temporal.namespace }, log);
-  const topology = { ...defaultTopology(config.nats.prefix), maxBytes: config.nats.streamMaxBytes, ackWaitMs: config.nats.ackWaitMs };
+  const topology: TopologyConfig = { ...defaultTopology(config.nats.prefix), maxBytes: config.nats.streamMaxBytes, ackWaitMs: config.nats.ackWaitMs };
   const components: Component[] = [
     clickhouse,
     startStep(() => migrate(clickhouse, { retentionDays: config.clickhouse.retentionDays, log })),
@@ -33,6 +35,6 @@ export function sharedAdapters(config: Config, addresses: EngineAddresses, regis
     temporal,
     startStep(() => ensureTopology(nats.jsm, topology)),
   ];
-  const adapters: Adapters = { clickhouse, nats, temporal, registry, log };
+  const adapters: Adapters = { clickhouse, nats, temporal, topology, registry, log };
   return { components, adapters };
 }

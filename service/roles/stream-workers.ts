@@ -1,7 +1,6 @@
 import { Correlator } from '../../application/correlator';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { TelemetryStore } from '../../storage/telemetry-store';
-import { defaultTopology } from '../../streams/topology';
 import { RetentionJob } from '../../workers/retention';
 import { StreamWorker, defaultStreamWorkerConfig } from '../../workers/stream-worker';
 import type { Component } from '../component';
@@ -14,11 +13,9 @@ const retentionIntervalMs = 3_600_000;
 export function streamWorkersRole(config: Config, a: Adapters) {
   const store = new TelemetryStore(a.clickhouse);
   const correlator = new Correlator({ store, incidents: new IncidentsRepo(a.clickhouse), registry: a.registry });
-  // The consumer a worker recreates if it was deleted: the topology's, with the configured ack wait (as the adapters ensure it).
-  const topology = { ...defaultTopology(config.nats.prefix), ackWaitMs: config.nats.ackWaitMs };
   const worker = new StreamWorker(
     { ...defaultStreamWorkerConfig(config.nats.prefix), ...config.workers, ackWaitMs: config.nats.ackWaitMs },
-    { nats: a.nats, store, correlator, registry: a.registry, log: a.log, topology },
+    { nats: a.nats, store, correlator, registry: a.registry, log: a.log, topology: a.topology },
   );
   const retention = new RetentionJob(
     { retentionDays: config.clickhouse.retentionDays, intervalMs: retentionIntervalMs },

@@ -150,7 +150,7 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
 
     const stack = t.stack;
     await stack.temporalWorker!.stop();
-    const adapters = { clickhouse: stack.clickhouse, nats: stack.nats, temporal: stack.temporal, registry: stack.registry, log: createLogger('silent') };
+    const adapters = { ...stack.adapters, log: createLogger('silent') };
     const addresses = { natsUrl: process.env.TEST_NATS_URL!, temporalAddress: process.env.TEST_TEMPORAL_ADDRESS! };
     const replacement = temporalWorkerRole(stack.config, addresses, adapters);
     for (const component of replacement.components) await component.start();

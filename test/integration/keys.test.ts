@@ -24,13 +24,13 @@ const stringContaining = (text: string): unknown => expect.stringContaining(text
  * has no clock to inject, and a test should not wait for time to pass.
  */
 async function apiWithClock(t: TestStack, now: () => number) {
-  const { config, clickhouse, nats, temporal } = t.stack;
+  const { config, clickhouse, nats } = t.stack;
   const registry = new Registry();
   const heads = new AuditHeads(nats, config.nats.prefix);
   await heads.start();
   const audit = new AuditLedger(new AuditRepo(clickhouse), heads, registry, now);
   const keys = new KeysService({ repo: new KeysRepo(clickhouse), audit, registry, adminApiKey: t.adminKey, now });
-  const { deps } = apiRole(config, { clickhouse, nats, temporal, registry, log: createLogger('silent') }, []);
+  const { deps } = apiRole(config, { ...t.stack.adapters, registry, log: createLogger('silent') }, []);
   const server = http.createServer(createApp({ ...deps, audit, keys }).app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -1,10 +1,15 @@
 /**
  * The JSON answers of the HTTP API as tests and the bench read them, so a
  * response body is typed (`t.request<PolicyView>(...)`) instead of `any`.
- * Described by hand from the views in api/routes/*.ts; only plain data, no
- * imports from the service, so a change there does not silently change a
- * test's expectations.
+ * Described from the views in api/routes/*.ts; where the API answers with a
+ * domain type as it is (a replay's report, a stored flow), the type is taken
+ * from the service rather than written twice. Types only: they change no
+ * expectation of a test.
  */
+import type { FlowRow } from '../../core/telemetry';
+import type { ReplayReport } from '../../workflows/replay-contract';
+
+export type { ReplayReport };
 
 /** A list endpoint's page. */
 export interface Page<T> {
@@ -85,37 +90,6 @@ export interface ApprovalView {
   comment?: string;
 }
 
-export interface IncidentSummary {
-  id: string;
-  severity: string;
-  state: string;
-  signal_count: number;
-  first_seen: string;
-  last_seen: string;
-}
-
-export interface MitigationAction {
-  action: 'rate_limit';
-  src_ip: string;
-  dst_ip: string;
-  bytes: number;
-  flows: number;
-}
-
-export interface ReplayReport {
-  parity: boolean;
-  differences: Array<{ field: string; recorded: unknown; replayed: unknown }>;
-  recorded: IncidentSummary;
-  replayed: IncidentSummary | null;
-  automation: {
-    window: { from: string; to: string; minutes: number };
-    flows_examined: number;
-    bytes_examined: number;
-    signals_examined: number;
-    actions: MitigationAction[];
-  };
-  duration_ms: number;
-}
 
 /** POST /v1/replay (202). */
 export interface ReplayRequested {
@@ -165,18 +139,8 @@ export interface AuditEntryView {
   hash: string;
 }
 
-/** A row of GET /v1/telemetry/flows. */
-export interface FlowView {
-  event_id: string;
-  ts: string;
-  src_ip: string;
-  dst_ip: string;
-  src_port: number;
-  dst_port: number;
-  protocol: string;
-  bytes: number;
-  packets: number;
-}
+/** A row of GET /v1/telemetry/flows: the stored flow without its org and receive time, its time in ISO 8601. */
+export type FlowView = Omit<FlowRow, 'org_id' | 'received_at' | 'ts'> & { ts: string };
 
 /**
  * A row of GET /v1/telemetry/flows/top?by=K&metric=M: the grouping key and the
