@@ -69,7 +69,7 @@ export async function rawClickHouse(dir: string, data: FlowBatches, clickhouseUr
     ? new HttpClickHouse({ url: clickhouseUrl, user: 'default', password: '', database })
     : new ChdbClickHouse({ dataDir: path.join(dir, 'raw-chdb'), database });
   await ch.start();
-  await migrate(ch, { retentionDays: 30, log: createLogger('silent') });
+  await migrate(ch, { retention: { raw: 30, minute: 30, fiveMinutes: 90, hour: 400 }, log: createLogger('silent') });
   const now = Date.now();
   const stamped = data.bodies.map((body, b) =>
     body

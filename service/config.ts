@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import type { Retention } from '../storage/migrations/migration';
 
 /**
  * The one place that reads the environment. Every component receives its part
@@ -48,6 +49,9 @@ const envSchema = z.object({
   RATE_LIMIT_RECORDS_PER_SECOND: z.coerce.number().min(0).default(0),
   RATE_LIMIT_BURST_SECONDS: z.coerce.number().positive().max(3600).default(2),
   RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  RETENTION_1M_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  RETENTION_5M_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+  RETENTION_1H_DAYS: z.coerce.number().int().min(1).max(3650).default(400),
 });
 
 export interface Config {
@@ -63,7 +67,7 @@ export interface Config {
   logLevel: string;
   nats: { url?: string; prefix: string; embeddedPort: number; streamMaxBytes: number; ackWaitMs: number };
   workers: { maxMessages: number; maxWaitMs: number };
-  clickhouse: { url?: string; user: string; password: string; database: string; retentionDays: number };
+  clickhouse: { url?: string; user: string; password: string; database: string; retention: Retention };
   temporal: {
     address?: string;
     namespace: string;
@@ -98,7 +102,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       user: e.CLICKHOUSE_USER,
       password: e.CLICKHOUSE_PASSWORD,
       database: e.CLICKHOUSE_DATABASE,
-      retentionDays: e.RETENTION_DAYS,
+      retention: { raw: e.RETENTION_DAYS, minute: e.RETENTION_1M_DAYS, fiveMinutes: e.RETENTION_5M_DAYS, hour: e.RETENTION_1H_DAYS },
     },
     temporal: {
       address: e.TEMPORAL_ADDRESS,

@@ -28,20 +28,25 @@ export class AnalyticsRepo {
   }
 
   async flows(orgId: string, f: FlowFilters, limit: number, after?: { ts: number; event_id: string }) {
-    const where = [`org_id = ${str(orgId)}`, `ts >= ${int(f.from)}`, `ts < ${int(f.to)}`];
-    if (f.src_ip) where.push(`src_ip = ${str(f.src_ip)}`);
-    if (f.dst_ip) where.push(`dst_ip = ${str(f.dst_ip)}`);
+    const d = this.ch.dialect;
+    const where = [`org_id = ${str(orgId)}`, `ts >= ${d.timeLiteral(f.from)}`, `ts < ${d.timeLiteral(f.to)}`];
+    if (f.src_ip) where.push(`src_ip = ${d.addressLiteral(f.src_ip)}`);
+    if (f.dst_ip) where.push(`dst_ip = ${d.addressLiteral(f.dst_ip)}`);
     if (f.protocol) where.push(`protocol = ${str(f.protocol)}`);
-    if (after) where.push(`(ts < ${int(after.ts)} OR (ts = ${int(after.ts)} AND event_id < ${str(after.event_id)}))`);
+    if (after) {
+      const at = d.timeLiteral(after.ts);
+      where.push(`(ts < ${at} OR (ts = ${at} AND event_id < ${str(after.event_id)}))`);
+    }
     const rows = await this.ch.query<Record<string, unknown>>(
-      `SELECT event_id, ts, src_ip, dst_ip, src_port, dst_port, protocol, bytes, packets FROM ${this.db}.flows
+      `SELECT event_id, ${d.msOf('ts')} AS ts_ms, ${d.addressText('src_ip')} AS src, ${d.addressText('dst_ip')} AS dst,
+         src_port, dst_port, protocol, bytes, packets FROM ${this.db}.flows
        WHERE ${where.join(' AND ')} ORDER BY ts DESC, event_id DESC LIMIT ${int(limit)}`,
     );
     return rows.map((r) => ({
       event_id: String(r.event_id),
-      ts: Number(r.ts),
-      src_ip: String(r.src_ip),
-      dst_ip: String(r.dst_ip),
+      ts: Number(r.ts_ms),
+      src_ip: String(r.src),
+      dst_ip: String(r.dst),
       src_port: Number(r.src_port),
       dst_port: Number(r.dst_port),
       protocol: String(r.protocol),
@@ -56,12 +61,14 @@ export class AnalyticsRepo {
    * themselves over the exact range.
    */
   async topTalkers(orgId: string, by: TalkerDimension, metric: TalkerMetric, range: TimeRange, limit: number) {
+    const d = this.ch.dialect;
+    const key = by === 'protocol' ? 'protocol' : d.addressText(by);
     const source =
       by === 'src_ip'
-        ? `SELECT src_ip AS key, sum(${metric}) AS value, count() AS flows FROM ${this.db}.flows
-           WHERE org_id = ${str(orgId)} AND ts >= ${int(range.from)} AND ts < ${int(range.to)}`
-        : `SELECT ${by} AS key, sum(${metric}) AS value, sum(flows) AS flows FROM ${this.db}.flows_1m
-           WHERE org_id = ${str(orgId)} AND minute >= ${int(floorMinute(range.from))} AND minute < ${int(ceilMinute(range.to))}`;
+        ? `SELECT ${key} AS key, sum(${metric}) AS value, count() AS flows FROM ${this.db}.flows
+           WHERE org_id = ${str(orgId)} AND ts >= ${d.timeLiteral(range.from)} AND ts < ${d.timeLiteral(range.to)}`
+        : `SELECT ${key} AS key, sum(${metric}) AS value, sum(flows) AS flows FROM ${this.db}.flows_1m
+           WHERE org_id = ${str(orgId)} AND minute >= ${d.bucketLiteral(floorMinute(range.from))} AND minute < ${d.bucketLiteral(ceilMinute(range.to))}`;
     const rows = await this.ch.query<{ key: string; value: string; flows: string }>(
       `${source} GROUP BY key ORDER BY value DESC, key ASC LIMIT ${int(limit)}`,
     );

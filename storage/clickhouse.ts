@@ -2,6 +2,7 @@ import { ClickHouseLogLevel, createClient, drainStream, type ClickHouseClient } 
 import { Readable } from 'node:stream';
 import fs from 'node:fs';
 import path from 'node:path';
+import { dialectOf, type Dialect } from './dialect';
 
 /**
  * One narrow interface over both ClickHouse transports: chDB in-process (the
@@ -20,6 +21,8 @@ export interface ClickHouse {
   /** Inserts JSONEachRow text (one object per line) into a table. */
   insertJsonEachRow(table: string, ndjson: string | Buffer): Promise<void>;
   version(): Promise<string>;
+  /** The server generation's dialect, known once started. */
+  readonly dialect: Dialect;
 }
 
 /** An error from ClickHouse, with its numeric code when the server gave one. */
@@ -77,6 +80,7 @@ const chdbServerSettings = [
 export class ChdbClickHouse implements ClickHouse {
   readonly transport = 'chdb' as const;
   private session?: ChdbSession;
+  private serverDialect?: Dialect;
 
   constructor(private readonly config: ChdbConfig) {}
 
@@ -90,6 +94,12 @@ export class ChdbClickHouse implements ClickHouse {
     const { Session } = await import('chdb');
     this.session = new Session(path.resolve(this.config.dataDir), { connectionArgs: chdbServerSettings });
     await this.exec(`CREATE DATABASE IF NOT EXISTS ${this.database}`);
+    this.serverDialect = dialectOf(await this.version());
+  }
+
+  get dialect(): Dialect {
+    if (!this.serverDialect) throw new ClickHouseError('chdb session is not started', undefined);
+    return this.serverDialect;
   }
 
   stop(): Promise<void> {
@@ -145,6 +155,7 @@ export interface HttpClickHouseConfig {
 export class HttpClickHouse implements ClickHouse {
   readonly transport = 'http' as const;
   private client?: ClickHouseClient;
+  private serverDialect?: Dialect;
 
   constructor(private readonly config: HttpClickHouseConfig) {}
 
@@ -162,6 +173,12 @@ export class HttpClickHouse implements ClickHouse {
       await bootstrap.close();
     }
     this.client = this.createClient(this.database);
+    this.serverDialect = dialectOf(await this.version());
+  }
+
+  get dialect(): Dialect {
+    if (!this.serverDialect) throw new ClickHouseError('clickhouse client is not started', undefined);
+    return this.serverDialect;
   }
 
   private createClient(database: string): ClickHouseClient {

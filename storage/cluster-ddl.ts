@@ -1,3 +1,4 @@
+import { dialectOf } from './dialect';
 import { migrations } from './migrations';
 import type { MigrationContext } from './migrations/migration';
 
@@ -7,7 +8,13 @@ import type { MigrationContext } from './migrations/migration';
  * engine and every statement runs ON CLUSTER. deploy/clickhouse/cluster.sql
  * is this function's output (npm run ddl:cluster), and a test keeps it so.
  */
-export function clusterDdl(ctx: MigrationContext = { db: 'nettel', legacy: false, retentionDays: 30 }): string {
+const defaultContext: MigrationContext = {
+  db: 'nettel',
+  dialect: dialectOf('26'),
+  retention: { raw: 30, minute: 30, fiveMinutes: 90, hour: 400 },
+};
+
+export function clusterDdl(ctx: MigrationContext = defaultContext): string {
   const statements = migrations.flatMap((m) => m.statements(ctx).map((sql) => ({ id: m.id, sql: toCluster(sql) })));
   return (
     '-- Generated from storage/migrations by storage/cluster-ddl.ts: do not edit by hand.\n' +
@@ -17,8 +24,10 @@ export function clusterDdl(ctx: MigrationContext = { db: 'nettel', legacy: false
 }
 
 function toCluster(sql: string): string {
+  const altered = /^ALTER TABLE (\S+)/.exec(sql)?.[1];
+  if (altered) return sql.replace(`ALTER TABLE ${altered}`, `ALTER TABLE ${altered} ON CLUSTER '{cluster}'`);
   const table = /CREATE (?:TABLE|MATERIALIZED VIEW) IF NOT EXISTS (\S+)/.exec(sql)?.[1];
-  if (!table) throw new Error(`not a CREATE statement: ${sql.slice(0, 60)}`);
+  if (!table) throw new Error(`not a CREATE or ALTER statement: ${sql.slice(0, 60)}`);
   const path = `'/clickhouse/tables/{shard}/${table}', '{replica}'`;
   return sql
     .replace(`IF NOT EXISTS ${table}`, `IF NOT EXISTS ${table} ON CLUSTER '{cluster}'`)

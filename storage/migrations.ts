@@ -1,17 +1,24 @@
 import type { Logger } from '../observability/logger';
 import type { ClickHouse } from './clickhouse';
-import { platformMigrations } from './migrations/platform';
+import type { Dialect } from './dialect';
 import { governanceMigrations } from './migrations/governance';
-import type { Migration, MigrationContext } from './migrations/migration';
+import type { Migration, MigrationContext, Retention } from './migrations/migration';
+import { platformMigrations } from './migrations/platform';
+import { storageV2Migrations } from './migrations/storage-v2';
 import { telemetryMigrations } from './migrations/telemetry';
 
-/** Schema as ordered, idempotent migrations; the same DDL runs on chDB and on clickhouse-server 18.16. */
-export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations];
+/** Schema as ordered, idempotent migrations, written through the server generation's dialect. */
+export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations];
 
-export async function migrate(ch: ClickHouse, opts: { retentionDays: number; log: Logger }): Promise<string[]> {
-  const version = await ch.version();
-  const major = Number(version.split('.')[0]);
-  const ctx: MigrationContext = { db: ch.database, legacy: major < 19, retentionDays: opts.retentionDays };
+export interface MigrateOptions {
+  retention: Retention;
+  log: Logger;
+  /** The dialect to write the schema in; the server's own by default (tests build an older schema with another). */
+  dialect?: Dialect;
+}
+
+export async function migrate(ch: ClickHouse, opts: MigrateOptions): Promise<string[]> {
+  const ctx: MigrationContext = { db: ch.database, dialect: opts.dialect ?? ch.dialect, retention: opts.retention };
   await ch.exec(
     `CREATE TABLE IF NOT EXISTS ${ctx.db}.schema_migrations (id String, applied_at Int64) ENGINE = MergeTree ORDER BY id`,
   );
@@ -20,9 +27,10 @@ export async function migrate(ch: ClickHouse, opts: { retentionDays: number; log
   for (const migration of migrations) {
     if (applied.has(migration.id)) continue;
     for (const statement of migration.statements(ctx)) await ch.exec(statement);
+    await migration.run?.(ch, ctx);
     await ch.insertJsonEachRow('schema_migrations', JSON.stringify({ id: migration.id, applied_at: Date.now() }) + '\n');
     newlyApplied.push(migration.id);
-    opts.log.info({ migration: migration.id, clickhouse: version }, 'migration applied');
+    opts.log.info({ migration: migration.id, generation: ctx.dialect.generation }, 'migration applied');
   }
   return newlyApplied;
 }

@@ -51,23 +51,30 @@ export class ReplayHistory {
 
   /** Minutes in which one destination received at least `bytes`, aggregated from the raw flows. */
   async destinationMinutes(orgId: string, dstIp: string, bytes: number, from: number, to: number): Promise<DestinationMinute[]> {
-    const rows = await this.ch.query<{ minute: string; bytes: string }>(
-      `SELECT intDiv(ts, 60000) * 60000 AS minute, sum(bytes) AS bytes FROM ${this.db}.flows
-       WHERE org_id = ${str(orgId)} AND ts >= ${int(Math.floor(from / 60_000) * 60_000)} AND ts < ${int(to)} AND dst_ip = ${str(dstIp)}
-       GROUP BY minute HAVING bytes >= ${int(bytes)}`,
+    const d = this.ch.dialect;
+    const rows = await this.ch.query<{ minute_ms: string; bytes: string }>(
+      `SELECT ${d.bucketMs('minute')} AS minute_ms, bytes FROM (
+         SELECT ${d.bucketOf('ts', 60)} AS minute, sum(bytes) AS bytes FROM ${this.db}.flows
+         WHERE org_id = ${str(orgId)} AND ts >= ${d.timeLiteral(Math.floor(from / 60_000) * 60_000)} AND ts < ${d.timeLiteral(to)}
+           AND dst_ip = ${d.addressLiteral(dstIp)}
+         GROUP BY minute HAVING bytes >= ${int(bytes)})`,
     );
-    return rows.map((r) => ({ org_id: orgId, dst_ip: dstIp, minute: Number(r.minute), bytes: Number(r.bytes) }));
+    return rows.map((r) => ({ org_id: orgId, dst_ip: dstIp, minute: Number(r.minute_ms), bytes: Number(r.bytes) }));
   }
 
   /** The sources that sent the most to the given destinations within the window, and the totals examined. */
   async topSources(orgId: string, dstIps: string[], from: number, to: number, limit: number) {
     if (dstIps.length === 0) return { flows: 0, bytes: 0, top: [] };
-    const where = `org_id = ${str(orgId)} AND ts >= ${int(from)} AND ts < ${int(to)} AND dst_ip IN ${strList(dstIps)}`;
+    const d = this.ch.dialect;
+    const addresses = `(${dstIps.map((ip) => d.addressLiteral(ip)).join(', ')})`;
+    const where = `org_id = ${str(orgId)} AND ts >= ${d.timeLiteral(from)} AND ts < ${d.timeLiteral(to)} AND dst_ip IN ${addresses}`;
     const [totals, top] = await Promise.all([
       this.ch.query<{ flows: string; bytes: string }>(`SELECT count() AS flows, sum(bytes) AS bytes FROM ${this.db}.flows WHERE ${where}`),
       this.ch.query<{ src_ip: string; dst_ip: string; bytes: string; flows: string }>(
-        `SELECT src_ip, dst_ip, sum(bytes) AS bytes, count() AS flows FROM ${this.db}.flows WHERE ${where}
-         GROUP BY src_ip, dst_ip ORDER BY bytes DESC, src_ip ASC LIMIT ${int(limit)}`,
+        `SELECT ${d.addressText('src')} AS src_ip, ${d.addressText('dst')} AS dst_ip, bytes, flows FROM (
+           SELECT src_ip AS src, dst_ip AS dst, sum(bytes) AS bytes, count() AS flows FROM ${this.db}.flows WHERE ${where}
+           GROUP BY src, dst ORDER BY bytes DESC, src ASC LIMIT ${int(limit)})
+         ORDER BY bytes DESC, src ASC`,
       ),
     ]);
     return {

@@ -52,10 +52,13 @@ export class TelemetryStore {
    */
   async existingEventIds(table: TelemetryTable, orgId: string, minTs: number, maxTs: number, ids: string[]): Promise<Set<string>> {
     const found = new Set<string>();
+    // Flows keep the generation's time type; signals and metric events keep epoch ms.
+    const dialect = this.ch.dialect;
+    const time = (ms: number) => (table === 'flows' ? dialect.timeLiteral(ms) : int(ms));
     for (let i = 0; i < ids.length; i += idsPerQuery) {
       const rows = await this.ch.query<{ event_id: string }>(
         `SELECT event_id FROM ${this.ch.database}.${table}
-         WHERE org_id = ${str(orgId)} AND ts >= ${int(minTs)} AND ts <= ${int(maxTs)} AND event_id IN ${strList(ids.slice(i, i + idsPerQuery))}`,
+         WHERE org_id = ${str(orgId)} AND ts >= ${time(minTs)} AND ts <= ${time(maxTs)} AND event_id IN ${strList(ids.slice(i, i + idsPerQuery))}`,
       );
       for (const r of rows) found.add(r.event_id);
     }
@@ -64,12 +67,13 @@ export class TelemetryStore {
 
   /** Destinations whose bytes within one minute reached the threshold, from the 1-minute rollup. */
   async destinationMinutesOver(orgId: string, fromTs: number, toTs: number, bytes: number): Promise<DestinationMinute[]> {
-    const rows = await this.ch.query<{ dst_ip: string; minute: string; bytes: string }>(
-      `SELECT dst_ip, minute, sum(bytes) AS bytes FROM ${this.ch.database}.flows_1m
-       WHERE org_id = ${str(orgId)} AND minute >= ${int(Math.floor(fromTs / 60_000) * 60_000)} AND minute <= ${int(toTs)}
+    const d = this.ch.dialect;
+    const rows = await this.ch.query<{ dst: string; minute_ms: string; bytes: string }>(
+      `SELECT ${d.addressText('dst_ip')} AS dst, ${d.bucketMs('minute')} AS minute_ms, sum(bytes) AS bytes FROM ${this.ch.database}.flows_1m
+       WHERE org_id = ${str(orgId)} AND minute >= ${d.bucketLiteral(Math.floor(fromTs / 60_000) * 60_000)} AND minute <= ${d.bucketLiteral(toTs)}
        GROUP BY dst_ip, minute HAVING bytes >= ${int(bytes)}`,
     );
-    return rows.map((r) => ({ org_id: orgId, dst_ip: r.dst_ip, minute: Number(r.minute), bytes: Number(r.bytes) }));
+    return rows.map((r) => ({ org_id: orgId, dst_ip: r.dst, minute: Number(r.minute_ms), bytes: Number(r.bytes) }));
   }
 
   /**

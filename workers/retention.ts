@@ -1,14 +1,21 @@
 import type { Logger } from '../observability/logger';
 import { engineErrorsCounter, type Registry } from '../observability/metrics';
 import type { ClickHouse } from '../storage/clickhouse';
+import type { Retention } from '../storage/migrations/migration';
 import { str, strList } from '../storage/sql';
 
 /**
- * Telemetry retention by dropping whole daily partitions: one mechanism on
- * every ClickHouse generation (18.16 has no TTL clause). Tables are
- * partitioned by day number, intDiv(ts, 86400000).
+ * Retention on legacy ClickHouse (18.16 has no TTL clause): whole daily
+ * partitions (day numbers, intDiv(ts, 86400000)) past each table's retention
+ * are dropped. Current ClickHouse expires rows by the tables' TTL instead, and
+ * the job does nothing there.
  */
-const retainedTables = ['flows', 'flows_1m', 'signals', 'metrics', 'metrics_1m'] as const;
+const retainedTables: ReadonlyArray<{ table: string; days: (r: Retention) => number }> = [
+  ...['flows', 'signals', 'metrics'].map((table) => ({ table, days: (r: Retention) => r.raw })),
+  ...['flows_1m', 'flows_src_1m', 'metrics_1m'].map((table) => ({ table, days: (r: Retention) => r.minute })),
+  ...['flows_5m', 'flows_src_5m', 'metrics_5m'].map((table) => ({ table, days: (r: Retention) => r.fiveMinutes })),
+  ...['flows_1h', 'flows_src_1h', 'metrics_1h'].map((table) => ({ table, days: (r: Retention) => r.hour })),
+];
 
 export function expiredPartitions(partitions: readonly string[], nowMs: number, retentionDays: number): string[] {
   const oldestKept = Math.floor(nowMs / 86_400_000) - retentionDays + 1;
@@ -20,7 +27,7 @@ export class RetentionJob {
   private running?: Promise<void>;
 
   constructor(
-    private readonly config: { retentionDays: number; intervalMs: number },
+    private readonly config: { retention: Retention; intervalMs: number },
     private readonly deps: { clickhouse: ClickHouse; log: Logger; registry: Registry; now?: () => number },
   ) {}
 
@@ -38,18 +45,19 @@ export class RetentionJob {
     await this.running;
   }
 
-  /** Drops every partition older than the retention; returns what it dropped. */
+  /** Drops every partition older than its table's retention (legacy ClickHouse only); returns what it dropped. */
   async runOnce(): Promise<Array<{ table: string; partition: string }>> {
     const ch = this.deps.clickhouse;
     const dropped: Array<{ table: string; partition: string }> = [];
+    if (ch.dialect.generation !== 'legacy') return dropped;
     try {
       const parts = await ch.query<{ table: string; partition: string }>(
         `SELECT DISTINCT table, partition FROM system.parts
-         WHERE database = ${str(ch.database)} AND active AND table IN ${strList([...retainedTables])}`,
+         WHERE database = ${str(ch.database)} AND active AND table IN ${strList(retainedTables.map((t) => t.table))}`,
       );
       const now = (this.deps.now ?? Date.now)();
-      for (const table of retainedTables) {
-        const expired = expiredPartitions(parts.filter((p) => p.table === table).map((p) => p.partition), now, this.config.retentionDays);
+      for (const { table, days } of retainedTables) {
+        const expired = expiredPartitions(parts.filter((p) => p.table === table).map((p) => p.partition), now, days(this.config.retention));
         for (const partition of expired) {
           await ch.exec(`ALTER TABLE ${ch.database}.${table} DROP PARTITION ${partition}`);
           dropped.push({ table, partition });

@@ -30,22 +30,21 @@ CREATE TABLE IF NOT EXISTS nettel.audit_log ON CLUSTER '{cluster}' (
 
 -- 0003_flows
 CREATE TABLE IF NOT EXISTS nettel.flows ON CLUSTER '{cluster}' (
-  org_id String, ts Int64, received_at Int64, event_id String,
-  src_ip String, dst_ip String, src_port UInt16, dst_port UInt16, protocol String,
-  bytes UInt64, packets UInt64
-  ) ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/nettel.flows', '{replica}') PARTITION BY intDiv(ts, 86400000) ORDER BY (org_id, ts);
+  org_id LowCardinality(String), ts DateTime64(3) CODEC(DoubleDelta, ZSTD(1)), received_at DateTime64(3) CODEC(DoubleDelta, ZSTD(1)), event_id String CODEC(ZSTD(1)),
+  src_ip IPv6 CODEC(ZSTD(1)), dst_ip IPv6 CODEC(ZSTD(1)), src_port UInt16 CODEC(ZSTD(1)), dst_port UInt16 CODEC(ZSTD(1)), protocol LowCardinality(String),
+  bytes UInt64 CODEC(T64, ZSTD(1)), packets UInt64 CODEC(T64, ZSTD(1))
+  ) ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/nettel.flows', '{replica}') PARTITION BY toDate(ts) ORDER BY (org_id, ts) TTL toDateTime(ts) + INTERVAL 30 DAY;
 
 -- 0003_flows
 CREATE TABLE IF NOT EXISTS nettel.flows_1m ON CLUSTER '{cluster}' (
-  org_id String, minute Int64, dst_ip String, protocol String,
-  bytes UInt64, packets UInt64, flows UInt64
-  ) ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/nettel.flows_1m', '{replica}', (bytes, packets, flows)) PARTITION BY intDiv(minute, 86400000)
-  ORDER BY (org_id, minute, dst_ip, protocol);
+  org_id LowCardinality(String), minute DateTime CODEC(DoubleDelta, ZSTD(1)), dst_ip IPv6, protocol LowCardinality(String),
+  bytes UInt64 CODEC(T64, ZSTD(1)), packets UInt64 CODEC(T64, ZSTD(1)), flows UInt64 CODEC(T64, ZSTD(1))
+  ) ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/nettel.flows_1m', '{replica}', (bytes, packets, flows)) PARTITION BY toDate(minute)
+  ORDER BY (org_id, minute, dst_ip, protocol) TTL toDateTime(minute) + INTERVAL 30 DAY;
 
 -- 0003_flows
 CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_1m_mv ON CLUSTER '{cluster}' TO nettel.flows_1m AS
-  SELECT org_id, intDiv(ts, 60000) * 60000 AS minute, dst_ip, protocol,
-  sum(bytes) AS bytes, sum(packets) AS packets, count() AS flows
+  SELECT org_id, toDateTime(toStartOfInterval(ts, INTERVAL 60 SECOND)) AS minute, dst_ip, protocol, sum(bytes) AS bytes, sum(packets) AS packets, count() AS flows
   FROM nettel.flows GROUP BY org_id, minute, dst_ip, protocol;
 
 -- 0004_signals
@@ -99,3 +98,104 @@ CREATE TABLE IF NOT EXISTS nettel.replays ON CLUSTER '{cluster}' (
   requested_at Int64, updated_at Int64, window_minutes UInt32, approvals String, report String, error String,
   version UInt64
   ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.replays', '{replica}', version) ORDER BY (org_id, replay_id);
+
+-- 0010_long_range_rollups
+CREATE TABLE IF NOT EXISTS nettel.flows_5m ON CLUSTER '{cluster}' (
+  org_id LowCardinality(String), minute DateTime CODEC(DoubleDelta, ZSTD(1)), dst_ip IPv6, protocol LowCardinality(String),
+  bytes UInt64 CODEC(T64, ZSTD(1)), packets UInt64 CODEC(T64, ZSTD(1)), flows UInt64 CODEC(T64, ZSTD(1))
+  ) ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/nettel.flows_5m', '{replica}', (bytes, packets, flows)) PARTITION BY toDate(minute)
+  ORDER BY (org_id, minute, dst_ip, protocol) TTL toDateTime(minute) + INTERVAL 90 DAY;
+
+-- 0010_long_range_rollups
+CREATE TABLE IF NOT EXISTS nettel.flows_1h ON CLUSTER '{cluster}' (
+  org_id LowCardinality(String), minute DateTime CODEC(DoubleDelta, ZSTD(1)), dst_ip IPv6, protocol LowCardinality(String),
+  bytes UInt64 CODEC(T64, ZSTD(1)), packets UInt64 CODEC(T64, ZSTD(1)), flows UInt64 CODEC(T64, ZSTD(1))
+  ) ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/nettel.flows_1h', '{replica}', (bytes, packets, flows)) PARTITION BY toDate(minute)
+  ORDER BY (org_id, minute, dst_ip, protocol) TTL toDateTime(minute) + INTERVAL 400 DAY;
+
+-- 0010_long_range_rollups
+CREATE TABLE IF NOT EXISTS nettel.flows_src_1m ON CLUSTER '{cluster}' (
+  org_id LowCardinality(String), minute DateTime CODEC(DoubleDelta, ZSTD(1)), src_ip IPv6,
+  bytes UInt64 CODEC(T64, ZSTD(1)), packets UInt64 CODEC(T64, ZSTD(1)), flows UInt64 CODEC(T64, ZSTD(1))
+  ) ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/nettel.flows_src_1m', '{replica}', (bytes, packets, flows)) PARTITION BY toDate(minute)
+  ORDER BY (org_id, minute, src_ip) TTL toDateTime(minute) + INTERVAL 30 DAY;
+
+-- 0010_long_range_rollups
+CREATE TABLE IF NOT EXISTS nettel.flows_src_5m ON CLUSTER '{cluster}' (
+  org_id LowCardinality(String), minute DateTime CODEC(DoubleDelta, ZSTD(1)), src_ip IPv6,
+  bytes UInt64 CODEC(T64, ZSTD(1)), packets UInt64 CODEC(T64, ZSTD(1)), flows UInt64 CODEC(T64, ZSTD(1))
+  ) ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/nettel.flows_src_5m', '{replica}', (bytes, packets, flows)) PARTITION BY toDate(minute)
+  ORDER BY (org_id, minute, src_ip) TTL toDateTime(minute) + INTERVAL 90 DAY;
+
+-- 0010_long_range_rollups
+CREATE TABLE IF NOT EXISTS nettel.flows_src_1h ON CLUSTER '{cluster}' (
+  org_id LowCardinality(String), minute DateTime CODEC(DoubleDelta, ZSTD(1)), src_ip IPv6,
+  bytes UInt64 CODEC(T64, ZSTD(1)), packets UInt64 CODEC(T64, ZSTD(1)), flows UInt64 CODEC(T64, ZSTD(1))
+  ) ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/nettel.flows_src_1h', '{replica}', (bytes, packets, flows)) PARTITION BY toDate(minute)
+  ORDER BY (org_id, minute, src_ip) TTL toDateTime(minute) + INTERVAL 400 DAY;
+
+-- 0010_long_range_rollups
+CREATE TABLE IF NOT EXISTS nettel.metrics_5m ON CLUSTER '{cluster}' (
+  org_id String, service String, metric String, minute Int64, total Float64, samples UInt64
+  ) ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/nettel.metrics_5m', '{replica}', (total, samples)) PARTITION BY intDiv(minute, 86400000)
+  ORDER BY (org_id, service, metric, minute);
+
+-- 0010_long_range_rollups
+CREATE TABLE IF NOT EXISTS nettel.metrics_1h ON CLUSTER '{cluster}' (
+  org_id String, service String, metric String, minute Int64, total Float64, samples UInt64
+  ) ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/nettel.metrics_1h', '{replica}', (total, samples)) PARTITION BY intDiv(minute, 86400000)
+  ORDER BY (org_id, service, metric, minute);
+
+-- 0010_long_range_rollups
+CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_5m_mv ON CLUSTER '{cluster}' TO nettel.flows_5m AS
+  SELECT org_id, bucket AS minute, dst_ip, protocol, bytes, packets, flows FROM (
+  SELECT org_id, toDateTime(toStartOfInterval(minute, INTERVAL 300 SECOND)) AS bucket, dst_ip, protocol, sum(bytes) AS bytes, sum(packets) AS packets, sum(flows) AS flows
+  FROM nettel.flows_1m GROUP BY org_id, bucket, dst_ip, protocol);
+
+-- 0010_long_range_rollups
+CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_1h_mv ON CLUSTER '{cluster}' TO nettel.flows_1h AS
+  SELECT org_id, bucket AS minute, dst_ip, protocol, bytes, packets, flows FROM (
+  SELECT org_id, toDateTime(toStartOfInterval(minute, INTERVAL 3600 SECOND)) AS bucket, dst_ip, protocol, sum(bytes) AS bytes, sum(packets) AS packets, sum(flows) AS flows
+  FROM nettel.flows_5m GROUP BY org_id, bucket, dst_ip, protocol);
+
+-- 0010_long_range_rollups
+CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_src_1m_mv ON CLUSTER '{cluster}' TO nettel.flows_src_1m AS
+  SELECT org_id, toDateTime(toStartOfInterval(ts, INTERVAL 60 SECOND)) AS minute, src_ip, sum(bytes) AS bytes, sum(packets) AS packets, count() AS flows
+  FROM nettel.flows GROUP BY org_id, minute, src_ip;
+
+-- 0010_long_range_rollups
+CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_src_5m_mv ON CLUSTER '{cluster}' TO nettel.flows_src_5m AS
+  SELECT org_id, bucket AS minute, src_ip, bytes, packets, flows FROM (
+  SELECT org_id, toDateTime(toStartOfInterval(minute, INTERVAL 300 SECOND)) AS bucket, src_ip, sum(bytes) AS bytes, sum(packets) AS packets, sum(flows) AS flows
+  FROM nettel.flows_src_1m GROUP BY org_id, bucket, src_ip);
+
+-- 0010_long_range_rollups
+CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_src_1h_mv ON CLUSTER '{cluster}' TO nettel.flows_src_1h AS
+  SELECT org_id, bucket AS minute, src_ip, bytes, packets, flows FROM (
+  SELECT org_id, toDateTime(toStartOfInterval(minute, INTERVAL 3600 SECOND)) AS bucket, src_ip, sum(bytes) AS bytes, sum(packets) AS packets, sum(flows) AS flows
+  FROM nettel.flows_src_5m GROUP BY org_id, bucket, src_ip);
+
+-- 0010_long_range_rollups
+CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.metrics_5m_mv ON CLUSTER '{cluster}' TO nettel.metrics_5m AS SELECT org_id, service, metric, bucket AS minute, total, samples FROM (
+  SELECT org_id, service, metric, intDiv(minute, 300000) * 300000 AS bucket, sum(total) AS total, sum(samples) AS samples
+  FROM nettel.metrics_1m GROUP BY org_id, service, metric, bucket);
+
+-- 0010_long_range_rollups
+CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.metrics_1h_mv ON CLUSTER '{cluster}' TO nettel.metrics_1h AS SELECT org_id, service, metric, bucket AS minute, total, samples FROM (
+  SELECT org_id, service, metric, intDiv(minute, 3600000) * 3600000 AS bucket, sum(total) AS total, sum(samples) AS samples
+  FROM nettel.metrics_5m GROUP BY org_id, service, metric, bucket);
+
+-- 0011_retention_by_ttl
+ALTER TABLE nettel.signals ON CLUSTER '{cluster}' MODIFY TTL toDateTime(intDiv(ts, 1000)) + INTERVAL 30 DAY;
+
+-- 0011_retention_by_ttl
+ALTER TABLE nettel.metrics ON CLUSTER '{cluster}' MODIFY TTL toDateTime(intDiv(ts, 1000)) + INTERVAL 30 DAY;
+
+-- 0011_retention_by_ttl
+ALTER TABLE nettel.metrics_1m ON CLUSTER '{cluster}' MODIFY TTL toDateTime(intDiv(minute, 1000)) + INTERVAL 30 DAY;
+
+-- 0011_retention_by_ttl
+ALTER TABLE nettel.metrics_5m ON CLUSTER '{cluster}' MODIFY TTL toDateTime(intDiv(minute, 1000)) + INTERVAL 90 DAY;
+
+-- 0011_retention_by_ttl
+ALTER TABLE nettel.metrics_1h ON CLUSTER '{cluster}' MODIFY TTL toDateTime(intDiv(minute, 1000)) + INTERVAL 400 DAY;

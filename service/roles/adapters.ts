@@ -30,7 +30,7 @@ export function sharedAdapters(config: Config, addresses: EngineAddresses, regis
   const topology: TopologyConfig = { ...defaultTopology(config.nats.prefix), maxBytes: config.nats.streamMaxBytes, ackWaitMs: config.nats.ackWaitMs };
   const components: Component[] = [
     clickhouse,
-    startStep(() => migrate(clickhouse, { retentionDays: config.clickhouse.retentionDays, log })),
+    startStep(() => migrate(clickhouse, { retention: config.clickhouse.retention, log })),
     nats,
     temporal,
     startStep(() => ensureTopology(nats.jsm, topology)),

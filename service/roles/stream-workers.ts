@@ -18,7 +18,7 @@ export function streamWorkersRole(config: Config, a: Adapters) {
     { nats: a.nats, store, correlator, registry: a.registry, log: a.log, topology: a.topology },
   );
   const retention = new RetentionJob(
-    { retentionDays: config.clickhouse.retentionDays, intervalMs: retentionIntervalMs },
+    { retention: config.clickhouse.retention, intervalMs: retentionIntervalMs },
     { clickhouse: a.clickhouse, log: a.log, registry: a.registry },
   );
   const components: Component[] = [worker, retention];

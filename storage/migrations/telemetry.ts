@@ -1,34 +1,20 @@
+import { destinationRollups, flowsTable, rollupTable, rollupView } from './flow-tables';
 import type { Migration } from './migration';
 
 /**
- * Telemetry, incidents and rollups. Times are epoch milliseconds in Int64 and
- * addresses are Strings: ClickHouse 18.16 has neither DateTime64 nor IPv6.
- * Telemetry tables are partitioned by day number (intDiv(ts, 86400000)) so
- * that retention drops whole partitions on every ClickHouse generation.
+ * Telemetry, incidents and rollups. Flows take the generation's types (see
+ * storage/dialect.ts); signals, metric events and incidents keep epoch
+ * milliseconds in Int64 and Strings on every generation. Legacy telemetry
+ * tables are partitioned by day number (intDiv(ts, 86400000)) so that the
+ * retention job drops whole partitions.
  */
 const day = 'intDiv(ts, 86400000)';
 
 export const telemetryMigrations: Migration[] = [
   {
     id: '0003_flows',
-    statements: ({ db }) => [
-      `CREATE TABLE IF NOT EXISTS ${db}.flows (
-        org_id String, ts Int64, received_at Int64, event_id String,
-        src_ip String, dst_ip String, src_port UInt16, dst_port UInt16, protocol String,
-        bytes UInt64, packets UInt64
-      ) ENGINE = MergeTree PARTITION BY ${day} ORDER BY (org_id, ts)`,
-      // Keyed by destination and protocol, not by source: a source × destination rollup is
-      // nearly as large as the flows and halved insert throughput; top sources read the flows.
-      `CREATE TABLE IF NOT EXISTS ${db}.flows_1m (
-        org_id String, minute Int64, dst_ip String, protocol String,
-        bytes UInt64, packets UInt64, flows UInt64
-      ) ENGINE = SummingMergeTree((bytes, packets, flows)) PARTITION BY intDiv(minute, 86400000)
-        ORDER BY (org_id, minute, dst_ip, protocol)`,
-      `CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.flows_1m_mv TO ${db}.flows_1m AS
-        SELECT org_id, intDiv(ts, 60000) * 60000 AS minute, dst_ip, protocol,
-               sum(bytes) AS bytes, sum(packets) AS packets, count() AS flows
-        FROM ${db}.flows GROUP BY org_id, minute, dst_ip, protocol`,
-    ],
+    // The generation's types (storage/dialect.ts); 0009 converts flows created by the legacy-only version.
+    statements: (ctx) => [flowsTable(ctx), rollupTable(ctx, destinationRollups[0]!), rollupView(ctx, destinationRollups[0]!)],
   },
   {
     id: '0004_signals',

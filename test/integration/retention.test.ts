@@ -3,6 +3,8 @@ import { createLogger } from '../../observability/logger';
 import { RetentionJob } from '../../workers/retention';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 
+const retention = { raw: 30, minute: 30, fiveMinutes: 90, hour: 400 };
+
 describe.each(transports)('retention on %s', (transport) => {
   let t: TestStack;
   beforeAll(async () => {
@@ -12,16 +14,53 @@ describe.each(transports)('retention on %s', (transport) => {
     await t.stop();
   });
 
-  test('a run drops the daily partitions past the retention and keeps the recent ones', async () => {
+  async function insertOldAndNewFlow(orgId: string) {
     const ch = t.stack.clickhouse;
     const now = Date.now();
     const row = (ts: number, id: string) =>
-      JSON.stringify({ org_id: 'org_r', ts, received_at: ts, event_id: id, src_ip: '1.1.1.1', dst_ip: '2.2.2.2', src_port: 0, dst_port: 0, protocol: 'tcp', bytes: 1, packets: 1 });
+      JSON.stringify({ org_id: orgId, ts, received_at: ts, event_id: id, src_ip: '1.1.1.1', dst_ip: '2.2.2.2', src_port: 0, dst_port: 0, protocol: 'tcp', bytes: 1, packets: 1 });
     await ch.insertJsonEachRow('flows', [row(now - 40 * 86_400_000, 'evt_old'), row(now, 'evt_new')].join('\n') + '\n');
-    const job = new RetentionJob({ retentionDays: 30, intervalMs: 3_600_000 }, { clickhouse: ch, log: createLogger('silent'), registry: createRegistry() });
-    const dropped = await job.runOnce();
-    expect(dropped.map((d) => d.table)).toEqual(expect.arrayContaining(['flows', 'flows_1m']));
-    const left = await ch.query<{ event_id: string }>(`SELECT event_id FROM ${ch.database}.flows WHERE org_id = 'org_r'`);
-    expect(left.map((r) => r.event_id)).toEqual(['evt_new']);
+  }
+
+  const eventIds = async (orgId: string) => {
+    const ch = t.stack.clickhouse;
+    return (await ch.query<{ event_id: string }>(`SELECT event_id FROM ${ch.database}.flows WHERE org_id = '${orgId}'`)).map((r) => r.event_id);
+  };
+
+  test('rows past the retention are removed and recent ones kept', async () => {
+    const ch = t.stack.clickhouse;
+    await insertOldAndNewFlow('org_r');
+    if (ch.dialect.generation === 'legacy') {
+      // 18.16 has no TTL: the retention job drops whole daily partitions.
+      const job = new RetentionJob({ retention, intervalMs: 3_600_000 }, { clickhouse: ch, log: createLogger('silent'), registry: createRegistry() });
+      const dropped = await job.runOnce();
+      expect(dropped.map((d) => d.table)).toEqual(expect.arrayContaining(['flows', 'flows_1m']));
+    } else {
+      // Current ClickHouse expires rows by the tables' TTL, applied when parts merge.
+      await ch.exec(`OPTIMIZE TABLE ${ch.database}.flows FINAL`);
+    }
+    expect(await eventIds('org_r')).toEqual(['evt_new']);
+  });
+
+});
+
+describe('retention on current ClickHouse (chDB)', () => {
+  let t: TestStack;
+  beforeAll(async () => {
+    t = await startTestStack('chdb', { ROLES: 'api' });
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  test('the retention job leaves expiry to the tables\' TTL, each rollup with its own', async () => {
+    const ch = t.stack.clickhouse;
+    const job = new RetentionJob({ retention, intervalMs: 3_600_000 }, { clickhouse: ch, log: createLogger('silent'), registry: createRegistry() });
+    expect(await job.runOnce()).toEqual([]);
+    const tables = await ch.query<{ name: string; engine_full: string }>(
+      `SELECT name, engine_full FROM system.tables WHERE database = '${ch.database}' AND name IN ('flows', 'flows_1m', 'flows_5m', 'flows_1h', 'flows_src_1h')`,
+    );
+    const ttlDays = Object.fromEntries(tables.map((r) => [r.name, /TTL .*?(?:INTERVAL (\d+) DAY|toIntervalDay\((\d+)\))/.exec(r.engine_full)?.slice(1).find(Boolean)]));
+    expect(ttlDays).toEqual({ flows: '30', flows_1m: '30', flows_5m: '90', flows_1h: '400', flows_src_1h: '400' });
   });
 });

@@ -1,0 +1,103 @@
+import { str } from './sql';
+
+/**
+ * One set of tables and queries over two ClickHouse generations, told apart
+ * by `version()` when the schema is migrated:
+ *
+ * | | current (22.x and later, chDB) | legacy (Debian's 18.16) |
+ * |---|---|---|
+ * | flow times | `DateTime64(3)` | epoch ms in `Int64` |
+ * | flow addresses | `IPv6` (IPv4 stored mapped, shown dotted) | `String` |
+ * | org, protocol | `LowCardinality(String)` | `String` |
+ * | rollup buckets | `DateTime` | epoch ms in `Int64` |
+ * | codecs | per column | none |
+ * | retention | `TTL`, whole parts dropped | the retention job drops daily partitions |
+ *
+ * Repositories build every flow query through this object, so no query is
+ * written twice. Values given to it are epoch milliseconds and address text,
+ * as the rest of the service speaks them.
+ */
+export type Generation = 'current' | 'legacy';
+
+export interface Dialect {
+  readonly generation: Generation;
+  /** Column type of flow times. */
+  readonly timeType: string;
+  /** Column type of flow addresses. */
+  readonly addressType: string;
+  /** Column type of low-cardinality labels (org, protocol). */
+  readonly labelType: string;
+  /** A column codec clause, or nothing where the server has none. */
+  codec(spec: string): string;
+  /** A TTL clause on a time column, or nothing (legacy retention drops partitions). */
+  ttl(timeColumn: string, days: number): string;
+  /** A flow time column as epoch milliseconds (Int64). */
+  msOf(column: string): string;
+  /** Epoch milliseconds as a literal of the flow time type. */
+  timeLiteral(ms: number): string;
+  /** An address as a literal of the flow address type. */
+  addressLiteral(text: string): string;
+  /** A flow address column as the text clients see (IPv4 dotted, IPv6 compressed). */
+  addressText(column: string): string;
+  /** The day partition of a flow time column. */
+  dayOf(column: string): string;
+  /** Column type of a rollup's bucket start. */
+  readonly bucketType: string;
+  /** The start of the `seconds`-long bucket holding a flow time or a finer bucket, as a bucket. */
+  bucketOf(column: string, seconds: number): string;
+  /** A bucket column as epoch milliseconds. */
+  bucketMs(column: string): string;
+  /** Epoch milliseconds (a bucket start) as a literal of the bucket type. */
+  bucketLiteral(ms: number): string;
+  /** The day partition of a bucket column. */
+  bucketDayOf(column: string): string;
+}
+
+const epochMs = (ms: number) => {
+  if (!Number.isSafeInteger(ms)) throw new TypeError(`not a time in epoch milliseconds: ${ms}`);
+  return String(ms);
+};
+
+const current: Dialect = {
+  generation: 'current',
+  timeType: 'DateTime64(3)',
+  addressType: 'IPv6',
+  labelType: 'LowCardinality(String)',
+  codec: (spec) => `CODEC(${spec})`,
+  ttl: (column, days) => `TTL toDateTime(${column}) + INTERVAL ${Math.trunc(days)} DAY`,
+  msOf: (column) => `toUnixTimestamp64Milli(${column})`,
+  timeLiteral: (ms) => `fromUnixTimestamp64Milli(toInt64(${epochMs(ms)}))`,
+  addressLiteral: (text) => `toIPv6(${str(text)})`,
+  addressText: (column) => `replaceRegexpOne(IPv6NumToString(${column}), '^::ffff:([0-9.]+)$', '\\\\1')`,
+  dayOf: (column) => `toDate(${column})`,
+  bucketType: 'DateTime',
+  bucketOf: (column, seconds) => `toDateTime(toStartOfInterval(${column}, INTERVAL ${Math.trunc(seconds)} SECOND))`,
+  bucketMs: (column) => `toInt64(toUnixTimestamp(${column})) * 1000`,
+  bucketLiteral: (ms) => `toDateTime(${Math.floor(Number(epochMs(ms)) / 1000)})`,
+  bucketDayOf: (column) => `toDate(${column})`,
+};
+
+const legacy: Dialect = {
+  generation: 'legacy',
+  timeType: 'Int64',
+  addressType: 'String',
+  labelType: 'String',
+  codec: () => '',
+  ttl: () => '',
+  msOf: (column) => column,
+  timeLiteral: epochMs,
+  addressLiteral: (text) => str(text),
+  addressText: (column) => column,
+  dayOf: (column) => `intDiv(${column}, 86400000)`,
+  bucketType: 'Int64',
+  bucketOf: (column, seconds) => `intDiv(${column}, ${Math.trunc(seconds) * 1000}) * ${Math.trunc(seconds) * 1000}`,
+  bucketMs: (column) => column,
+  bucketLiteral: epochMs,
+  bucketDayOf: (column) => `intDiv(${column}, 86400000)`,
+};
+
+/** The dialect of a server that reports this `version()`. */
+export function dialectOf(version: string): Dialect {
+  const major = Number(version.split('.')[0]);
+  return Number.isFinite(major) && major < 19 ? legacy : current;
+}

@@ -1,0 +1,74 @@
+import type { MigrationContext } from './migration';
+
+/**
+ * The flow tables as each generation stores them (see storage/dialect.ts):
+ * the same columns, the dialect's types, codecs and retention. Shared by the
+ * migration that creates them and the one that converts older ones.
+ */
+export function flowsTable({ db, dialect: d, retention }: MigrationContext, name = 'flows'): string {
+  const time = `${d.timeType} ${d.codec('DoubleDelta, ZSTD(1)')}`;
+  const address = `${d.addressType} ${d.codec('ZSTD(1)')}`;
+  const port = `UInt16 ${d.codec('ZSTD(1)')}`;
+  const counter = `UInt64 ${d.codec('T64, ZSTD(1)')}`;
+  return `CREATE TABLE IF NOT EXISTS ${db}.${name} (
+        org_id ${d.labelType}, ts ${time}, received_at ${time}, event_id String ${d.codec('ZSTD(1)')},
+        src_ip ${address}, dst_ip ${address}, src_port ${port}, dst_port ${port}, protocol ${d.labelType},
+        bytes ${counter}, packets ${counter}
+      ) ENGINE = MergeTree PARTITION BY ${d.dayOf('ts')} ORDER BY (org_id, ts) ${d.ttl('ts', retention.raw)}`;
+}
+
+export interface Rollup {
+  table: string;
+  seconds: number;
+  /** The table whose rows feed it: the raw flows, or the next finer rollup. */
+  from: string;
+  retentionDays(ctx: MigrationContext): number;
+}
+
+/** Traffic per destination and protocol, and per source alone, at 1 minute, 5 minutes and 1 hour. */
+export const destinationRollups: Rollup[] = [
+  { table: 'flows_1m', seconds: 60, from: 'flows', retentionDays: (c) => c.retention.minute },
+  { table: 'flows_5m', seconds: 300, from: 'flows_1m', retentionDays: (c) => c.retention.fiveMinutes },
+  { table: 'flows_1h', seconds: 3600, from: 'flows_5m', retentionDays: (c) => c.retention.hour },
+];
+export const sourceRollups: Rollup[] = [
+  { table: 'flows_src_1m', seconds: 60, from: 'flows', retentionDays: (c) => c.retention.minute },
+  { table: 'flows_src_5m', seconds: 300, from: 'flows_src_1m', retentionDays: (c) => c.retention.fiveMinutes },
+  { table: 'flows_src_1h', seconds: 3600, from: 'flows_src_5m', retentionDays: (c) => c.retention.hour },
+];
+
+const keyColumns = (r: Rollup) => (r.table.startsWith('flows_src_') ? ['src_ip'] : ['dst_ip', 'protocol']);
+
+export function rollupTable(ctx: MigrationContext, r: Rollup, name = r.table): string {
+  const { db, dialect: d } = ctx;
+  const keys = keyColumns(r);
+  const keyDdl = keys.map((k) => `${k} ${k === 'protocol' ? d.labelType : d.addressType}`).join(', ');
+  const counter = `UInt64 ${d.codec('T64, ZSTD(1)')}`;
+  return `CREATE TABLE IF NOT EXISTS ${db}.${name} (
+        org_id ${d.labelType}, minute ${d.bucketType} ${d.codec('DoubleDelta, ZSTD(1)')}, ${keyDdl},
+        bytes ${counter}, packets ${counter}, flows ${counter}
+      ) ENGINE = SummingMergeTree((bytes, packets, flows)) PARTITION BY ${d.bucketDayOf('minute')}
+        ORDER BY (org_id, minute, ${keys.join(', ')}) ${d.ttl('minute', r.retentionDays(ctx))}`;
+}
+
+/**
+ * The view that feeds a rollup. On current ClickHouse a coarser rollup is fed
+ * by the next finer one (a cascade, so each insert into flows is aggregated
+ * once per key), through a subquery so no alias shadows the source's own
+ * `minute`. 18.16 only substitutes a view's source in a flat SELECT: there
+ * every rollup is fed by the raw flows.
+ */
+export function rollupView(ctx: MigrationContext, r: Rollup): string {
+  const { db, dialect: d } = ctx;
+  const keys = keyColumns(r).join(', ');
+  const head = `CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${r.table}_mv TO ${db}.${r.table} AS`;
+  if (d.generation === 'legacy' || r.from === 'flows') {
+    return `${head}
+        SELECT org_id, ${d.bucketOf('ts', r.seconds)} AS minute, ${keys}, sum(bytes) AS bytes, sum(packets) AS packets, count() AS flows
+        FROM ${db}.flows GROUP BY org_id, minute, ${keys}`;
+  }
+  return `${head}
+        SELECT org_id, bucket AS minute, ${keys}, bytes, packets, flows FROM (
+          SELECT org_id, ${d.bucketOf('minute', r.seconds)} AS bucket, ${keys}, sum(bytes) AS bytes, sum(packets) AS packets, sum(flows) AS flows
+          FROM ${db}.${r.from} GROUP BY org_id, bucket, ${keys})`;
+}
