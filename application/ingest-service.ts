@@ -112,7 +112,7 @@ export class IngestService {
       throw validationError(`${bad} of ${records.length} record(s) are invalid; nothing was stored`, details);
     }
     await this.deps.publisher.publish(
-      { kind, orgId, batchId: `${orgId}.${kind}.${batchHex}`, lines, minTs, maxTs },
+      { kind, orgId, batchId: `${orgId}.${kind}.${batchHex}`, lines, minTs, maxTs, idempotent: request.idempotencyKey !== undefined },
       { coalesce: request.idempotencyKey === undefined },
     );
     return batchHex;

@@ -15,6 +15,8 @@ export interface MigrateOptions {
   log: Logger;
   /** The dialect to write the schema in; the server's own by default (tests build an older schema with another). */
   dialect?: Dialect;
+  /** Stop after the migration with this id (tests build the schema an earlier release left). */
+  through?: string;
 }
 
 export async function migrate(ch: ClickHouse, opts: MigrateOptions): Promise<string[]> {
@@ -31,6 +33,7 @@ export async function migrate(ch: ClickHouse, opts: MigrateOptions): Promise<str
     await ch.insertJsonEachRow('schema_migrations', JSON.stringify({ id: migration.id, applied_at: Date.now() }) + '\n');
     newlyApplied.push(migration.id);
     opts.log.info({ migration: migration.id, generation: ctx.dialect.generation }, 'migration applied');
+    if (migration.id === opts.through) break;
   }
   return newlyApplied;
 }

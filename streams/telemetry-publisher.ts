@@ -13,6 +13,12 @@ export interface TelemetryBatch {
   lines: string[];
   minTs: number;
   maxTs: number;
+  /**
+   * Its event ids come from the client's Idempotency-Key, so a retry repeats
+   * them: such a batch is never coalesced, and its message is marked for the
+   * workers to check its rows against ClickHouse before writing them.
+   */
+  idempotent?: boolean;
 }
 
 export const headerNames = {
@@ -21,6 +27,8 @@ export const headerNames = {
   count: 'Nettel-Count',
   minTs: 'Nettel-Min-Ts',
   maxTs: 'Nettel-Max-Ts',
+  /** `1` on a message whose event ids are deterministic (a batch sent with an Idempotency-Key). */
+  idempotent: 'Nettel-Idempotent',
 } as const;
 
 /** The part of the NATS client the publisher uses (NatsClient has it); unit tests hand in a plain object. */
@@ -86,10 +94,11 @@ export class TelemetryPublisher {
 
   /**
    * `coalesce: false` keeps the request's own message id (Idempotency-Key);
-   * otherwise a small request may share a message with others.
+   * otherwise a small request may share a message with others. An
+   * idempotent batch is never coalesced.
    */
   publish(batch: TelemetryBatch, opts: { coalesce: boolean } = { coalesce: true }): Promise<void> {
-    if (!opts.coalesce || batch.lines.length > coalesceMaxLines) return this.publishNow(batch);
+    if (!opts.coalesce || batch.idempotent || batch.lines.length > coalesceMaxLines) return this.publishNow(batch);
     const subject = names(this.deps.prefix).subject(batch.kind, batch.orgId);
     const bytes = batch.lines.reduce((n, line) => n + Buffer.byteLength(line) + 1, 0);
     // A group is always one message: a request that would take it past the payload limit starts the next one.
@@ -153,6 +162,8 @@ export class TelemetryPublisher {
           h.set(headerNames.count, String(chunk.count));
           h.set(headerNames.minTs, String(batch.minTs));
           h.set(headerNames.maxTs, String(batch.maxTs));
+          // JetStream drops a retry only within its duplicate window: past it, the workers check the rows.
+          if (batch.idempotent) h.set(headerNames.idempotent, '1');
           const msgID = chunks.length === 1 ? batch.batchId : `${batch.batchId}.${i}`;
           return js.publish(subject, chunk.data, { msgID, headers: h, timeout: this.deps.timeoutMs ?? 5_000 });
         }),

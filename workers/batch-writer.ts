@@ -37,8 +37,9 @@ export interface BatchWriterDeps {
 /**
  * Writes one batch: its rows into ClickHouse (one insert per table), the
  * signals the detectors derive from them, then the incidents of the keys it
- * touched. Redelivered messages are checked for rows ClickHouse already
- * holds, so a crash between a write and its ack never doubles a row.
+ * touched. Redelivered messages, and messages whose event ids are
+ * deterministic, are checked for rows ClickHouse already holds, so neither a
+ * crash between a write and its ack nor a client's late retry doubles a row.
  */
 export class BatchWriter {
   constructor(private readonly deps: BatchWriterDeps) {}
@@ -83,8 +84,10 @@ export class BatchWriter {
     const parse = opts.parse ?? false;
     const parts: Uint8Array[] = [];
     const parsed: object[] = [];
+    // Ids of checked rows this batch writes: two copies of one batch pulled together are both checked before either is stored.
+    const taken = new Set<string>();
     for (const entry of entries) {
-      if (!entry.msg.info.redelivered && !opts.retry && !this.deps.mayHaveACopy(entry.msg)) {
+      if (!this.mayBeStored(entry.msg, opts.retry)) {
         // The message's own bytes: Buffer.concat below is the one copy.
         parts.push(entry.msg.data);
         if (parse) for (const row of parseLines(entry.msg)) parsed.push(row);
@@ -93,7 +96,8 @@ export class BatchWriter {
       const rows = parseLines(entry.msg) as Array<{ event_id: string }>;
       const ids = rows.map((r) => r.event_id).filter((id): id is string => typeof id === 'string');
       const existing = await this.deps.store.existingEventIds(table, entry.org, entry.minTs, entry.maxTs, ids);
-      const fresh = rows.filter((r) => !existing.has(r.event_id));
+      const fresh = rows.filter((r) => !existing.has(r.event_id) && !taken.has(r.event_id));
+      for (const r of fresh) taken.add(r.event_id);
       this.deps.metrics.duplicatesSkipped.inc({ table }, rows.length - fresh.length);
       if (fresh.length) parts.push(Buffer.from(fresh.map((r) => JSON.stringify(r)).join('\n') + '\n'));
       // Every row, stored before or not, feeds the detectors and the correlator: the
@@ -105,6 +109,18 @@ export class BatchWriter {
       await this.insert(table, data, countLines(data));
     }
     return parsed;
+  }
+
+  /**
+   * Whether a message's rows may be stored already: it was delivered or
+   * tried before, the source may have handed it out before, or its event ids
+   * are deterministic. A client's retry with the same Idempotency-Key that
+   * JetStream no longer recognizes (past its duplicate window) arrives as a
+   * new message with the same rows; coalesced messages have fresh random ids.
+   */
+  private mayBeStored(msg: WorkMessage, retry: boolean): boolean {
+    if (msg.info.redelivered || retry) return true;
+    return msg.headers?.get(headerNames.idempotent) === '1' || this.deps.mayHaveACopy(msg);
   }
 
   /** One insert, timed and sized: only a successful insert's time is observed. */

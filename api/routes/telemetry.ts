@@ -11,6 +11,7 @@ import { parseOrThrow, singleQuery, timeParam } from '../validation';
 /**
  * Analysts' reads. Every query is bounded: a time range (default the last
  * hour; at most 7 days for raw flows, 31 days for rollups) and a row limit.
+ * Rollup reads say which resolution answered them.
  */
 const hour = 3_600_000;
 const day = 24 * hour;
@@ -73,7 +74,12 @@ export function registerTelemetryRoutes(router: Router, deps: ApiDeps): void {
   router.get('/v1/telemetry/flows/top', guard, async (ctx) => {
     const q = parseOrThrow(topSchema, singleQuery(ctx.query), 'query');
     const range = rangeOf(q, 31 * day);
-    ctx.body = { data: await deps.analytics.topTalkers(orgOf(ctx), q.by, q.metric, range, q.limit) };
+    const top = await deps.analytics.topTalkers(orgOf(ctx), q.by, q.metric, range, q.limit);
+    ctx.body = {
+      data: top.data,
+      resolution: top.resolution,
+      segments: top.segments.map((s) => ({ from: iso(s.from), to: iso(s.to), resolution: s.resolution })),
+    };
   });
 
   router.get('/v1/telemetry/metrics/series', guard, async (ctx) => {
@@ -82,6 +88,7 @@ export function registerTelemetryRoutes(router: Router, deps: ApiDeps): void {
     if ((range.to - range.from) / (q.step * 1000) > 10_000) {
       throw validationError('at most 10,000 points: widen the step or narrow the range', [{ path: 'step', message: 'too many points' }]);
     }
-    ctx.body = { data: await deps.analytics.metricSeries(orgOf(ctx), q.service, q.metric, q.step * 1000, range) };
+    const series = await deps.analytics.metricSeries(orgOf(ctx), q.service, q.metric, q.step * 1000, range);
+    ctx.body = { data: series.data, resolution: series.resolution };
   });
 }

@@ -98,8 +98,17 @@ const metricRollupSelect = ({ db }: MigrationContext, m: (typeof metricRollups)[
      SELECT org_id, service, metric, intDiv(minute, ${m.ms}) * ${m.ms} AS bucket, sum(total) AS total, sum(samples) AS samples
      FROM ${db}.${m.from} GROUP BY org_id, service, metric, bucket)`;
 
+/** As the flow rollups: cascaded on current ClickHouse; on 18.16 (flat views only) fed by the raw metric events. */
 function metricRollupViews(ctx: MigrationContext): string[] {
-  return metricRollups.map((m) => `CREATE MATERIALIZED VIEW IF NOT EXISTS ${ctx.db}.${m.table}_mv TO ${ctx.db}.${m.table} AS ${metricRollupSelect(ctx, m)}`);
+  const { db } = ctx;
+  return metricRollups.map((m) => {
+    const select =
+      ctx.dialect.generation === 'legacy'
+        ? `SELECT org_id, service, metric, intDiv(ts, ${m.ms}) * ${m.ms} AS minute, sum(value) AS total, count() AS samples
+           FROM ${db}.metrics GROUP BY org_id, service, metric, minute`
+        : metricRollupSelect(ctx, m);
+    return `CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${m.table}_mv TO ${db}.${m.table} AS ${select}`;
+  });
 }
 
 /** On current ClickHouse, retention of the tables that keep epoch-ms times is a TTL too. */

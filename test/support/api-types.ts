@@ -148,6 +148,34 @@ export type FlowView = Omit<FlowRow, 'org_id' | 'received_at' | 'ts'> & { ts: st
  */
 export type TopTalkerRow<K extends 'src_ip' | 'dst_ip' | 'protocol', M extends 'bytes' | 'packets'> = Record<K, string> & Record<M, number> & { flows: number };
 
+/** A resolution a rollup read answers from: a rollup's bucket, or the raw rows. */
+export type ResolutionName = '1h' | '5m' | '1m' | 'raw';
+
+/** A part of the asked range and the resolution that answered it, times in ISO 8601. */
+export interface SegmentView {
+  from: string;
+  to: string;
+  resolution: ResolutionName;
+}
+
+/** GET /v1/telemetry/flows/top: the rows, the coarsest resolution read, and each segment's resolution. */
+export interface TopTalkersView<K extends 'src_ip' | 'dst_ip' | 'protocol', M extends 'bytes' | 'packets'> extends DataOf<TopTalkerRow<K, M>> {
+  resolution: ResolutionName;
+  segments: SegmentView[];
+}
+
+/** A point of GET /v1/telemetry/metrics/series. */
+export interface SeriesPointView {
+  t: string;
+  avg: number;
+  samples: number;
+}
+
+/** GET /v1/telemetry/metrics/series: the points and the rollup they were read from. */
+export interface SeriesView extends DataOf<SeriesPointView> {
+  resolution: Exclude<ResolutionName, 'raw'>;
+}
+
 /** Narrows a parsed body to the error answer's shape: an error with a string code and message. */
 export function isErrorBody(value: unknown): value is ErrorBody {
   if (typeof value !== 'object' || value === null || !('error' in value)) return false;

@@ -23,7 +23,7 @@ interface FakeMessage extends WorkMessage {
 }
 
 let nextId = 0;
-function message(opts: { deliveries?: number; rows?: object[]; kind?: string; seq?: number; body?: string } = {}): FakeMessage {
+function message(opts: { deliveries?: number; rows?: object[]; kind?: string; seq?: number; body?: string; idempotent?: boolean } = {}): FakeMessage {
   const id = (nextId += 1);
   const rows = opts.rows ?? [{ org_id: 'org_a', event_id: `evt_${id}`, ts: 1_000, bytes: 10 }];
   const headers = new Map<string, string>([
@@ -31,6 +31,7 @@ function message(opts: { deliveries?: number; rows?: object[]; kind?: string; se
     [headerNames.org, 'org_a'],
     [headerNames.minTs, '1000'],
     [headerNames.maxTs, '1000'],
+    ...(opts.idempotent ? [[headerNames.idempotent, '1'] as [string, string]] : []),
   ]);
   const deliveries = opts.deliveries ?? 1;
   const events: string[] = [];
@@ -265,6 +266,19 @@ describe('stream worker writes', () => {
     await writerWith(store, true).writer.process([message({ rows: rows('e1', 'e2') })]);
     expect(lookups).toEqual([['e1', 'e2']]);
     expect(inserts).toEqual([]);
+  });
+
+  test('a first delivery of a batch sent with an Idempotency-Key is checked, and only its rows ClickHouse lacks are written', async () => {
+    const { store, inserts, lookups } = storeHolding(['e1']);
+    await writerWith(store).writer.process([message({ rows: rows('e1', 'e2'), idempotent: true }), message({ rows: rows('e3') })]);
+    expect(lookups).toEqual([['e1', 'e2']]);
+    expect(inserts.map((i) => i.rows.map((r) => r.event_id))).toEqual([['e2', 'e3']]);
+  });
+
+  test('two copies of one idempotent batch pulled together are written once', async () => {
+    const { store, inserts } = storeHolding([]);
+    await writerWith(store).writer.process([message({ rows: rows('e1', 'e2'), idempotent: true }), message({ rows: rows('e1', 'e2'), idempotent: true })]);
+    expect(inserts.map((i) => i.rows.map((r) => r.event_id))).toEqual([['e1', 'e2']]);
   });
 
   test('each insert is observed in the write latency and batch size histograms of its table', async () => {

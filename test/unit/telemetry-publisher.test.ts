@@ -150,6 +150,15 @@ describe('telemetry publisher', () => {
     expect(shared?.lines).toEqual([...records('loose', 1), ...records('loose2', 1)]);
   });
 
+  test('a batch with deterministic event ids is marked for the workers\' duplicate check, and a coalesced message is not', async () => {
+    const { connection, published } = fakeConnection({ autoAck: { duplicate: false } });
+    const { publisher } = publisherOver(connection);
+    const keyed = { ...batch('org_a', 'flow', records('keyed', 2), 'org_a.flow.0123456789abcdef'), idempotent: true };
+    await Promise.all([publisher.publish(batch('org_a', 'flow', records('loose', 1))), publisher.publish(keyed), publisher.publish(batch('org_a', 'flow', records('loose2', 1)))]);
+    const marks = Object.fromEntries(published.map((m) => [m.msgID === keyed.batchId ? 'keyed' : 'coalesced', m.headers.get(headerNames.idempotent)]));
+    expect(marks).toEqual({ keyed: '1', coalesced: '' });
+  });
+
   test('a failed publish rejects every request of the message with 503 UNAVAILABLE, keeping the cause', async () => {
     const { connection, publishedCount } = fakeConnection();
     const { publisher, registry } = publisherOver(connection);
