@@ -22,6 +22,7 @@ const envSchema = z.object({
   CLICKHOUSE_URL: optionalUrl,
   CLICKHOUSE_USER: z.string().default('default'),
   CLICKHOUSE_PASSWORD: z.string().default(''),
+  CHDB_SPOOL_DIR: z.preprocess(blankAsUnset, z.string().optional()),
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('nettel'),
   TEMPORAL_ADDRESS: optionalUrl,
   TEMPORAL_NAMESPACE: z.string().default('default'),
@@ -67,7 +68,7 @@ export interface Config {
   logLevel: string;
   nats: { url?: string; prefix: string; embeddedPort: number; streamMaxBytes: number; ackWaitMs: number };
   workers: { maxMessages: number; maxWaitMs: number };
-  clickhouse: { url?: string; user: string; password: string; database: string; retention: Retention };
+  clickhouse: { url?: string; user: string; password: string; database: string; retention: Retention; chdbSpoolDir?: string };
   temporal: {
     address?: string;
     namespace: string;
@@ -102,6 +103,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       user: e.CLICKHOUSE_USER,
       password: e.CLICKHOUSE_PASSWORD,
       database: e.CLICKHOUSE_DATABASE,
+      chdbSpoolDir: e.CHDB_SPOOL_DIR,
       retention: { raw: e.RETENTION_DAYS, minute: e.RETENTION_1M_DAYS, fiveMinutes: e.RETENTION_5M_DAYS, hour: e.RETENTION_1H_DAYS },
     },
     temporal: {

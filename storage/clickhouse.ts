@@ -2,6 +2,8 @@ import { ClickHouseLogLevel, createClient, drainStream, type ClickHouseClient } 
 import { Readable } from 'node:stream';
 import fs from 'node:fs';
 import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { str } from './sql';
 import { dialectOf, type Dialect } from './dialect';
 
 /**
@@ -61,7 +63,17 @@ function parseJsonEachRow<T>(text: string): T[] {
 export interface ChdbConfig {
   dataDir: string;
   database: string;
+  /**
+   * A folder (best in memory: /dev/shm) where a large insert is spooled and
+   * read back by the engine with INSERT … FROM INFILE. chDB's in-memory insert
+   * parses on one thread; from a file the engine parses in parallel, about
+   * twice as fast. Unset: every insert goes through memory.
+   */
+  spoolDir?: string;
 }
+
+/** Inserts of at least this many bytes go through the spool folder. */
+const spoolThresholdBytes = 4 * 1024 * 1024;
 
 type ChdbSession = import('chdb').Session;
 
@@ -131,6 +143,8 @@ export class ChdbClickHouse implements ClickHouse {
   }
 
   async insertJsonEachRow(table: string, ndjson: string | Buffer): Promise<void> {
+    const spoolDir = this.config.spoolDir;
+    if (spoolDir && Buffer.byteLength(ndjson) >= spoolThresholdBytes) return this.insertFromFile(spoolDir, table, ndjson);
     try {
       await this.open.insert({ table: `${this.database}.${table}`, values: ndjson, format: 'JSONEachRow' });
     } catch (err) {
@@ -141,6 +155,19 @@ export class ChdbClickHouse implements ClickHouse {
   async version(): Promise<string> {
     const rows = await this.query<{ v: string }>('SELECT version() AS v');
     return rows[0]?.v ?? 'unknown';
+  }
+
+  /** The same rows, written to a file of this process's own and read by the engine: the file is removed whatever happens. */
+  private async insertFromFile(spoolDir: string, table: string, ndjson: string | Buffer): Promise<void> {
+    const file = path.join(spoolDir, `nettel-insert-${process.pid}-${randomUUID()}.jsonl`);
+    try {
+      await fs.promises.writeFile(file, ndjson, { mode: 0o600 });
+      await this.open.queryAsync(`INSERT INTO ${this.database}.${table} FROM INFILE ${str(file)} FORMAT JSONEachRow`, { format: 'TabSeparated' });
+    } catch (err) {
+      throw wrap(`clickhouse insert into ${table} failed`, err);
+    } finally {
+      await fs.promises.rm(file, { force: true });
+    }
   }
 }
 

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../../observability/logger';
 import type { Registry } from '../../observability/metrics';
@@ -21,10 +23,13 @@ export interface Adapters {
   log: Logger;
 }
 
+/** Large chDB inserts are spooled in memory-backed /dev/shm where there is one. */
+const chdbSpoolDir = (config: Config) => config.clickhouse.chdbSpoolDir ?? (fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir());
+
 export function sharedAdapters(config: Config, addresses: EngineAddresses, registry: Registry, log: Logger) {
   const clickhouse: ClickHouse = config.clickhouse.url
     ? new HttpClickHouse({ ...config.clickhouse, url: config.clickhouse.url })
-    : new ChdbClickHouse({ dataDir: path.join(config.dataDir, 'chdb'), database: config.clickhouse.database });
+    : new ChdbClickHouse({ dataDir: path.join(config.dataDir, 'chdb'), database: config.clickhouse.database, spoolDir: chdbSpoolDir(config) });
   const nats = new NatsClient({ url: addresses.natsUrl, name: 'nettel' }, log);
   const temporal = new TemporalClient({ address: addresses.temporalAddress, namespace: config.temporal.namespace }, log);
   const topology: TopologyConfig = { ...defaultTopology(config.nats.prefix), maxBytes: config.nats.streamMaxBytes, ackWaitMs: config.nats.ackWaitMs };

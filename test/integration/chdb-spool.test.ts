@@ -1,0 +1,48 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ClickHouseError } from '../../storage/clickhouse';
+import { startTestStack, type TestStack } from '../support/test-stack';
+
+/**
+ * Large chDB inserts are spooled to a file and read back by the engine
+ * (INSERT … FROM INFILE). The stack under test spools into a folder of its own.
+ */
+describe('chDB inserts through the spool folder', () => {
+  let t: TestStack;
+  let spool: string;
+  beforeAll(async () => {
+    spool = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-spool-'));
+    t = await startTestStack('chdb', { ROLES: 'api', CHDB_SPOOL_DIR: spool });
+  });
+  afterAll(async () => {
+    await t.stop();
+    fs.rmSync(spool, { recursive: true, force: true });
+  });
+
+  const flowLines = (orgId: string, count: number, now: number) =>
+    Array.from({ length: count }, (_, i) =>
+      JSON.stringify({ org_id: orgId, ts: now - i, received_at: now, event_id: `evt_${i}`, src_ip: `10.0.${i % 250}.1`, dst_ip: '2001:db8::1', src_port: 1, dst_port: 443, protocol: 'tcp', bytes: 100, packets: 1 }),
+    ).join('\n') + '\n';
+
+  test('an insert of several MiB stores every row and leaves no file behind', async () => {
+    const ch = t.stack.clickhouse;
+    const payload = flowLines('org_spool', 40_000, Date.now());
+    expect(Buffer.byteLength(payload)).toBeGreaterThan(4 * 1024 * 1024);
+    await ch.insertJsonEachRow('flows', payload);
+    const rows = await ch.query<{ n: string; b: string }>(`SELECT count() AS n, sum(bytes) AS b FROM ${ch.database}.flows WHERE org_id = 'org_spool'`);
+    expect([Number(rows[0]?.n), Number(rows[0]?.b)]).toEqual([40_000, 4_000_000]);
+    expect(fs.readdirSync(spool)).toEqual([]);
+  });
+
+  test('a spooled insert the engine refuses fails with its error code, stores nothing and leaves no file behind', async () => {
+    const ch = t.stack.clickhouse;
+    const payload = flowLines('org_spool_bad', 40_000, Date.now()) + '{"org_id":"org_spool_bad","ts":"not a time"}\n';
+    const failure = await ch.insertJsonEachRow('flows', payload).then(() => undefined, (err: unknown) => err);
+    expect(failure).toBeInstanceOf(ClickHouseError);
+    expect((failure as ClickHouseError).code).toEqual(expect.any(Number));
+    const rows = await ch.query<{ n: string }>(`SELECT count() AS n FROM ${ch.database}.flows WHERE org_id = 'org_spool_bad'`);
+    expect(Number(rows[0]?.n)).toBe(0);
+    expect(fs.readdirSync(spool)).toEqual([]);
+  });
+});
