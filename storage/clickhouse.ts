@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { str } from './sql';
+import { removeStaleSpoolFiles, spoolFilePrefix, spoolThresholdBytes } from './spool';
 import { dialectOf, type Dialect } from './dialect';
 
 /**
@@ -72,9 +73,6 @@ export interface ChdbConfig {
   spoolDir?: string;
 }
 
-/** Inserts of at least this many bytes go through the spool folder. */
-const spoolThresholdBytes = 4 * 1024 * 1024;
-
 type ChdbSession = import('chdb').Session;
 
 /**
@@ -107,6 +105,7 @@ export class ChdbClickHouse implements ClickHouse {
     this.session = new Session(path.resolve(this.config.dataDir), { connectionArgs: chdbServerSettings });
     await this.exec(`CREATE DATABASE IF NOT EXISTS ${this.database}`);
     this.serverDialect = dialectOf(await this.version());
+    if (this.config.spoolDir) await removeStaleSpoolFiles(this.config.spoolDir);
   }
 
   get dialect(): Dialect {
@@ -145,6 +144,10 @@ export class ChdbClickHouse implements ClickHouse {
   async insertJsonEachRow(table: string, ndjson: string | Buffer): Promise<void> {
     const spoolDir = this.config.spoolDir;
     if (spoolDir && Buffer.byteLength(ndjson) >= spoolThresholdBytes) return this.insertFromFile(spoolDir, table, ndjson);
+    return this.insertInMemory(table, ndjson);
+  }
+
+  private async insertInMemory(table: string, ndjson: string | Buffer): Promise<void> {
     try {
       await this.open.insert({ table: `${this.database}.${table}`, values: ndjson, format: 'JSONEachRow' });
     } catch (err) {
@@ -159,9 +162,15 @@ export class ChdbClickHouse implements ClickHouse {
 
   /** The same rows, written to a file of this process's own and read by the engine: the file is removed whatever happens. */
   private async insertFromFile(spoolDir: string, table: string, ndjson: string | Buffer): Promise<void> {
-    const file = path.join(spoolDir, `nettel-insert-${process.pid}-${randomUUID()}.jsonl`);
+    const file = path.join(spoolDir, `${spoolFilePrefix}${process.pid}-${randomUUID()}.jsonl`);
     try {
       await fs.promises.writeFile(file, ndjson, { mode: 0o600 });
+    } catch {
+      // The spool folder is full or gone (a small /dev/shm): the same rows go through memory instead.
+      await fs.promises.rm(file, { force: true });
+      return this.insertInMemory(table, ndjson);
+    }
+    try {
       await this.open.queryAsync(`INSERT INTO ${this.database}.${table} FROM INFILE ${str(file)} FORMAT JSONEachRow`, { format: 'TabSeparated' });
     } catch (err) {
       throw wrap(`clickhouse insert into ${table} failed`, err);

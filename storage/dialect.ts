@@ -29,6 +29,8 @@ export interface Dialect {
   readonly labelType: string;
   /** A column codec clause, or nothing where the server has none. */
   codec(spec: string): string;
+  /** A data-skipping index declaration to append to a column list, or nothing where the server has none. */
+  skipIndex(declaration: string): string;
   /** A TTL clause on a time column, or nothing (legacy retention drops partitions). */
   ttl(timeColumn: string, days: number): string;
   /** A flow time column as epoch milliseconds (Int64). */
@@ -64,6 +66,7 @@ const current: Dialect = {
   addressType: 'IPv6',
   labelType: 'LowCardinality(String)',
   codec: (spec) => `CODEC(${spec})`,
+  skipIndex: (declaration) => `, INDEX ${declaration}`,
   ttl: (column, days) => `TTL toDateTime(${column}) + INTERVAL ${Math.trunc(days)} DAY`,
   msOf: (column) => `toUnixTimestamp64Milli(${column})`,
   timeLiteral: (ms) => `fromUnixTimestamp64Milli(toInt64(${epochMs(ms)}))`,
@@ -83,6 +86,7 @@ const legacy: Dialect = {
   addressType: 'String',
   labelType: 'String',
   codec: () => '',
+  skipIndex: () => '',
   ttl: () => '',
   msOf: (column) => column,
   timeLiteral: epochMs,

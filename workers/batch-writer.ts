@@ -15,6 +15,9 @@ interface Entry {
   maxTs: number;
 }
 
+/** How late a client's retry of an Idempotency-Key batch is still recognized, for records posted without a timestamp. */
+const idempotentRetryHorizonMs = 24 * 3_600_000;
+
 /** A message whose body is not the NDJSON the API publishes: no retry will change it. */
 export class UnreadableMessageError extends Error {
   constructor(subject: string, options?: { cause?: unknown }) {
@@ -95,7 +98,7 @@ export class BatchWriter {
       }
       const rows = parseLines(entry.msg) as Array<{ event_id: string }>;
       const ids = rows.map((r) => r.event_id).filter((id): id is string => typeof id === 'string');
-      const existing = await this.deps.store.existingEventIds(table, entry.org, entry.minTs, entry.maxTs, ids);
+      const existing = await this.deps.store.existingEventIds(table, entry.org, this.earliestCopy(entry), entry.maxTs, ids);
       const fresh = rows.filter((r) => !existing.has(r.event_id) && !taken.has(r.event_id));
       for (const r of fresh) taken.add(r.event_id);
       this.deps.metrics.duplicatesSkipped.inc({ table }, rows.length - fresh.length);
@@ -109,6 +112,18 @@ export class BatchWriter {
       await this.insert(table, data, countLines(data));
     }
     return parsed;
+  }
+
+  /**
+   * The earliest event time a stored copy of the message's rows may have. A
+   * record posted without a timestamp takes its receive time, so a client's
+   * late retry of an Idempotency-Key batch carries later times than the copy
+   * stored at the first attempt: such messages are looked up over a retry
+   * horizon before their own times.
+   */
+  private earliestCopy(entry: Entry): number {
+    const idempotent = entry.msg.headers?.get(headerNames.idempotent) === '1';
+    return idempotent ? Math.max(0, entry.minTs - idempotentRetryHorizonMs) : entry.minTs;
   }
 
   /**

@@ -35,14 +35,13 @@ export function interruptionReason(err: unknown): string {
  * gone; a pull is also ended on purpose when the connection drops or
  * heartbeats stop, so the worker notices at once that it cannot consume.
  *
- * Every open after the first makes sure the consumer exists (recreating it
+ * Every open makes sure the consumer exists (recreating it
  * from the topology) and records the stream's last sequence. A recreated
  * consumer, or a server restarted without its delivery state, hands out again
  * messages some worker already wrote without marking them redelivered: every
  * message up to that sequence is checked for stored rows before it is written.
  */
 export class JetStreamSource implements MessageSource {
-  private opens = 0;
   private checkUpToSeq = 0;
   private watchingConnection = false;
   private interruptCurrent?: (reason: string) => void;
@@ -61,10 +60,10 @@ export class JetStreamSource implements MessageSource {
     if (!nats.isConnected) throw new ConsumeInterrupted('disconnected');
     const n = names(this.config.topology.prefix);
     try {
-      if (this.opens > 0) await this.prepareReopen();
+      // The first open too: the consumer may have been recreated (by this start, or another process) just before.
+      await this.prepareOpen();
       const consumer = await nats.js().consumers.get(n.stream, n.writers);
       const messages = await consumer.consume({ max_messages: this.config.maxMessages, abort_on_missing_resource: true });
-      this.opens += 1;
       return this.watch(messages);
     } catch (err) {
       if (err instanceof ConsumeInterrupted) throw err;
@@ -72,7 +71,7 @@ export class JetStreamSource implements MessageSource {
     }
   }
 
-  private async prepareReopen(): Promise<void> {
+  private async prepareOpen(): Promise<void> {
     const { jsm } = this.deps.nats;
     const n = names(this.config.topology.prefix);
     if (await ensureWritersConsumer(jsm, this.config.topology)) {

@@ -2,7 +2,13 @@ import type { Logger } from '../observability/logger';
 import { engineErrorsCounter, type Registry } from '../observability/metrics';
 import type { ClickHouse } from '../storage/clickhouse';
 import type { Retention } from '../storage/migrations/migration';
+import { retainedTables } from '../storage/retention';
 import { str, strList } from '../storage/sql';
+
+export function expiredPartitions(partitions: readonly string[], nowMs: number, retentionDays: number): string[] {
+  const oldestKept = Math.floor(nowMs / 86_400_000) - retentionDays + 1;
+  return partitions.filter((p) => /^\d+$/.test(p) && Number(p) < oldestKept);
+}
 
 /**
  * Retention on legacy ClickHouse (18.16 has no TTL clause): whole daily
@@ -10,18 +16,6 @@ import { str, strList } from '../storage/sql';
  * are dropped. Current ClickHouse expires rows by the tables' TTL instead, and
  * the job does nothing there.
  */
-const retainedTables: ReadonlyArray<{ table: string; days: (r: Retention) => number }> = [
-  ...['flows', 'signals', 'metrics'].map((table) => ({ table, days: (r: Retention) => r.raw })),
-  ...['flows_1m', 'flows_src_1m', 'metrics_1m'].map((table) => ({ table, days: (r: Retention) => r.minute })),
-  ...['flows_5m', 'flows_src_5m', 'metrics_5m'].map((table) => ({ table, days: (r: Retention) => r.fiveMinutes })),
-  ...['flows_1h', 'flows_src_1h', 'metrics_1h'].map((table) => ({ table, days: (r: Retention) => r.hour })),
-];
-
-export function expiredPartitions(partitions: readonly string[], nowMs: number, retentionDays: number): string[] {
-  const oldestKept = Math.floor(nowMs / 86_400_000) - retentionDays + 1;
-  return partitions.filter((p) => /^\d+$/.test(p) && Number(p) < oldestKept);
-}
-
 export class RetentionJob {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
@@ -56,8 +50,9 @@ export class RetentionJob {
          WHERE database = ${str(ch.database)} AND active AND table IN ${strList(retainedTables.map((t) => t.table))}`,
       );
       const now = (this.deps.now ?? Date.now)();
-      for (const { table, days } of retainedTables) {
-        const expired = expiredPartitions(parts.filter((p) => p.table === table).map((p) => p.partition), now, days(this.config.retention));
+      for (const retained of retainedTables) {
+        const { table } = retained;
+        const expired = expiredPartitions(parts.filter((p) => p.table === table).map((p) => p.partition), now, retained.days(this.config.retention));
         for (const partition of expired) {
           await ch.exec(`ALTER TABLE ${ch.database}.${table} DROP PARTITION ${partition}`);
           dropped.push({ table, partition });

@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS nettel.flows ON CLUSTER '{cluster}' (
   org_id LowCardinality(String), ts DateTime64(3) CODEC(Delta, ZSTD(1)), received_at DateTime64(3) CODEC(ZSTD(1)), event_id String CODEC(ZSTD(1)),
   src_ip IPv6 CODEC(ZSTD(3)), dst_ip IPv6 CODEC(ZSTD(3)), src_port UInt16 CODEC(ZSTD(1)), dst_port UInt16 CODEC(ZSTD(1)), protocol LowCardinality(String),
   bytes UInt64 CODEC(T64, ZSTD(1)), packets UInt64 CODEC(T64, ZSTD(1))
+  , INDEX event_id_bloom event_id TYPE bloom_filter(0.05) GRANULARITY 4
   ) ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/nettel.flows', '{replica}') PARTITION BY toDate(ts) ORDER BY (org_id, ts) TTL toDateTime(ts) + INTERVAL 30 DAY;
 
 -- 0003_flows

@@ -5,6 +5,8 @@ import type { Logger } from '../../observability/logger';
 import type { Registry } from '../../observability/metrics';
 import { ChdbClickHouse, HttpClickHouse, type ClickHouse } from '../../storage/clickhouse';
 import { migrate } from '../../storage/migrations';
+import { applyRetentionTtl } from '../../storage/retention';
+import { Locks, defaultLockConfig } from '../../streams/locks';
 import { NatsClient } from '../../streams/nats-client';
 import { defaultTopology, ensureTopology, type TopologyConfig } from '../../streams/topology';
 import { TemporalClient } from '../../temporal/temporal-client';
@@ -33,10 +35,20 @@ export function sharedAdapters(config: Config, addresses: EngineAddresses, regis
   const nats = new NatsClient({ url: addresses.natsUrl, name: 'nettel' }, log);
   const temporal = new TemporalClient({ address: addresses.temporalAddress, namespace: config.temporal.namespace }, log);
   const topology: TopologyConfig = { ...defaultTopology(config.nats.prefix), maxBytes: config.nats.streamMaxBytes, ackWaitMs: config.nats.ackWaitMs };
+  const locks = new Locks(defaultLockConfig(config.nats.prefix), nats, log);
   const components: Component[] = [
     clickhouse,
-    startStep(() => migrate(clickhouse, { retention: config.clickhouse.retention, log })),
     nats,
+    locks,
+    // One process migrates at a time: two converting one table at once would corrupt it.
+    startStep(() =>
+      locks.withLock('schema-migrations', async () => {
+        await migrate(clickhouse, { retention: config.clickhouse.retention, log });
+        // A changed retention setting applies to the tables that exist already.
+        const changed = await applyRetentionTtl(clickhouse, config.clickhouse.retention);
+        if (changed.length) log.info({ tables: changed, retention: config.clickhouse.retention }, 'retention applied');
+      }),
+    ),
     temporal,
     startStep(() => ensureTopology(nats.jsm, topology)),
   ];

@@ -36,6 +36,8 @@ const flowsToCurrent: Migration = {
     const ms = (c: string) => `fromUnixTimestamp64Milli(toInt64(${c}))`;
     // No flow may reach the old rollup while its table is rebuilt: the view goes first and comes back last.
     await ch.exec(`DROP VIEW IF EXISTS ${db}.flows_1m_mv`);
+    // A copy left by a run that died between its EXCHANGE and its DROP holds the old rows only.
+    for (const table of ['flows', 'flows_1m']) if ((await columnType(ch, db, table, table === 'flows' ? 'ts' : 'minute')) !== 'Int64') await ch.exec(`DROP TABLE IF EXISTS ${db}.${table}_next`);
     if ((await columnType(ch, db, 'flows', 'ts')) === 'Int64') {
       await convert(ch, ctx, 'flows', (name) => flowsTable(ctx, name),
         `SELECT org_id, ${ms('ts')}, ${ms('received_at')}, event_id, toIPv6(src_ip), toIPv6(dst_ip), src_port, dst_port, protocol, bytes, packets`);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ClickHouseError } from '../../storage/clickhouse';
+import { ChdbClickHouse, ClickHouseError } from '../../storage/clickhouse';
 import { startTestStack, type TestStack } from '../support/test-stack';
 
 /**
@@ -44,5 +44,29 @@ describe('chDB inserts through the spool folder', () => {
     const rows = await ch.query<{ n: string }>(`SELECT count() AS n FROM ${ch.database}.flows WHERE org_id = 'org_spool_bad'`);
     expect(Number(rows[0]?.n)).toBe(0);
     expect(fs.readdirSync(spool)).toEqual([]);
+  });
+
+  /** A second handle on the stack's chDB folder (one folder per process), with a spool folder of the test's choosing. */
+  async function handle(spoolDir: string): Promise<ChdbClickHouse> {
+    const ch = new ChdbClickHouse({ dataDir: path.join(t.dataDir, 'chdb'), database: t.stack.clickhouse.database, spoolDir });
+    await ch.start();
+    return ch;
+  }
+
+  test('a spool folder that cannot be written lets the insert go through memory', async () => {
+    const ch = await handle(path.join(spool, 'missing', 'folder'));
+    await ch.insertJsonEachRow('flows', flowLines('org_spool_fallback', 40_000, Date.now()));
+    const rows = await ch.query<{ n: string }>(`SELECT count() AS n FROM ${ch.database}.flows WHERE org_id = 'org_spool_fallback'`);
+    expect(Number(rows[0]?.n)).toBe(40_000);
+  });
+
+  test('a start removes the spool files of processes that no longer run, and no other', async () => {
+    const stale = path.join(spool, 'nettel-insert-999999999-left.jsonl');
+    const mine = path.join(spool, `nettel-insert-${process.pid}-in-flight.jsonl`);
+    fs.writeFileSync(stale, '{}\n');
+    fs.writeFileSync(mine, '{}\n');
+    await handle(spool);
+    expect(fs.readdirSync(spool)).toEqual([path.basename(mine)]);
+    fs.rmSync(mine);
   });
 });

@@ -117,4 +117,23 @@ describe.each(transports)('exactly once on %s', (transport) => {
     await drainWithNewWorker();
     expect(await totalsOf(minted.org_id)).toEqual(storedOnce(flows));
   });
+
+  test('a late retry of records posted without a timestamp, which take their receive time, is still stored once', async () => {
+    const minted = await t.mintKey({ role: 'operator' });
+    const flows = generateFlows(150, 150, 44);
+    // No timestamps: each attempt stamps its records with its own receive time.
+    const body = flows.batches[0]!.split('\n').map((line) => line.replace(/,"timestamp":\d+/, '')).join('\n');
+    const retry = { 'Idempotency-Key': `late-retry-${transport}` };
+    await post(minted.key, body, retry);
+    await drainWithNewWorker();
+
+    const { jsm } = t.stack.nats;
+    const n = names(t.stack.config.nats.prefix);
+    await jsm.streams.delete(n.stream);
+    await ensureTopology(jsm, t.stack.adapters.topology);
+    await post(minted.key, body, retry);
+
+    await drainWithNewWorker();
+    expect(await totalsOf(minted.org_id)).toEqual(storedOnce(flows));
+  });
 });

@@ -7,6 +7,7 @@ import { loadConfig } from '../../service/config';
 import { createLogger } from '../../observability/logger';
 import { startStack, type Stack } from '../../service/stack';
 import { auditHeadsBucket } from '../../streams/audit-heads';
+import { locksBucket } from '../../streams/locks';
 import { names } from '../../streams/topology';
 
 /**
@@ -139,7 +140,8 @@ export async function startTestStack(transport: Transport, extraEnv: Record<stri
     },
     async stop() {
       // Streams of a finished test file are removed, so JetStream's storage reservations do not pile up.
-      for (const stream of [names(config.nats.prefix).stream, names(config.nats.prefix).deadLetter, `KV_${auditHeadsBucket(config.nats.prefix)}`]) {
+      const { prefix } = config.nats;
+      for (const stream of [names(prefix).stream, names(prefix).deadLetter, `KV_${auditHeadsBucket(prefix)}`, `KV_${locksBucket(prefix)}`]) {
         await stack.nats.jsm.streams.delete(stream).catch(() => undefined);
       }
       if (stack.clickhouse.transport === 'http') {

@@ -1,0 +1,79 @@
+import type { KV } from 'nats';
+import type { Logger } from '../observability/logger';
+import type { NatsClient } from './nats-client';
+
+/**
+ * Named locks across processes, in a JetStream key-value bucket: a lock is a
+ * key created only if absent. Its holder rewrites it while the work runs; a
+ * holder that dies leaves a key that expires after `ttlMs`, so the next
+ * process takes over.
+ */
+export interface LockConfig {
+  prefix: string;
+  ttlMs: number;
+  /** How often a waiting process tries again. */
+  retryMs: number;
+}
+
+export const defaultLockConfig = (prefix: string): LockConfig => ({ prefix, ttlMs: 60_000, retryMs: 250 });
+
+/** JetStream's "wrong last sequence": the key exists, another process holds the lock. */
+const wrongLastSequence = 10071;
+
+export const locksBucket = (prefix: string) => `${prefix.toUpperCase()}_LOCKS`;
+
+export class Locks {
+  private kv?: KV;
+
+  constructor(
+    private readonly config: LockConfig,
+    private readonly nats: NatsClient,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    this.kv = await this.nats.js().views.kv(locksBucket(this.config.prefix), { history: 1, ttl: this.config.ttlMs });
+  }
+
+  stop(): Promise<void> {
+    this.kv = undefined;
+    return Promise.resolve();
+  }
+
+  /** Runs `work` while holding the lock `name`, waiting for another holder to finish first. */
+  async withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
+    const kv = this.bucket;
+    const owner = `${process.pid}-${Date.now()}`;
+    let revision = await this.acquire(kv, name, owner);
+    const refresh = setInterval(() => {
+      kv.update(name, owner, revision).then(
+        (r) => (revision = r),
+        // The work goes on; if the key expired meanwhile another process may take the lock, and the log says so.
+        (err: unknown) => this.log.warn({ err, lock: name }, 'unable to refresh a lock'),
+      );
+    }, Math.max(1000, Math.floor(this.config.ttlMs / 3)));
+    try {
+      return await work();
+    } finally {
+      clearInterval(refresh);
+      // A lock not released expires after its TTL: the next process waits that long at most.
+      await kv.delete(name, { previousSeq: revision }).catch((err: unknown) => this.log.warn({ err, lock: name }, 'unable to release a lock'));
+    }
+  }
+
+  private async acquire(kv: KV, name: string, owner: string): Promise<number> {
+    for (;;) {
+      try {
+        return await kv.create(name, owner);
+      } catch (err) {
+        if ((err as { api_error?: { err_code?: number } }).api_error?.err_code !== wrongLastSequence) throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, this.config.retryMs));
+    }
+  }
+
+  private get bucket(): KV {
+    if (!this.kv) throw new Error('locks are not started');
+    return this.kv;
+  }
+}

@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import { createLogger } from '../../observability/logger';
+import { HttpClickHouse } from '../../storage/clickhouse';
+import { migrate } from '../../storage/migrations';
+import { Locks, defaultLockConfig, locksBucket } from '../../streams/locks';
+import { NatsClient } from '../../streams/nats-client';
+
+/**
+ * Processes that start together migrate one at a time: the schema lock in
+ * JetStream's key-value store serializes them, so each migration is applied
+ * once even when two processes race for it.
+ */
+const retention = { raw: 30, minute: 30, fiveMinutes: 90, hour: 400 };
+const log = createLogger('silent');
+
+describe('schema migrations under the lock', () => {
+  const prefix = `lk${randomBytes(4).toString('hex')}`;
+  const database = `lock_${randomBytes(4).toString('hex')}`;
+  const nats = new NatsClient({ url: process.env.TEST_NATS_URL!, name: 'lock-test' }, log);
+  const clients = [1, 2].map(() => new HttpClickHouse({ url: process.env.TEST_CLICKHOUSE_URL!, user: 'default', password: '', database }));
+  beforeAll(async () => {
+    await nats.start();
+    for (const ch of clients) await ch.start();
+  });
+  afterAll(async () => {
+    await clients[0]!.exec(`DROP DATABASE IF EXISTS ${database}`);
+    for (const ch of clients) await ch.stop();
+    await nats.jsm.streams.delete(`KV_${locksBucket(prefix)}`).catch(() => undefined);
+    await nats.stop();
+  });
+
+  test('two processes migrating one database at once apply each migration exactly once', async () => {
+    const locks = [new Locks(defaultLockConfig(prefix), nats, log), new Locks(defaultLockConfig(prefix), nats, log)];
+    for (const l of locks) await l.start();
+    const applied = await Promise.all(clients.map((ch, i) => locks[i]!.withLock('schema-migrations', () => migrate(ch, { retention, log }))));
+    const rows = await clients[0]!.query<{ id: string; n: string }>(`SELECT id, count() AS n FROM ${database}.schema_migrations GROUP BY id`);
+    expect(rows.filter((r) => Number(r.n) !== 1)).toEqual([]);
+    // One of the two found everything applied by the other.
+    expect(applied.map((ids) => ids.length).sort((a, b) => a - b)[0]).toBe(0);
+  });
+
+  test('a lock is held by one process at a time', async () => {
+    const [a, b] = [new Locks(defaultLockConfig(prefix), nats, log), new Locks(defaultLockConfig(prefix), nats, log)];
+    await a.start();
+    await b.start();
+    const events: string[] = [];
+    const hold = (who: string) => async () => {
+      events.push(`${who} in`);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      events.push(`${who} out`);
+    };
+    await Promise.all([a.withLock('exclusive', hold('a')), b.withLock('exclusive', hold('b'))]);
+    expect([events.slice(0, 2), events.slice(2)].map((pair) => pair[0]!.split(' ')[0] === pair[1]!.split(' ')[0])).toEqual([true, true]);
+  });
+});
