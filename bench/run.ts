@@ -12,12 +12,13 @@ import {
   fullSizes,
   incidentLatency,
   quickSizes,
-  rawClickHouse,
   rawJetStream,
   replayOfFlows,
   singleIngest,
 } from './scenarios';
-import { peakRssMib, startBenchStack, type BenchStack } from './stack';
+import { chdbFolderOf, peakRssMib, startBenchStack, type BenchStack } from './stack';
+import { endToEndBytesPerFlow, engineInserts, rawClickHouse, serviceStore, type ClickHouseSettings } from './storage-scenarios';
+import { topTalkersOverSeededFlows } from './top-talkers';
 
 /**
  * `npm run bench [-- --quick] [-- --profile]`: every scenario of the
@@ -33,8 +34,9 @@ const runs = (name: string) => !only || only.includes(name);
 const skipped = { flows_per_s: NaN, accepted_flows_per_s: NaN };
 const sizes = quick ? quickSizes : fullSizes;
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+const settingsOf = (config: Config): ClickHouseSettings => ({ ...config.clickhouse });
 
-/** Runs every selected scenario on one stack; what each measured, by scenario. */
+/** Runs every selected scenario on the running service; what each measured, by scenario. */
 async function measure(stack: BenchStack, config: Config) {
   const now = Date.now();
   const day = 86_400_000;
@@ -43,10 +45,13 @@ async function measure(stack: BenchStack, config: Config) {
   log(`raw JetStream publish of ${sizes.e2eFlows} flows`);
   const rawJs = runs('rawjs') ? await rawJetStream(stack.natsUrl, e2eData) : NaN;
   log(`raw ClickHouse insert of ${sizes.e2eFlows} rows`);
-  const rawCh = runs('rawch') ? await rawClickHouse(stack.dir, e2eData, config.clickhouse.url) : NaN;
+  const rawCh = runs('rawch') ? await rawClickHouse(stack.dir, e2eData, settingsOf(config)) : NaN;
+  log(`the engine's insert of the same ${sizes.e2eFlows} rows from JSONEachRow and Native files`);
+  const engine = runs('engine') ? await engineInserts(stack.dir, e2eData, config.clickhouse.retention) : undefined;
   log(`batched end to end: ${sizes.e2eFlows} flows`);
   const analyst = await mintKey(stack.url, stack.adminKey);
   const e2e = runs('e2e') ? await batchedEndToEnd(stack, analyst.key, e2eData, { from: now - day - 60_000, to: now + 60_000 }) : skipped;
+  const e2eRows = { orgId: analyst.org_id, before: Date.now() };
 
   log(`one flow per request for ${sizes.singleSeconds}s at concurrency 64, then the bare http baseline`);
   const ingestKey = await mintKey(stack.url, stack.adminKey, { role: 'ingest' });
@@ -64,36 +69,65 @@ async function measure(stack: BenchStack, config: Config) {
 
   log(`replay of an incident with ${sizes.replayFlows} flows of history`);
   const replay = runs('replay') ? await replayOfFlows(stack, stack.adminKey, sizes.replayFlows) : { seconds: NaN };
-  return { rawJs, rawCh, e2e, single, incidents, queries, replay };
+  const rss = serviceRss(stack);
+  return { rawJs, rawCh, engine, e2e, e2eRows, single, incidents, queries, replay, rss };
 }
 
-/** The keys BENCHMARKS.md and the smoke test read, and the details beside them. */
-function report(stack: BenchStack, m: Awaited<ReturnType<typeof measure>>) {
+/** Peak RSS of the API process and of the workers' process, read while they still run. */
+function serviceRss(stack: BenchStack) {
   const api = stack.processes.find((p) => p.role.includes('api'))!;
   const workers = stack.processes.find((p) => p.role.includes('stream-workers'))!;
+  return { api: peakRssMib(api.child.pid!), workers: peakRssMib(workers.child.pid!) };
+}
+
+/** What needs the service stopped: the bytes of its stored flows (chDB binds its folder to one process), then a service on a seeded month. */
+async function measureAfterStop(stack: BenchStack, config: Config, e2eRows: { orgId: string; before: number }) {
+  await stack.stopService();
+  log('bytes per stored flow of the end-to-end run');
+  const store = serviceStore(settingsOf(config), chdbFolderOf(stack.dataDir), stack.database);
+  const stored = runs('bytes') && runs('e2e') ? await endToEndBytesPerFlow(store, e2eRows.orgId, e2eRows.before) : undefined;
+  log(`top talkers over ${sizes.topFlows} flows seeded over 30 days`);
+  const top = runs('top') ? await topTalkersOverSeededFlows(stack, settingsOf(config), sizes, log) : undefined;
+  return { stored, top };
+}
+
+type Measured = Awaited<ReturnType<typeof measure>> & Awaited<ReturnType<typeof measureAfterStop>>;
+const round1 = (n: number) => Math.round(n * 10) / 10;
+
+/** The keys BENCHMARKS.md and the smoke test read, and the details beside them. */
+function report(stack: BenchStack, m: Measured) {
   const result: BenchResult = {
     batched_e2e_flows_per_s: Math.round(m.e2e.flows_per_s),
     raw_jetstream_events_per_s: Math.round(m.rawJs),
     raw_clickhouse_rows_per_s: Math.round(m.rawCh),
+    engine_jsoneachrow_rows_per_s: Math.round(m.engine?.jsoneachrow_rows_per_s ?? NaN),
+    engine_native_rows_per_s: Math.round(m.engine?.native_rows_per_s ?? NaN),
+    bytes_per_flow: Math.round((m.stored?.bytes_per_flow ?? NaN) * 100) / 100,
     single_ingest_rps: Math.round(m.single.service.rps),
     bare_http_rps: Math.round(m.single.baseline.rps),
     single_ingest_p50_ms: m.single.service.p50_ms,
     single_ingest_p99_ms: m.single.service.p99_ms,
     incident_latency_p50_ms: Math.round(m.incidents.p50_ms),
     incident_latency_p99_ms: Math.round(m.incidents.p99_ms),
-    query_1h_p99_ms: Math.round(m.queries.hour.p99_ms * 10) / 10,
-    query_1d_p99_ms: Math.round(m.queries.day.p99_ms * 10) / 10,
+    query_1h_p99_ms: round1(m.queries.hour.p99_ms),
+    query_1d_p99_ms: round1(m.queries.day.p99_ms),
+    top_1h_p99_ms: round1(m.top?.p99_ms['1h'] ?? NaN),
+    top_1d_p99_ms: round1(m.top?.p99_ms['1d'] ?? NaN),
+    top_30d_p99_ms: round1(m.top?.p99_ms['30d'] ?? NaN),
     replay_1m_s: Math.round(m.replay.seconds * 1000) / 1000,
-    api_rss_mib: peakRssMib(api.child.pid!),
-    workers_rss_mib: peakRssMib(workers.child.pid!),
+    api_rss_mib: m.rss.api,
+    workers_rss_mib: m.rss.workers,
   };
   const details = {
     roles_per_process: stack.processes.map((p) => p.role),
     accepted_flows_per_s: Math.round(m.e2e.accepted_flows_per_s),
+    engine_inserts: m.engine,
+    stored_e2e_flows: m.stored,
     single_ingest: m.single.service,
     bare_http: m.single.baseline,
     incidents: m.incidents,
     queries: m.queries,
+    top_talkers: m.top && { seed: m.top.seed, ranges: m.top.ranges },
     replay: m.replay,
     engines_rss_mib: Object.fromEntries(stack.engines.map((e) => [e.name, e.pid ? peakRssMib(e.pid) : null])),
     targets: Object.fromEntries(targets.map((t) => [t.key, t.holds(result)])),
@@ -107,7 +141,9 @@ async function main(): Promise<void> {
   const stack = await startBenchStack({ cpuProfileDir: profileDir });
   const extra: Record<string, unknown> = { mode: quick ? 'quick' : 'full', sizes, machine: machine() };
   try {
-    const { result, details } = report(stack, await measure(stack, config));
+    const running = await measure(stack, config);
+    const stopped = await measureAfterStop(stack, config, running.e2eRows);
+    const { result, details } = report(stack, { ...running, ...stopped });
     Object.assign(extra, details);
     await stack.stop();
     if (profileDir) extra.profile = summarizeProfiles(profileDir, 25);

@@ -2,9 +2,6 @@ import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { connect, headers as natsHeaders, RetentionPolicy, StorageType } from 'nats';
-import { ChdbClickHouse, HttpClickHouse, type ClickHouse } from '../storage/clickhouse';
-import { migrate } from '../storage/migrations';
-import { createLogger } from '../observability/logger';
 import type { LoadResult } from './http-load';
 import { call, mintKey, postFlows, storedFlows, waitUntil } from './client';
 import { flowBatches, metricEvents, percentile, type FlowBatches } from './data';
@@ -18,10 +15,12 @@ export interface Sizes {
   incidentSeconds: number;
   queryRuns: number;
   metricEvents: number;
+  /** Flows seeded over 30 days for the top-talkers scenario. */
+  topFlows: number;
 }
 
-export const fullSizes: Sizes = { e2eFlows: 1_000_000, storedFlows: 10_000_000, replayFlows: 1_000_000, singleSeconds: 20, incidentSeconds: 20, queryRuns: 40, metricEvents: 200_000 };
-export const quickSizes: Sizes = { e2eFlows: 50_000, storedFlows: 150_000, replayFlows: 50_000, singleSeconds: 3, incidentSeconds: 4, queryRuns: 5, metricEvents: 10_000 };
+export const fullSizes: Sizes = { e2eFlows: 1_000_000, storedFlows: 10_000_000, replayFlows: 1_000_000, singleSeconds: 20, incidentSeconds: 20, queryRuns: 40, metricEvents: 200_000, topFlows: 100_000_000 };
+export const quickSizes: Sizes = { e2eFlows: 50_000, storedFlows: 150_000, replayFlows: 50_000, singleSeconds: 3, incidentSeconds: 4, queryRuns: 5, metricEvents: 10_000, topFlows: 1_000_000 };
 
 const day = 86_400_000;
 const batchSize = 5_000;
@@ -59,30 +58,6 @@ export async function rawJetStream(natsUrl: string, data: FlowBatches) {
   const seconds = (performance.now() - started) / 1000;
   await jsm.streams.delete(stream);
   await nc.drain();
-  return data.flows / seconds;
-}
-
-/** Baseline: the same rows, stamped as the API stamps them, inserted as JSONEachRow from this process. */
-export async function rawClickHouse(dir: string, data: FlowBatches, clickhouseUrl?: string) {
-  const database = `bench_raw_${randomBytes(4).toString('hex')}`;
-  const ch: ClickHouse = clickhouseUrl
-    ? new HttpClickHouse({ url: clickhouseUrl, user: 'default', password: '', database })
-    : new ChdbClickHouse({ dataDir: path.join(dir, 'raw-chdb'), database });
-  await ch.start();
-  await migrate(ch, { retention: { raw: 30, minute: 30, fiveMinutes: 90, hour: 400 }, log: createLogger('silent') });
-  const now = Date.now();
-  const stamped = data.bodies.map((body, b) =>
-    body
-      .split('\n')
-      .map((line, i) => `{"org_id":"org_bench","event_id":"evt_${b.toString(16).padStart(16, '0')}${i.toString(16).padStart(6, '0')}","received_at":${now},${line.slice(1)}`)
-      .map((line) => line.replace('"timestamp":', '"ts":'))
-      .join('\n') + '\n',
-  );
-  const started = performance.now();
-  for (const body of stamped) await ch.insertJsonEachRow('flows', body);
-  const seconds = (performance.now() - started) / 1000;
-  await ch.exec(`DROP DATABASE IF EXISTS ${database}`);
-  await ch.stop();
   return data.flows / seconds;
 }
 

@@ -14,17 +14,32 @@ import { createLogger, type Logger } from '../observability/logger';
  * or on local engines in a fresh folder. With chDB every role shares one
  * process; with CLICKHOUSE_URL the API and the workers run as two processes.
  */
-export interface BenchStack {
+export interface ServiceRun {
   url: string;
+  processes: Array<{ role: string; child: ChildProcess }>;
+  /** The service's DATA_DIR; with chDB its tables live in `chdb/` under it. */
+  dataDir: string;
+  database: string;
+  stop(): Promise<void>;
+}
+
+export interface BenchStack extends ServiceRun {
   adminKey: string;
   natsUrl: string;
-  processes: Array<{ role: string; child: ChildProcess }>;
   engines: LocalProcess[];
   dir: string;
+  /** Another service on the same engines, on its own data folder and database (e.g. one seeded beforehand). */
+  launch(opts: { dataDir: string; database: string }): Promise<ServiceRun>;
+  /** Stops the service alone (the engines keep running), so its chDB folder can be opened by the bench. */
+  stopService(): Promise<void>;
+  /** Stops the service if it still runs, then the engines, and removes the folder. */
   stop(): Promise<void>;
 }
 
 const mainJs = path.resolve(__dirname, '../service/main.js');
+
+/** The chDB folder of a service whose DATA_DIR is `dataDir`, as service/roles/adapters.ts places it. */
+export const chdbFolderOf = (dataDir: string) => path.join(dataDir, 'chdb');
 
 /** Local engines in `dir` for what the environment does not name. */
 async function benchEngines(config: Config, dir: string, log: Logger) {
@@ -64,43 +79,60 @@ async function startService(role: string, env: NodeJS.ProcessEnv, port: number, 
   return child;
 }
 
+/** One service (one or two processes, by roles) on `dataDir` and `database`, answering on a free port. */
+async function launchService(baseEnv: NodeJS.ProcessEnv, roles: string[], opts: { dataDir: string; database: string; cpuProfileDir?: string }): Promise<ServiceRun> {
+  const port = await freePort();
+  const env = { ...baseEnv, DATA_DIR: opts.dataDir, CLICKHOUSE_DATABASE: opts.database, NATS_PREFIX: `bench${randomBytes(4).toString('hex')}` };
+  const processes: ServiceRun['processes'] = [];
+  let running = true;
+  const stop = async () => {
+    if (!running) return;
+    running = false;
+    for (const { child } of [...processes].reverse()) {
+      if (child.exitCode !== null) continue;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGINT');
+      await exited;
+    }
+  };
+  try {
+    for (const role of roles) processes.push({ role, child: await startService(role, env, port, opts.cpuProfileDir) });
+    const url = `http://127.0.0.1:${port}`;
+    await waitHealthy(url);
+    return { url, processes, dataDir: opts.dataDir, database: opts.database, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
 export async function startBenchStack(opts: { cpuProfileDir?: string }): Promise<BenchStack> {
   const config = loadConfig(process.env);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-bench-'));
   const { engines, natsUrl, temporalAddress } = await benchEngines(config, dir, createLogger('warn', 'bench'));
   const adminKey = `nta_bench_${randomBytes(16).toString('hex')}`;
-  const port = await freePort();
-  const env = {
-    ...process.env,
-    DATA_DIR: path.join(dir, 'service'),
-    HOST: '127.0.0.1',
-    ADMIN_API_KEY: adminKey,
-    NATS_URL: natsUrl,
-    TEMPORAL_ADDRESS: temporalAddress,
-    CLICKHOUSE_DATABASE: `bench_${randomBytes(4).toString('hex')}`,
-    NATS_PREFIX: `bench${randomBytes(4).toString('hex')}`,
-    LOG_LEVEL: 'warn',
-  };
+  const baseEnv = { ...process.env, HOST: '127.0.0.1', ADMIN_API_KEY: adminKey, NATS_URL: natsUrl, TEMPORAL_ADDRESS: temporalAddress, LOG_LEVEL: 'warn' };
   const roles = config.clickhouse.url ? ['api', 'stream-workers,temporal-worker'] : ['api,stream-workers,temporal-worker'];
-  const processes: BenchStack['processes'] = [];
-  for (const role of roles) processes.push({ role, child: await startService(role, env, port, opts.cpuProfileDir) });
-  const url = `http://127.0.0.1:${port}`;
-  await waitHealthy(url);
+  const launch = (o: { dataDir: string; database: string }) => launchService(baseEnv, roles, { ...o, cpuProfileDir: opts.cpuProfileDir });
+  const stopEngines = async () => {
+    await Promise.all(engines.map((e) => e.stop()));
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  const service = await launch({ dataDir: path.join(dir, 'service'), database: `bench_${randomBytes(4).toString('hex')}` }).catch(async (err: unknown) => {
+    await stopEngines();
+    throw err;
+  });
   return {
-    url,
+    ...service,
     adminKey,
     natsUrl,
-    processes,
     engines,
     dir,
+    launch,
+    stopService: () => service.stop(),
     async stop() {
-      for (const { child } of [...processes].reverse()) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGINT');
-        await exited;
-      }
-      await Promise.all(engines.map((e) => e.stop()));
-      fs.rmSync(dir, { recursive: true, force: true });
+      await service.stop();
+      await stopEngines();
     },
   };
 }
