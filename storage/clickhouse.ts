@@ -149,7 +149,7 @@ export class ChdbClickHouse implements ClickHouse {
 
   private async insertInMemory(table: string, ndjson: string | Buffer): Promise<void> {
     try {
-      await this.open.insert({ table: `${this.database}.${table}`, values: ndjson, format: 'JSONEachRow' });
+      await this.open.insert({ table: `${this.database}.${table}`, values: ndjson, format: 'JSONEachRow', settings: this.dialect.insertSettings });
     } catch (err) {
       throw wrap(`clickhouse insert into ${table} failed`, err);
     }
@@ -171,7 +171,11 @@ export class ChdbClickHouse implements ClickHouse {
       return this.insertInMemory(table, ndjson);
     }
     try {
-      await this.open.queryAsync(`INSERT INTO ${this.database}.${table} FROM INFILE ${str(file)} FORMAT JSONEachRow`, { format: 'TabSeparated' });
+      const settings = Object.entries(this.dialect.insertSettings).map(([k, v]) => `${k} = ${v}`).join(', ');
+      await this.open.queryAsync(
+        `INSERT INTO ${this.database}.${table} FROM INFILE ${str(file)} ${settings ? `SETTINGS ${settings}` : ''} FORMAT JSONEachRow`,
+        { format: 'TabSeparated' },
+      );
     } catch (err) {
       throw wrap(`clickhouse insert into ${table} failed`, err);
     } finally {
@@ -263,6 +267,7 @@ export class HttpClickHouse implements ClickHouse {
       const result = await this.open.exec({
         query: `INSERT INTO ${this.database}.${table} FORMAT JSONEachRow`,
         values: Readable.from([typeof ndjson === 'string' ? Buffer.from(ndjson) : ndjson]),
+        clickhouse_settings: this.dialect.insertSettings,
       });
       // Drain the (empty) response so the socket returns to the pool.
       await drainStream(result.stream);

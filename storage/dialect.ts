@@ -31,6 +31,8 @@ export interface Dialect {
   codec(spec: string): string;
   /** A data-skipping index declaration to append to a column list, or nothing where the server has none. */
   skipIndex(declaration: string): string;
+  /** Settings every insert takes: the rollup views of a flow insert run in parallel where the server can. */
+  readonly insertSettings: Readonly<Record<string, number>>;
   /** A TTL clause on a time column, or nothing (legacy retention drops partitions). */
   ttl(timeColumn: string, days: number): string;
   /** A flow time column as epoch milliseconds (Int64). */
@@ -67,6 +69,7 @@ const current: Dialect = {
   labelType: 'LowCardinality(String)',
   codec: (spec) => `CODEC(${spec})`,
   skipIndex: (declaration) => `, INDEX ${declaration}`,
+  insertSettings: { parallel_view_processing: 1 },
   ttl: (column, days) => `TTL toDateTime(${column}) + INTERVAL ${Math.trunc(days)} DAY`,
   msOf: (column) => `toUnixTimestamp64Milli(${column})`,
   timeLiteral: (ms) => `fromUnixTimestamp64Milli(toInt64(${epochMs(ms)}))`,
@@ -87,6 +90,7 @@ const legacy: Dialect = {
   labelType: 'String',
   codec: () => '',
   skipIndex: () => '',
+  insertSettings: {},
   ttl: () => '',
   msOf: (column) => column,
   timeLiteral: epochMs,
