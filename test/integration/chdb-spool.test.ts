@@ -55,9 +55,13 @@ describe('chDB inserts through the spool folder', () => {
 
   test('a spool folder that cannot be written lets the insert go through memory', async () => {
     const ch = await handle(path.join(spool, 'missing', 'folder'));
-    await ch.insertJsonEachRow('flows', flowLines('org_spool_fallback', 40_000, Date.now()));
-    const rows = await ch.query<{ n: string }>(`SELECT count() AS n FROM ${ch.database}.flows WHERE org_id = 'org_spool_fallback'`);
-    expect(Number(rows[0]?.n)).toBe(40_000);
+    try {
+      await ch.insertJsonEachRow('flows', flowLines('org_spool_fallback', 40_000, Date.now()));
+      const rows = await ch.query<{ n: string }>(`SELECT count() AS n FROM ${ch.database}.flows WHERE org_id = 'org_spool_fallback'`);
+      expect(Number(rows[0]?.n)).toBe(40_000);
+    } finally {
+      await ch.stop();
+    }
   });
 
   test('a start removes the spool files of processes that no longer run, and no other', async () => {
@@ -65,7 +69,7 @@ describe('chDB inserts through the spool folder', () => {
     const mine = path.join(spool, `nettel-insert-${process.pid}-in-flight.jsonl`);
     fs.writeFileSync(stale, '{}\n');
     fs.writeFileSync(mine, '{}\n');
-    await handle(spool);
+    await (await handle(spool)).stop();
     expect(fs.readdirSync(spool)).toEqual([path.basename(mine)]);
     fs.rmSync(mine);
   });
