@@ -5,6 +5,7 @@ import type { ApiDeps } from './deps';
 import { errorMiddleware } from './error-middleware';
 import { httpMetrics, type HttpMetrics } from './http-metrics';
 import { registerAuditRoutes } from './routes/audit';
+import { registerExporterRoutes } from './routes/exporters';
 import { registerHealthRoutes } from './routes/health';
 import { registerIncidentRoutes } from './routes/incidents';
 import { registerIngestRoutes } from './routes/ingest';
@@ -42,6 +43,7 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   registerTelemetryRoutes(tenantRouter, deps);
   registerPolicyRoutes(tenantRouter, deps);
   registerReplayRoutes(tenantRouter, deps);
+  registerExporterRoutes(tenantRouter, deps);
 
   const routes = routesOf([[publicRouter, false], [tenantRouter, true]]);
   app.use(countRequests(metrics, new Set(routes.map((r) => r.path))));

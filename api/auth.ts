@@ -38,6 +38,15 @@ export function requirePermission(permission: Permission) {
   };
 }
 
+/** Route guard for platform operations (no workspace's data): the platform admin key only. */
+export function requirePlatformAdmin() {
+  return async function checkPlatformAdmin(ctx: Context, next: Next): Promise<void> {
+    const principal = principalOf(ctx);
+    if (principal.kind !== 'platform_admin') throw forbidden('only the platform admin key may make this call');
+    await next();
+  };
+}
+
 /** The org a workspace key belongs to; every tenant-scoped query is built from it. */
 export function orgOf(ctx: Context): string {
   const principal = principalOf(ctx);

@@ -1,4 +1,5 @@
 import type { AuditLedger } from '../application/audit-ledger';
+import type { ExporterService } from '../application/exporter-service';
 import type { IncidentService } from '../application/incident-service';
 import type { IngestService } from '../application/ingest-service';
 import type { KeysService } from '../application/keys-service';
@@ -25,6 +26,7 @@ export interface ApiDeps {
   analytics: AnalyticsRepo;
   policies: PolicyService;
   replays: ReplayService;
+  exporters: ExporterService;
   /** Engines this process talks to. */
   engines: HealthProbe[];
   /** The long-running loops of this process's roles (stream workers, Temporal worker). */

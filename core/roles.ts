@@ -14,12 +14,13 @@ export const permissions = [
   'approve',
   'incidents:manage',
   'audit:read',
+  'exporters:manage',
 ] as const;
 export type Permission = (typeof permissions)[number];
 
 const grants: Record<Role, readonly Permission[]> = {
   admin: permissions,
-  operator: ['telemetry:write', 'read', 'policies:manage', 'replays:run', 'approve', 'incidents:manage', 'audit:read'],
+  operator: ['telemetry:write', 'read', 'policies:manage', 'replays:run', 'approve', 'incidents:manage', 'audit:read', 'exporters:manage'],
   analyst: ['read'],
   approver: ['read', 'approve'],
   ingest: ['telemetry:write'],

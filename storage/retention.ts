@@ -26,6 +26,8 @@ export const retainedTables: readonly RetainedTable[] = [
   { table: 'metrics_1m', days: (r) => r.minute, ttlTime: epochMsTtl('minute') },
   { table: 'metrics_5m', days: (r) => r.fiveMinutes, ttlTime: epochMsTtl('minute') },
   { table: 'metrics_1h', days: (r) => r.hour, ttlTime: epochMsTtl('minute') },
+  // Counts of datagrams from unregistered exporters: kept as long as raw telemetry.
+  { table: 'unknown_exporters', days: (r) => r.raw, ttlTime: epochMsTtl('minute') },
 ];
 
 /** The days of a table's TTL as ClickHouse shows it in `engine_full`. */

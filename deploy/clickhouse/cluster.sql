@@ -200,3 +200,14 @@ ALTER TABLE nettel.metrics_5m ON CLUSTER '{cluster}' MODIFY TTL toDateTime(intDi
 
 -- 0011_retention_by_ttl
 ALTER TABLE nettel.metrics_1h ON CLUSTER '{cluster}' MODIFY TTL toDateTime(intDiv(minute, 1000)) + INTERVAL 400 DAY;
+
+-- 0012_exporters
+CREATE TABLE IF NOT EXISTS nettel.exporters ON CLUSTER '{cluster}' (
+  org_id String, id String, address String, name String, sampling_rate UInt32,
+  status String, created_at Int64, updated_at Int64, version UInt64
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.exporters', '{replica}', version) ORDER BY (org_id, id);
+
+-- 0012_exporters
+CREATE TABLE IF NOT EXISTS nettel.unknown_exporters ON CLUSTER '{cluster}' (
+  address String, minute Int64, datagrams UInt64, flows UInt64
+  ) ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/nettel.unknown_exporters', '{replica}', (datagrams, flows)) ORDER BY (address, minute);

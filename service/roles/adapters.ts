@@ -19,6 +19,8 @@ export interface Adapters {
   clickhouse: ClickHouse;
   nats: NatsClient;
   temporal: TemporalClient;
+  /** Named locks shared by every process (schema migrations, exporter addresses). */
+  locks: Locks;
   /** The JetStream topology this process ensures at start; a worker recreates its consumer from it. */
   topology: TopologyConfig;
   registry: Registry;
@@ -52,6 +54,6 @@ export function sharedAdapters(config: Config, addresses: EngineAddresses, regis
     temporal,
     startStep(() => ensureTopology(nats.jsm, topology)),
   ];
-  const adapters: Adapters = { clickhouse, nats, temporal, topology, registry, log };
+  const adapters: Adapters = { clickhouse, nats, temporal, locks, topology, registry, log };
   return { components, adapters };
 }

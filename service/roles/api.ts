@@ -3,6 +3,7 @@ import type { ApiDeps, HealthProbe } from '../../api/deps';
 import { HttpServer, defaultHttpServerConfig } from '../../api/http-server';
 import { AuditLedger } from '../../application/audit-ledger';
 import { Correlator } from '../../application/correlator';
+import { ExporterService } from '../../application/exporter-service';
 import { IncidentService } from '../../application/incident-service';
 import { IngestService } from '../../application/ingest-service';
 import { KeysService } from '../../application/keys-service';
@@ -11,6 +12,7 @@ import { RateLimiter } from '../../application/rate-limiter';
 import { ReplayService } from '../../application/replay-service';
 import { AnalyticsRepo } from '../../storage/analytics-repo';
 import { AuditRepo } from '../../storage/audit-repo';
+import { ExportersRepo } from '../../storage/exporters-repo';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { KeysRepo } from '../../storage/keys-repo';
 import { PoliciesRepo } from '../../storage/policies-repo';
@@ -52,6 +54,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
       replays: new ReplaysRepo(a.clickhouse),
       audit,
     }),
+    exporters: new ExporterService({ exporters: new ExportersRepo(a.clickhouse), audit, withLock: (name, work) => a.locks.withLock(name, work) }),
   };
 }
 

@@ -83,6 +83,26 @@ export interface PolicyView {
   version: number;
 }
 
+export interface ExporterView {
+  id: string;
+  address: string;
+  name: string;
+  sampling_rate: number | null;
+  status: 'active' | 'deleted';
+  created_at: string;
+  updated_at: string;
+  version: number;
+}
+
+/** A row of GET /v1/exporters/unknown (platform admin). */
+export interface UnknownExporterView {
+  address: string;
+  first_seen: string;
+  last_seen: string;
+  datagrams: number;
+  flows: number;
+}
+
 export interface ApprovalView {
   decision: 'approve' | 'deny';
   approver_key_id: string;

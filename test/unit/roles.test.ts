@@ -17,6 +17,10 @@ describe('roles', () => {
     expect(permissions.filter((p) => roleAllows('approver', p))).toEqual(['read', 'approve']);
   });
 
+  test('only admin and operator manage exporters', () => {
+    expect(roles.filter((r) => roleAllows(r, 'exporters:manage'))).toEqual(['admin', 'operator']);
+  });
+
   test('only admin manages keys', () => {
     expect(roles.filter((r) => roleAllows(r, 'keys:manage'))).toEqual(['admin']);
   });

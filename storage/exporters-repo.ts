@@ -1,0 +1,79 @@
+import type { Exporter, UnknownExporter } from '../core/exporter';
+import type { ClickHouse } from './clickhouse';
+import { int, str } from './sql';
+
+const columns = 'org_id, id, address, name, sampling_rate, status, created_at, updated_at, version';
+
+function fromRow(r: Record<string, unknown>): Exporter {
+  return {
+    org_id: String(r.org_id),
+    id: String(r.id),
+    address: String(r.address),
+    name: String(r.name),
+    sampling_rate: Number(r.sampling_rate),
+    status: r.status === 'deleted' ? 'deleted' : 'active',
+    created_at: Number(r.created_at),
+    updated_at: Number(r.updated_at),
+    version: Number(r.version),
+  };
+}
+
+/** Registered exporters as versioned rows, and the unknown exporters the collector counts. */
+export class ExportersRepo {
+  constructor(private readonly ch: ClickHouse) {}
+
+  async put(e: Exporter): Promise<void> {
+    await this.ch.insertJsonEachRow('exporters', JSON.stringify(e) + '\n');
+  }
+
+  async get(orgId: string, id: string): Promise<Exporter | undefined> {
+    const rows = await this.ch.query(
+      `SELECT ${columns} FROM ${this.ch.database}.exporters FINAL WHERE org_id = ${str(orgId)} AND id = ${str(id)}`,
+    );
+    return rows[0] ? fromRow(rows[0]) : undefined;
+  }
+
+  /** The active registrations of an address, in any workspace (at most one unless two creates raced). */
+  async activeByAddress(address: string): Promise<Exporter[]> {
+    const rows = await this.ch.query(
+      `SELECT * FROM (SELECT ${columns} FROM ${this.ch.database}.exporters FINAL WHERE address = ${str(address)})
+       WHERE status = 'active'`,
+    );
+    return rows.map(fromRow);
+  }
+
+  async list(orgId: string, opts: { status?: Exporter['status']; limit: number; after?: { created_at: number; id: string } }): Promise<Exporter[]> {
+    const where: string[] = [];
+    if (opts.status) where.push(`status = ${str(opts.status)}`);
+    if (opts.after) {
+      where.push(`(created_at < ${int(opts.after.created_at)} OR (created_at = ${int(opts.after.created_at)} AND id < ${str(opts.after.id)}))`);
+    }
+    const rows = await this.ch.query(
+      `SELECT * FROM (SELECT ${columns} FROM ${this.ch.database}.exporters FINAL WHERE org_id = ${str(orgId)})
+       ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, id DESC LIMIT ${int(opts.limit)}`,
+    );
+    return rows.map(fromRow);
+  }
+
+  /**
+   * Addresses datagrams came from that no workspace has registered now,
+   * most recently seen first. Rows are per address and minute; they are
+   * summed here, so unmerged parts count the same as merged ones.
+   */
+  async unknown(limit: number): Promise<UnknownExporter[]> {
+    const db = this.ch.database;
+    const rows = await this.ch.query<Record<string, unknown>>(
+      `SELECT address, min(minute) AS first_seen, max(minute) AS last_seen, sum(datagrams) AS datagrams, sum(flows) AS flows
+       FROM ${db}.unknown_exporters
+       WHERE address NOT IN (SELECT address FROM (SELECT address, status FROM ${db}.exporters FINAL) WHERE status = 'active')
+       GROUP BY address ORDER BY last_seen DESC, address LIMIT ${int(limit)}`,
+    );
+    return rows.map((r) => ({
+      address: String(r.address),
+      first_seen: Number(r.first_seen),
+      last_seen: Number(r.last_seen),
+      datagrams: Number(r.datagrams),
+      flows: Number(r.flows),
+    }));
+  }
+}
