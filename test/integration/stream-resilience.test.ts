@@ -76,56 +76,45 @@ class SteadyLoad {
   }
 }
 
-/** Polls /healthz without pause and keeps what the stream-workers loop said, in order. */
-class HealthWatch {
-  readonly loopStates: string[] = [];
+/** Runs `round` again and again, `pauseMs` apart, until stopped; stop() resolves with what the rounds kept. */
+class Poller<T> {
   private running = true;
   private readonly done: Promise<void>;
 
-  constructor(private readonly t: TestStack) {
-    this.done = this.poll();
+  constructor(
+    readonly kept: T,
+    round: (kept: T) => Promise<void>,
+    pauseMs: number,
+  ) {
+    this.done = (async () => {
+      while (this.running) {
+        await round(this.kept);
+        await sleep(pauseMs);
+      }
+    })();
   }
 
-  private async poll(): Promise<void> {
-    while (this.running) {
-      const res = await this.t.request<{ loops: Record<string, { status: string }> }>('GET', '/healthz').catch(() => undefined);
-      const state = res?.body?.loops?.['stream-workers']?.status;
-      if (state && this.loopStates.at(-1) !== state) this.loopStates.push(state);
-      await sleep(5);
-    }
-  }
-
-  async stop(): Promise<string[]> {
+  async stop(): Promise<T> {
     this.running = false;
     await this.done;
-    return this.loopStates;
+    return this.kept;
   }
 }
+
+/** Polls /healthz without pause and keeps what the stream-workers loop said, in order. */
+const healthWatch = (t: TestStack) =>
+  new Poller<string[]>([], async (states) => {
+    const res = await t.request<{ loops: Record<string, { status: string }> }>('GET', '/healthz').catch(() => undefined);
+    const state = res?.body?.loops?.['stream-workers']?.status;
+    if (state && states.at(-1) !== state) states.push(state);
+  }, 5);
 
 /** Scrapes /metrics now and then and keeps the highest value each series showed. */
-class MetricsWatch {
-  readonly highest = new Map<string, number>();
-  private running = true;
-  private readonly done: Promise<void>;
-
-  constructor(private readonly t: TestStack) {
-    this.done = this.poll();
-  }
-
-  private async poll(): Promise<void> {
-    while (this.running) {
-      const res = await this.t.request('GET', '/metrics').catch(() => undefined);
-      for (const [series, value] of parseMetrics(res?.text ?? '')) this.highest.set(series, Math.max(value, this.highest.get(series) ?? -Infinity));
-      await sleep(50);
-    }
-  }
-
-  async stop(): Promise<Map<string, number>> {
-    this.running = false;
-    await this.done;
-    return this.highest;
-  }
-}
+const metricsWatch = (t: TestStack) =>
+  new Poller(new Map<string, number>(), async (highest) => {
+    const res = await t.request('GET', '/metrics').catch(() => undefined);
+    for (const [series, value] of parseMetrics(res?.text ?? '')) highest.set(series, Math.max(value, highest.get(series) ?? -Infinity));
+  }, 50);
 
 function parseMetrics(text: string): Map<string, number> {
   const out = new Map<string, number>();
@@ -185,8 +174,8 @@ describe('stream worker resilience', () => {
   test('a deleted durable consumer is recreated and every acknowledged record is stored exactly once', async () => {
     const minted = await t.mintKey({ role: 'operator' });
     const before = await restarts('consumer_deleted');
-    const health = new HealthWatch(t);
-    const metrics = new MetricsWatch(t);
+    const health = healthWatch(t);
+    const metrics = metricsWatch(t);
     const load = new SteadyLoad(t, minted.key);
     try {
       await progress(load, 40, 'posts before the deletion');
@@ -216,13 +205,13 @@ describe('stream worker resilience', () => {
   test('a nats-server restart under load leaves every acknowledged record stored exactly once', async () => {
     const minted = await t.mintKey({ role: 'operator' });
     const before = await restarts('disconnected');
-    const health = new HealthWatch(t);
-    const metrics = new MetricsWatch(t);
+    const health = healthWatch(t);
+    const metrics = metricsWatch(t);
     const load = new SteadyLoad(t, minted.key);
     try {
       await progress(load, 40, 'posts before the restart');
       await nats.stop();
-      await waitFor(() => Promise.resolve(health.loopStates.includes('down') ? true : undefined), 15_000, '/healthz to report the worker down');
+      await waitFor(() => Promise.resolve(health.kept.includes('down') ? true : undefined), 15_000, '/healthz to report the worker down');
       await nats.start();
       await healthy();
       await progress(load, 40, 'posts after the restart');
