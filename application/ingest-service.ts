@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { validationError, type ErrorDetail } from '../core/errors';
-import { flowRowJson, metricEventSchema, parseFlow, signalSchema, toMetricRow, toSignalRow, type StreamKind } from '../core/telemetry';
+import { flowRowJson, parseFlow } from '../core/flow';
+import { metricEventSchema, signalSchema, toMetricRow, toSignalRow, type StreamKind } from '../core/telemetry';
 import { zodIssueDetails } from '../core/errors';
 import { counter, type Registry } from '../observability/metrics';
 import type { TelemetryPublisher } from '../streams/telemetry-publisher';

@@ -20,3 +20,6 @@ export function requireExecutable(name: string, folders: readonly string[], hint
   if (!found) throw new Error(`${name} not found in ${folders.join(':')}; ${hint}`);
   return found;
 }
+
+/** The GoFlow2 build the set-up makes (scripts/goflow2-fixes.mjs names it; a unit test holds the two equal). */
+export const goflow2BinaryName = 'goflow2-v2.2.6-nettel1';

@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // Installs what `npm start`, `npm test` and `npm run bench` need on a fresh
 // clone: npm packages, Debian's nats-server and clickhouse-server (as root),
-// the Temporal CLI (built with Go into a cache shared by every clone), and the
-// compiled service. Each step is skipped when its result is already there.
+// the Temporal CLI and GoFlow2 (built with Go into a cache shared by every
+// clone), the real flow exporters the tests drive (softflowd, pmacct, nfdump,
+// from Debian, daemons left stopped), and the compiled service. Each step is skipped when its result is already there.
 // Plain Node with no dependencies: it runs before node_modules exists.
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { goflow2Binary, goflow2Fixes, goflow2Module, goflow2Version } from './goflow2-fixes.mjs';
 
 const mode = process.argv[2] ?? 'start';
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -100,6 +102,49 @@ function temporalCli() {
   run(go, ['install', 'github.com/temporalio/cli/cmd/temporal@v1.5.1'], { env: { ...env, GOBIN: toolsDir } });
 }
 
+function goflow2() {
+  if (env.GOFLOW2 || which(goflow2Binary, [toolsDir])) return;
+  const go = which('go');
+  if (!go) throw new Error('GoFlow2 is missing and Go is not installed to build it; set GOFLOW2 to a goflow2 binary');
+  const downloaded = execFileSync(go, ['mod', 'download', '-json', `${goflow2Module}@${goflow2Version}`], { cwd: os.tmpdir() });
+  const source = JSON.parse(downloaded.toString()).Dir;
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'goflow2-build-'));
+  try {
+    fs.cpSync(source, work, { recursive: true });
+    for (const fix of goflow2Fixes) {
+      const file = path.join(work, fix.file);
+      fs.chmodSync(file, 0o644);
+      const text = fs.readFileSync(file, 'utf8');
+      if (text.split(fix.find).length !== 2) throw new Error(`GoFlow2 fix for ${fix.file} does not match its source`);
+      fs.writeFileSync(file, text.replace(fix.find, fix.replace));
+    }
+    fs.mkdirSync(toolsDir, { recursive: true });
+    const target = path.join(toolsDir, goflow2Binary);
+    run(go, ['build', '-trimpath', '-o', `${target}.tmp`, './cmd/goflow2'], { cwd: work, env: { ...env, GOFLAGS: '-mod=mod' } });
+    fs.renameSync(`${target}.tmp`, target);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Debian packages whose install would start a daemon (pmacct, nfdump): a
+ * policy-rc.d that answers 101 ("action forbidden") keeps their services
+ * stopped, as Debian's own image builders do.
+ */
+function debianPackagesWithoutDaemons(packages) {
+  const missing = packages.filter(([binary]) => !which(binary));
+  if (missing.length === 0) return;
+  const policy = '/usr/sbin/policy-rc.d';
+  const ownPolicy = isRoot && !fs.existsSync(policy);
+  if (ownPolicy) fs.writeFileSync(policy, '#!/bin/sh\nexit 101\n', { mode: 0o755 });
+  try {
+    for (const [binary, pkg] of missing) debianPackage(binary, pkg);
+  } finally {
+    if (ownPolicy) fs.rmSync(policy, { force: true });
+  }
+}
+
 function build() {
   run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json']);
   // The prebuilt workflow bundle production workers load; rebuilt when a workflow changed.
@@ -109,12 +154,20 @@ function build() {
 }
 
 try {
+  // `goflow2`: only GoFlow2, for the container image's build stage.
+  if (mode === 'goflow2') {
+    goflow2();
+    process.exit(0);
+  }
   npmPackages();
   nativePackages();
   const needsLocal = (name) => mode !== 'start' || !env[name];
   if (needsLocal('NATS_URL')) debianPackage('nats-server', 'nats-server');
   if (mode === 'test' || (mode === 'bench' && !env.CLICKHOUSE_URL)) debianPackage('clickhouse-server', 'clickhouse-server');
   if (needsLocal('TEMPORAL_ADDRESS')) temporalCli();
+  goflow2();
+  // Real flow exporters the tests and the bench drive: softflowd, pmacct's pmacctd, nfdump's nfreplay.
+  if (mode !== 'start') debianPackagesWithoutDaemons([['softflowd', 'softflowd'], ['pmacctd', 'pmacct'], ['nfreplay', 'nfdump']]);
   build();
 } catch (err) {
   log(`set-up failed: ${err.message}`);

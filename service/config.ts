@@ -6,7 +6,7 @@ import type { Retention } from '../storage/migrations/migration';
  * The one place that reads the environment. Every component receives its part
  * of this typed object; no other module touches process.env.
  */
-const processRoles = ['api', 'stream-workers', 'temporal-worker'] as const;
+const processRoles = ['api', 'stream-workers', 'temporal-worker', 'collector'] as const;
 export type ProcessRole = (typeof processRoles)[number];
 
 /** An unset or empty variable both mean "not given". */
@@ -49,6 +49,14 @@ const envSchema = z.object({
   WORKER_MAX_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(200),
   RATE_LIMIT_RECORDS_PER_SECOND: z.coerce.number().min(0).default(0),
   RATE_LIMIT_BURST_SECONDS: z.coerce.number().positive().max(3600).default(2),
+  COLLECTOR_HOST: z.preprocess(blankAsUnset, z.string().optional()),
+  COLLECTOR_NETFLOW_PORT: z.coerce.number().int().min(1).max(65535).default(2055),
+  COLLECTOR_SFLOW_PORT: z.coerce.number().int().min(1).max(65535).default(6343),
+  COLLECTOR_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  COLLECTOR_WORKERS: z.coerce.number().int().min(1).max(64).default(2),
+  COLLECTOR_QUEUE_SIZE: z.coerce.number().int().min(1).max(10_000_000).default(100_000),
+  COLLECTOR_REGISTRY_REFRESH_MS: z.coerce.number().int().min(100).max(600_000).default(2_000),
+  GOFLOW2: z.preprocess(blankAsUnset, z.string().optional()),
   RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   RETENTION_1M_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   RETENTION_5M_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
@@ -69,6 +77,19 @@ export interface Config {
   nats: { url?: string; prefix: string; embeddedPort: number; streamMaxBytes: number; ackWaitMs: number };
   workers: { maxMessages: number; maxWaitMs: number };
   clickhouse: { url?: string; user: string; password: string; database: string; retention: Retention; chdbSpoolDir?: string };
+  /** The collector role: GoFlow2's UDP listeners and how the collector reads the exporter registry. */
+  collector: {
+    host: string;
+    netflowPort: number;
+    sflowPort: number;
+    /** GoFlow2's own metrics endpoint on loopback; 0 picks a free port. */
+    metricsPort: number;
+    workers: number;
+    queueSize: number;
+    registryRefreshMs: number;
+    /** A GoFlow2 binary; without one, the set-up's build in the tools folder. */
+    goflow2?: string;
+  };
   temporal: {
     address?: string;
     namespace: string;
@@ -105,6 +126,16 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       database: e.CLICKHOUSE_DATABASE,
       chdbSpoolDir: e.CHDB_SPOOL_DIR,
       retention: { raw: e.RETENTION_DAYS, minute: e.RETENTION_1M_DAYS, fiveMinutes: e.RETENTION_5M_DAYS, hour: e.RETENTION_1H_DAYS },
+    },
+    collector: {
+      host: e.COLLECTOR_HOST ?? e.HOST,
+      netflowPort: e.COLLECTOR_NETFLOW_PORT,
+      sflowPort: e.COLLECTOR_SFLOW_PORT,
+      metricsPort: e.COLLECTOR_METRICS_PORT,
+      workers: e.COLLECTOR_WORKERS,
+      queueSize: e.COLLECTOR_QUEUE_SIZE,
+      registryRefreshMs: e.COLLECTOR_REGISTRY_REFRESH_MS,
+      goflow2: e.GOFLOW2,
     },
     temporal: {
       address: e.TEMPORAL_ADDRESS,

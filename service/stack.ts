@@ -5,11 +5,13 @@ import { createRegistry, type Registry } from '../observability/metrics';
 import type { ClickHouse } from '../storage/clickhouse';
 import type { NatsClient } from '../streams/nats-client';
 import type { TemporalClient } from '../temporal/temporal-client';
+import type { Collector } from '../workers/collector/collector';
 import type { TemporalWorker } from '../workers/temporal-worker';
 import { Lifecycle, type Component } from './component';
 import type { Config } from './config';
 import { sharedAdapters, type Adapters } from './roles/adapters';
 import { apiRole } from './roles/api';
+import { collectorRole } from './roles/collector';
 import { localEngines } from './roles/engines';
 import { streamWorkersRole } from './roles/stream-workers';
 import { temporalWorkerRole } from './roles/temporal-worker';
@@ -27,6 +29,8 @@ export interface Stack {
   routes?: RouteInfo[];
   /** The Temporal worker, when this process runs the temporal-worker role. */
   temporalWorker?: TemporalWorker;
+  /** The flow collector, when this process runs the collector role. */
+  collector?: Collector;
   /** The URL the API listens on, when this process runs the api role. */
   url?: string;
   stop(): Promise<void>;
@@ -56,6 +60,11 @@ export async function startStack(config: Config, log: Logger): Promise<Stack> {
     components.push(...temporalWorker.components);
     loops.push({ name: 'temporal-worker', probe: () => temporalWorker.worker.probe() });
   }
+  const collector = has('collector') ? collectorRole(config, adapters) : undefined;
+  if (collector) {
+    components.push(...collector.components);
+    loops.push({ name: 'collector', probe: () => collector.collector.probe() });
+  }
   const api = has('api') ? apiRole(config, adapters, loops) : undefined;
   if (api) components.push(...api.components);
 
@@ -75,6 +84,7 @@ export async function startStack(config: Config, log: Logger): Promise<Stack> {
     adapters,
     routes: api?.routes,
     temporalWorker: temporalWorker?.worker,
+    collector: collector?.collector,
     url: api?.server.url,
     stop: () => lifecycle.stopAll(),
   };

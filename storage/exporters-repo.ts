@@ -18,6 +18,14 @@ function fromRow(r: Record<string, unknown>): Exporter {
   };
 }
 
+/** One address's datagrams and flows in one minute (epoch ms of its start). */
+export interface UnknownExporterCount {
+  address: string;
+  minute: number;
+  datagrams: number;
+  flows: number;
+}
+
 /** Registered exporters as versioned rows, and the unknown exporters the collector counts. */
 export class ExportersRepo {
   constructor(private readonly ch: ClickHouse) {}
@@ -40,6 +48,20 @@ export class ExportersRepo {
        WHERE status = 'active'`,
     );
     return rows.map(fromRow);
+  }
+
+  /** Every workspace's active exporters: what a collector routes datagrams by. */
+  async allActive(): Promise<Exporter[]> {
+    const rows = await this.ch.query(
+      `SELECT * FROM (SELECT ${columns} FROM ${this.ch.database}.exporters FINAL) WHERE status = 'active'`,
+    );
+    return rows.map(fromRow);
+  }
+
+  /** Adds counts of datagrams and flows from unregistered addresses, per address and minute. */
+  async recordUnknown(counts: UnknownExporterCount[]): Promise<void> {
+    if (counts.length === 0) return;
+    await this.ch.insertJsonEachRow('unknown_exporters', counts.map((c) => JSON.stringify(c)).join('\n') + '\n');
   }
 
   async list(orgId: string, opts: { status?: Exporter['status']; limit: number; after?: { created_at: number; id: string } }): Promise<Exporter[]> {

@@ -2,6 +2,7 @@ import type { Logger } from '../observability/logger';
 import type { ClickHouse } from './clickhouse';
 import type { Dialect } from './dialect';
 import { exporterMigrations } from './migrations/exporters';
+import { flowFieldMigrations } from './migrations/flow-fields';
 import { governanceMigrations } from './migrations/governance';
 import type { Migration, MigrationContext, Retention } from './migrations/migration';
 import { platformMigrations } from './migrations/platform';
@@ -9,7 +10,7 @@ import { storageV2Migrations } from './migrations/storage-v2';
 import { telemetryMigrations } from './migrations/telemetry';
 
 /** Schema as ordered, idempotent migrations, written through the server generation's dialect. */
-export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations];
+export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations];
 
 export interface MigrateOptions {
   retention: Retention;

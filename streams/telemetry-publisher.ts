@@ -19,6 +19,8 @@ export interface TelemetryBatch {
    * workers to check its rows against ClickHouse before writing them.
    */
   idempotent?: boolean;
+  /** The exporter a collected batch came from: it is part of the subject (see topology). */
+  exporter?: string;
 }
 
 export const headerNames = {
@@ -149,7 +151,7 @@ export class TelemetryPublisher {
       this.metrics.engineErrors.inc({ engine: 'nats', operation: 'publish' });
       throw unavailable('telemetry log (NATS JetStream)');
     }
-    const subject = names(this.deps.prefix).subject(batch.kind, batch.orgId);
+    const subject = names(this.deps.prefix).subject(batch.kind, batch.orgId, batch.exporter);
     const chunks = chunkLines(batch.lines, this.maxMessageBytes());
     const js = this.deps.nats.js();
     let acks;

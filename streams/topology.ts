@@ -48,7 +48,12 @@ export const names = (prefix: string) => ({
   stream: `${prefix.toUpperCase()}_TELEMETRY`,
   writers: `${prefix.toUpperCase()}_WRITERS`,
   subjects: `${prefix}.tel.>`,
-  subject: (kind: StreamKind, orgId: string) => `${prefix}.tel.${kind}.${orgId}`,
+  /**
+   * A collected flow's subject adds its exporter (`exp-` and the address with
+   * `.` and `:` as `_`): one exporter's flows keep their order in the stream.
+   */
+  subject: (kind: StreamKind, orgId: string, exporter?: string) =>
+    exporter === undefined ? `${prefix}.tel.${kind}.${orgId}` : `${prefix}.tel.${kind}.${orgId}.exp-${exporter.replace(/[.:]/g, '_')}`,
   deadLetter: `${prefix.toUpperCase()}_DEAD_LETTER`,
   deadLetterSubject: (kind: string, orgId: string) => `${prefix}.dead.${kind}.${orgId}`,
 });

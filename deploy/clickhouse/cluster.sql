@@ -211,3 +211,33 @@ CREATE TABLE IF NOT EXISTS nettel.exporters ON CLUSTER '{cluster}' (
 CREATE TABLE IF NOT EXISTS nettel.unknown_exporters ON CLUSTER '{cluster}' (
   address String, minute Int64, datagrams UInt64, flows UInt64
   ) ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/nettel.unknown_exporters', '{replica}', (datagrams, flows)) ORDER BY (address, minute);
+
+-- 0013_flow_exporter_fields
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS exporter IPv6 CODEC(ZSTD(3));
+
+-- 0013_flow_exporter_fields
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS in_if UInt32 CODEC(ZSTD(1));
+
+-- 0013_flow_exporter_fields
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS out_if UInt32 CODEC(ZSTD(1));
+
+-- 0013_flow_exporter_fields
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS src_as UInt32 CODEC(ZSTD(1));
+
+-- 0013_flow_exporter_fields
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS dst_as UInt32 CODEC(ZSTD(1));
+
+-- 0013_flow_exporter_fields
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS tcp_flags UInt16 CODEC(ZSTD(1));
+
+-- 0013_flow_exporter_fields
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS tos UInt8 CODEC(ZSTD(1));
+
+-- 0013_flow_exporter_fields
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS flow_start DateTime64(3) CODEC(Delta, ZSTD(1));
+
+-- 0013_flow_exporter_fields
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS flow_end DateTime64(3) CODEC(Delta, ZSTD(1));
+
+-- 0013_flow_exporter_fields
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS sampling_rate UInt32 CODEC(ZSTD(1));

@@ -6,7 +6,7 @@
  * from the service rather than written twice. Types only: they change no
  * expectation of a test.
  */
-import type { FlowRow } from '../../core/telemetry';
+import type { FlowRow } from '../../core/flow';
 import type { ReplayReport } from '../../workflows/replay-contract';
 
 export type { ReplayReport };

@@ -8,7 +8,7 @@ describe('configuration', () => {
     expect(config.nats.url).toBeUndefined();
     expect(config.clickhouse.url).toBeUndefined();
     expect(config.temporal.address).toBeUndefined();
-    expect(config.roles).toEqual(['api', 'stream-workers', 'temporal-worker']);
+    expect(config.roles).toEqual(['api', 'stream-workers', 'temporal-worker', 'collector']);
     expect(config.toolsDir).toBe('/home/op/.cache/nettel/bin');
   });
 

@@ -33,7 +33,7 @@ describe('deployment files', () => {
     const docs = parseAllDocuments(fs.readFileSync(path.join(deploy, 'kubernetes/nettel.yaml'), 'utf8')).map((d) => d.toJS() as Manifest);
     const configMap = docs.find((d) => d.kind === 'ConfigMap');
     const deployments = docs.filter((d) => d.kind === 'Deployment');
-    expect(deployments.map((d) => d.spec?.template.spec.containers[0]?.env[0]?.value).sort()).toEqual(['api', 'stream-workers', 'temporal-worker']);
+    expect(deployments.map((d) => d.spec?.template.spec.containers[0]?.env[0]?.value).sort()).toEqual(['api', 'collector', 'stream-workers', 'temporal-worker']);
     for (const d of deployments) {
       const role = d.spec?.template.spec.containers[0]?.env[0]?.value;
       const config = loadConfig({ ...configMap?.data, ROLES: role, ADMIN_API_KEY: 'x'.repeat(32) });
@@ -43,8 +43,8 @@ describe('deployment files', () => {
 
   test('the compose file parses and runs every role against the same engines', () => {
     const compose = parse(fs.readFileSync(path.join(deploy, 'compose.yaml'), 'utf8'), { merge: true }) as ComposeFile;
-    const roles = ['api', 'stream-workers', 'temporal-worker'].map((s) => compose.services[s]?.environment);
-    expect(roles.map((e) => e?.ROLES)).toEqual(['api', 'stream-workers', 'temporal-worker']);
+    const roles = ['api', 'stream-workers', 'temporal-worker', 'collector'].map((s) => compose.services[s]?.environment);
+    expect(roles.map((e) => e?.ROLES)).toEqual(['api', 'stream-workers', 'temporal-worker', 'collector']);
     for (const env of roles) expect(env?.CLICKHOUSE_URL).toBe('http://clickhouse:8123');
   });
 });

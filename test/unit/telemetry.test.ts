@@ -1,4 +1,5 @@
-import { flowRowJson, flowSchema, parseFlow, signalSchema, toFlowRow } from '../../core/telemetry';
+import { flowRowJson, flowSchema, parseFlow, toFlowRow } from '../../core/flow';
+import { signalSchema } from '../../core/telemetry';
 import { seededRandom } from '../support/malformed';
 
 const flow = { src_ip: '192.0.2.1', dst_ip: '2001:db8::1', bytes: 1500, packets: 3, protocol: 'TCP' };

@@ -1,0 +1,146 @@
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import net from 'node:net';
+import type { Readable } from 'node:stream';
+import type { Logger } from '../../observability/logger';
+
+export interface GoFlow2Config {
+  binary: string;
+  /** The address the UDP listeners bind, as the API's HOST. */
+  host: string;
+  netflowPort: number;
+  sflowPort: number;
+  /** GoFlow2's own Prometheus endpoint, on loopback; the collector reads it for decoding counters. */
+  metricsPort: number;
+  /** Decoding goroutines per listener. */
+  workers: number;
+  /** Datagrams GoFlow2 holds while its decoders are busy (its buffered mode). */
+  queueSize: number;
+}
+
+const firstRestartDelayMs = 500;
+const maxRestartDelayMs = 30_000;
+/** A run this long counts as healthy: the next crash restarts at once again. */
+const healthyRunMs = 60_000;
+
+const bracketed = (host: string) => (host.includes(':') ? `[${host}]` : host);
+
+/** GoFlow2's command line: both listeners, length-delimited protobuf on stdout, metrics on loopback. */
+export function goflow2Args(c: GoFlow2Config): string[] {
+  const query = `count=1&workers=${c.workers}&blocking=false&queue_size=${c.queueSize}`;
+  return [
+    `-listen=netflow://${bracketed(c.host)}:${c.netflowPort}/?${query},sflow://${bracketed(c.host)}:${c.sflowPort}/?${query}`,
+    '-format=bin',
+    '-transport=file',
+    '-transport.file.sep=',
+    `-addr=127.0.0.1:${c.metricsPort}`,
+    '-loglevel=warn',
+    '-logfmt=json',
+  ];
+}
+
+/**
+ * GoFlow2 as a supervised child process: started with the collector,
+ * restarted with a growing delay whenever it exits unasked, stopped with
+ * SIGTERM (then SIGKILL). Its stdout is handed over chunk by chunk; each
+ * run starts a fresh stream (`onRun`), so a frame cut by a crash is dropped.
+ */
+export class GoFlow2Process {
+  private child?: ChildProcessByStdio<null, Readable, Readable>;
+  private stopping = false;
+  private restartTimer?: NodeJS.Timeout;
+  private delayMs = firstRestartDelayMs;
+  private startedAt = 0;
+  /** Times GoFlow2 exited unasked and was started again. */
+  restarts = 0;
+  lastExit?: string;
+
+  constructor(
+    private readonly config: GoFlow2Config,
+    private readonly handlers: { onRun(): void; onChunk(chunk: Buffer): void; onRestart(): void },
+    private readonly log: Logger,
+  ) {}
+
+  get running(): boolean {
+    return this.child !== undefined;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** GoFlow2's metrics port: the configured one, or the free port picked at start (kept across restarts). */
+  get metricsPort(): number {
+    return this.port;
+  }
+  private port = 0;
+
+  async start(): Promise<void> {
+    this.stopping = false;
+    this.port = this.config.metricsPort || (await freeLoopbackPort());
+    this.launch();
+  }
+
+  private launch(): void {
+    const args = goflow2Args({ ...this.config, metricsPort: this.port });
+    const child = spawn(this.config.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    this.startedAt = Date.now();
+    this.handlers.onRun();
+    child.stdout.on('data', (chunk: Buffer) => this.handlers.onChunk(chunk));
+    child.stderr.setEncoding('utf8').on('data', (text: string) => this.log.warn({ goflow2: text.trim() }, 'goflow2'));
+    child.on('error', (err) => this.log.error({ err }, 'goflow2 could not be started'));
+    child.on('close', (code, signal) => this.exited(child, code, signal));
+  }
+
+  private exited(child: ChildProcessByStdio<null, Readable, Readable>, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.child !== child) return;
+    this.child = undefined;
+    this.lastExit = signal ? `signal ${signal}` : `code ${code}`;
+    if (this.stopping) return;
+    if (Date.now() - this.startedAt >= healthyRunMs) this.delayMs = firstRestartDelayMs;
+    this.log.error({ exit: this.lastExit, restartInMs: this.delayMs }, 'goflow2 exited; restarting it');
+    this.restartTimer = setTimeout(() => {
+      this.restarts += 1;
+      this.handlers.onRestart();
+      this.launch();
+    }, this.delayMs);
+    this.delayMs = Math.min(this.delayMs * 2, maxRestartDelayMs);
+  }
+
+  /** Backpressure: while paused, GoFlow2 queues datagrams, then the kernel's socket buffer holds them. */
+  pause(): void {
+    this.child?.stdout.pause();
+  }
+
+  resume(): void {
+    this.child?.stdout.resume();
+  }
+
+  /** Kills the running GoFlow2 (its output became unreadable): the supervisor starts a fresh one. */
+  kill(): void {
+    this.child?.kill('SIGKILL');
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
+    const child = this.child;
+    if (!child) return;
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    await closed;
+    clearTimeout(killer);
+  }
+}
+
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
