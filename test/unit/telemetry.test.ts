@@ -74,12 +74,28 @@ describe('telemetry validation', () => {
     expect(row).toEqual({ org_id: 'o', event_id: 'e', ts: 5, received_at: 9, src_ip: flow.src_ip, dst_ip: flow.dst_ip, src_port: 0, dst_port: 0, protocol: 'tcp', bytes: 1500, packets: 3 });
   });
 
+  test('an exporter\'s fields are optional additions, each checked', () => {
+    const enriched = { ...flow, exporter: '192.0.2.9', in_if: 4_294_967_295, src_as: 64500, tcp_flags: 0x1ff, tos: 255, flow_start: '2026-11-01T12:00:00Z', sampling_rate: 1000 };
+    const r = parseFlow(enriched);
+    expect(r.success && [r.data.exporter, r.data.flow_start, r.data.sampling_rate]).toEqual(['192.0.2.9', Date.UTC(2026, 10, 1, 12), 1000]);
+    for (const bad of [{ exporter: 'router1' }, { in_if: -1 }, { src_as: 2 ** 32 }, { tos: 256 }, { tcp_flags: 1.5 }, { sampling_rate: '10' }]) {
+      expect(parseFlow({ ...flow, ...bad }).success).toBe(false);
+    }
+  });
+
+  test('a sampled flow is stored with its volumes times its rate, and keeps its rate', () => {
+    const row = toFlowRow({ ...flow, protocol: 'tcp', sampling_rate: 100 }, { org_id: 'o', event_id: 'e', ts: 9, received_at: 9 });
+    expect([row.bytes, row.packets, row.sampling_rate]).toEqual([150_000, 300, 100]);
+  });
+
   test('the written-out flow line is exactly the JSON of the flow row', () => {
     const stamp = { org_id: 'org_a-1', event_id: 'evt_00ff', ts: 10, received_at: 11 };
     for (const input of [
       { ...flow, protocol: 'tcp' },
       { ...flow, protocol: 'we"ird\\', src_port: 1, dst_port: 65535, timestamp: 1_800_000_000_000 },
       { ...flow, src_ip: '::ffff:192.0.2.1', protocol: 'ü' },
+      { ...flow, protocol: 'udp', exporter: '192.0.2.9', in_if: 1, out_if: 2, src_as: 64500, dst_as: 0, tcp_flags: 27, tos: 8, flow_start: 1, flow_end: 2, sampling_rate: 100 },
+      { ...flow, protocol: 'udp', exporter: '2001:db8::1', sampling_rate: 0 },
     ]) {
       expect(flowRowJson(input, stamp).json).toBe(JSON.stringify(toFlowRow(input, stamp)));
     }

@@ -1,0 +1,59 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { goflow2BinaryName } from '../../engines/binaries';
+import { CounterDeltas, parseGoFlow2Metrics } from '../../workers/collector/goflow2-counters';
+import { UnknownExporterCounts } from '../../workers/collector/unknown-exporter-counts';
+import { createLogger } from '../../observability/logger';
+import type { UnknownExporterCount } from '../../storage/exporters-repo';
+
+const exposition = `# HELP goflow2_flow_traffic_packets_total Packets received.
+# TYPE goflow2_flow_traffic_packets_total counter
+goflow2_flow_traffic_packets_total{local_ip="127.0.0.1",local_port="2055",remote_ip="192.0.2.1",type="netflow"} 10
+goflow2_flow_traffic_packets_total{local_ip="127.0.0.1",local_port="6343",remote_ip="192.0.2.1",type="sflow"} 5
+goflow2_flow_traffic_packets_total{local_ip="127.0.0.1",local_port="2055",remote_ip="2001:db8::9",type="netflow"} 2
+goflow2_flow_decoder_error_total{name="netflow",router="192.0.2.1"} 3
+goflow2_flow_process_nf_errors_total{error="template_not_found",router="192.0.2.1"} 4
+goflow2_flow_process_nf_templates_total{obs_domain_id="0",router="192.0.2.1:5000",template_id="256",type="template",version="9"} 7
+`;
+
+describe('collector counters', () => {
+  test('GoFlow2 exposition gives datagrams per address and failures by reason', () => {
+    const c = parseGoFlow2Metrics(exposition);
+    expect([...c.datagramsBy]).toEqual([
+      ['192.0.2.1', 15],
+      ['2001:db8::9', 2],
+    ]);
+    expect([c.decodeErrors, c.unknownTemplates, c.templates, c.queueDrops]).toEqual([3, 4, 7, 0]);
+  });
+
+  test('successive readings become increments, and a reset counter counts from zero', () => {
+    const d = new CounterDeltas();
+    expect([d.delta('k', 5), d.delta('k', 8), d.delta('k', 2)]).toEqual([5, 3, 2]);
+  });
+
+  test('unknown exporter counts a failed write kept are added to the counts taken meanwhile', async () => {
+    const written: UnknownExporterCount[][] = [];
+    let fail = true;
+    const counts = new UnknownExporterCounts(
+      { flushMs: 60_000 },
+      {
+        sink: { recordUnknown: (c) => (fail ? Promise.reject(new Error('down')) : (written.push(c), Promise.resolve())) },
+        log: createLogger('silent', 'test'),
+        now: () => 120_000,
+      },
+    );
+    counts.add('192.0.2.1', 2, 0);
+    const flushing = counts.flush();
+    counts.add('192.0.2.1', 1, 5);
+    await flushing;
+    fail = false;
+    await counts.flush();
+    expect(written).toEqual([[{ address: '192.0.2.1', minute: 120_000, datagrams: 3, flows: 5 }]]);
+  });
+
+  test('the GoFlow2 binary the service looks for is the one the set-up builds', () => {
+    // The set-up is plain ESM that jest does not load: its one declaration is read as text.
+    const setup = fs.readFileSync(path.resolve(__dirname, '../../scripts/goflow2-fixes.mjs'), 'utf8');
+    expect(/goflow2Binary = '([^']+)'/.exec(setup)?.[1]).toBe(goflow2BinaryName);
+  });
+});
