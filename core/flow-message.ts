@@ -73,7 +73,9 @@ function plausibleMs(ns: number): number | undefined {
 }
 
 /** Why a collected flow was not stored: counted by reason, never written. */
-export type CollectedFlowFault = 'no_address' | 'bad_time';
+export type CollectedFlowFault = 'no_address' | 'empty_flow' | 'bad_time';
+
+const unspecified = new Set(['0.0.0.0', '::']);
 
 /**
  * A collected flow as the same input an HTTP flow is, under the sampling rule
@@ -85,7 +87,9 @@ export type CollectedFlowFault = 'no_address' | 'bad_time';
 export function toFlowInput(m: CollectedFlow, exporter: string, registeredRate: number): FlowInput | CollectedFlowFault {
   const src = addressText(m.srcAddr);
   const dst = addressText(m.dstAddr);
-  if (!src || !dst) return 'no_address';
+  // A decoder fills what a truncated record lacks with zeros: such a record counts nothing and is no flow.
+  if (!src || !dst || (unspecified.has(src) && unspecified.has(dst))) return 'no_address';
+  if (m.bytes === 0 && m.packets === 0) return 'empty_flow';
   const received = Math.floor(m.timeReceivedNs / 1e6);
   if (!(received >= earliestTimestamp && received <= latestTimestamp())) return 'bad_time';
   const rate = registeredRate > 0 ? registeredRate : m.samplingRate > 0 ? m.samplingRate : undefined;

@@ -110,4 +110,9 @@ describe('collected flows', () => {
     expect(toFlowInput(collected({ srcAddr: undefined }), 'x', 0)).toBe('no_address');
     expect(toFlowInput(collected({ timeReceivedNs: 0 }), 'x', 0)).toBe('bad_time');
   });
+
+  test('a record of zeros, as a decoder fills a truncated one, is no flow', () => {
+    expect(toFlowInput(collected({ srcAddr: v4('0.0.0.0'), dstAddr: v4('0.0.0.0') }), 'x', 0)).toBe('no_address');
+    expect(toFlowInput(collected({ bytes: 0, packets: 0 }), 'x', 0)).toBe('empty_flow');
+  });
 });

@@ -21,7 +21,7 @@ export const collectorMetrics = (registry: Registry) => ({
   }),
   droppedFlows: counter(registry, {
     name: 'nettel_collector_dropped_flows_total',
-    help: 'Decoded flows not stored, by reason: unregistered_exporter, no_address, bad_time, malformed_message, shutdown',
+    help: 'Decoded flows not stored, by reason: unregistered_exporter, no_address, empty_flow, bad_time, malformed_message, shutdown',
     labelNames: ['reason'] as const,
   }),
   templates: counter(registry, {

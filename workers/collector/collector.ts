@@ -94,6 +94,16 @@ export class Collector {
     await this.directory.stop();
   }
 
+  /** Whether the collector's copy of the registry routes this (normalized) address to a workspace. */
+  routes(address: string): boolean {
+    return this.directory.route(address) !== undefined;
+  }
+
+  /** GoFlow2's process id while it runs. */
+  get goflow2Pid(): number | undefined {
+    return this.goflow2.pid;
+  }
+
   /** For /healthz: up while GoFlow2 runs; says what it listens on and what it has seen. */
   probe(): Promise<{ detail: string }> {
     const c = this.config.goflow2;

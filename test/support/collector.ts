@@ -1,0 +1,55 @@
+import { str } from '../../storage/sql';
+import type { Transport, TestStack } from './test-stack';
+import { startTestStack } from './test-stack';
+import { freeUdpPorts } from './udp';
+import { waitFor } from './wait';
+
+/** A stack running the collector on free UDP ports, beside the API and the stream workers. */
+export async function startCollectorStack(transport: Transport, extraEnv: Record<string, string> = {}) {
+  const [netflowPort, sflowPort] = await freeUdpPorts(2);
+  const t = await startTestStack(transport, {
+    ROLES: 'api,stream-workers,collector',
+    COLLECTOR_NETFLOW_PORT: String(netflowPort),
+    COLLECTOR_SFLOW_PORT: String(sflowPort),
+    COLLECTOR_REGISTRY_REFRESH_MS: '300',
+    WORKER_MAX_WAIT_MS: '20',
+    ...extraEnv,
+  });
+  return { t, netflowPort: netflowPort!, sflowPort: sflowPort! };
+}
+
+/** Registers an exporter in the key's workspace and waits until the collector routes its address. */
+export async function registerExporter(t: TestStack, key: string, address: string, samplingRate?: number): Promise<string> {
+  const res = await t.request<{ id: string }>('POST', '/v1/exporters', { key, body: { address, ...(samplingRate ? { sampling_rate: samplingRate } : {}) } });
+  if (res.status !== 201) throw new Error(`exporter registration failed: ${res.status} ${res.text}`);
+  await waitFor(() => Promise.resolve(t.stack.collector?.routes(address) ? true : undefined), 10_000, `the collector to route ${address}`);
+  return res.body.id;
+}
+
+/** A workspace's stored flows summed per source, destination and protocol, as ClickHouse holds them. */
+export interface FlowSum {
+  src_ip: string;
+  dst_ip: string;
+  protocol: string;
+  bytes: number;
+  packets: number;
+  flows: number;
+}
+
+export async function storedFlowSums(t: TestStack, orgId: string): Promise<FlowSum[]> {
+  const ch = t.stack.clickhouse;
+  const d = ch.dialect;
+  const rows = await ch.query<Record<string, string | number>>(
+    `SELECT ${d.addressText('src_ip')} AS src, ${d.addressText('dst_ip')} AS dst, protocol, sum(bytes) AS b, sum(packets) AS p, count() AS n
+     FROM ${ch.database}.flows WHERE org_id = ${str(orgId)} GROUP BY src, dst, protocol ORDER BY src, dst, protocol`,
+  );
+  return rows.map((r) => ({ src_ip: String(r.src), dst_ip: String(r.dst), protocol: String(r.protocol), bytes: Number(r.b), packets: Number(r.p), flows: Number(r.n) }));
+}
+
+/** Waits until a workspace holds `flows` collected flows in ClickHouse, and no more arrive for a moment. */
+export async function waitForStoredFlows(t: TestStack, orgId: string, flows: number, timeoutMs = 30_000): Promise<FlowSum[]> {
+  const total = async () => (await storedFlowSums(t, orgId)).reduce((n, s) => n + s.flows, 0);
+  await waitFor(async () => ((await total()) >= flows ? true : undefined), timeoutMs, `${flows} stored flows of ${orgId}`);
+  await new Promise((r) => setTimeout(r, 500));
+  return storedFlowSums(t, orgId);
+}
