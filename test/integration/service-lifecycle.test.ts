@@ -1,9 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../engines/local-process';
 import type { AuditEntryView, HealthView, MintedKeyView, Page } from '../support/api-types';
+import { freeUdpPorts } from '../support/udp';
 
 /**
  * The service as `npm start` runs it (the built dist/service/main.js, which
@@ -40,6 +42,15 @@ async function startService(env: Record<string, string>): Promise<Running> {
   });
 }
 
+/** Whether a UDP socket can bind the port on loopback (nothing else holds it). */
+function udpPortIsFree(port: number): Promise<boolean> {
+  const socket = dgram.createSocket('udp4');
+  return new Promise((resolve) => {
+    socket.once('error', () => resolve(false));
+    socket.bind(port, '127.0.0.1', () => socket.close(() => resolve(true)));
+  });
+}
+
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
@@ -67,6 +78,8 @@ describe('the service process on embedded defaults', () => {
       ADMIN_API_KEY: '',
       LOG_LEVEL: 'warn',
     };
+    const [netflowPort, sflowPort] = await freeUdpPorts(2);
+    Object.assign(env, { COLLECTOR_NETFLOW_PORT: String(netflowPort), COLLECTOR_SFLOW_PORT: String(sflowPort) });
   });
   afterAll(() => {
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -77,6 +90,7 @@ describe('the service process on embedded defaults', () => {
     const health = (await (await fetch(`${first.url}/healthz`)).json()) as HealthView;
     expect(health.status).toBe('ok');
     expect(health.engines.clickhouse.detail).toBe('chdb');
+    expect(health.loops.collector?.status).toBe('up');
     const minted = (await (
       await fetch(`${first.url}/v1/api-keys`, { method: 'POST', headers: { authorization: `Bearer ${first.adminKey}` } })
     ).json()) as MintedKeyView;
@@ -86,6 +100,7 @@ describe('the service process on embedded defaults', () => {
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
     expect(enginePids.filter(alive)).toEqual([]);
+    expect(await udpPortIsFree(Number(env.COLLECTOR_NETFLOW_PORT))).toBe(true); // GoFlow2 stopped with the service
 
     const second = await startService(env);
     try {
