@@ -1,5 +1,7 @@
-import { bucketMs, coarsestOf, flowResolutions, planSegments, seriesResolution, type BucketResolution, type Resolution, type Segment } from '../core/resolution';
+import { bucketMs, seriesResolution, type BucketResolution } from '../core/resolution';
 import type { ClickHouse } from './clickhouse';
+import type { FlowDimension, FlowFilter, StepVolume } from '../core/flow-query';
+import { filterConditions, flowStepVolumes, topFlows, type FlowKey, type FlowMetric, type FlowScope, type FlowTop } from './flow-analytics';
 import { int, str } from './sql';
 
 export interface TimeRange {
@@ -7,20 +9,33 @@ export interface TimeRange {
   to: number;
 }
 
-export interface FlowFilters extends TimeRange {
-  src_ip?: string;
-  dst_ip?: string;
-  protocol?: string;
+/** A stored flow as analysts read it: times in epoch milliseconds, an exporter's absent fields as null or 0. */
+export interface FlowRecord {
+  event_id: string;
+  ts: number;
+  src_ip: string;
+  dst_ip: string;
+  src_port: number;
+  dst_port: number;
+  protocol: string;
+  bytes: number;
+  packets: number;
+  exporter: string | null;
+  in_if: number;
+  out_if: number;
+  src_as: number;
+  dst_as: number;
+  tcp_flags: number;
+  tos: number;
+  flow_start: number | null;
+  flow_end: number | null;
+  sampling_rate: number;
 }
 
-export type TalkerDimension = 'src_ip' | 'dst_ip' | 'protocol';
-export type TalkerMetric = 'bytes' | 'packets';
-
-/** Top talkers, the coarsest resolution read, and which resolution answered which part of the range. */
-export interface TopTalkers {
-  data: Array<Record<string, string | number>>;
-  resolution: Resolution;
-  segments: Segment[];
+/** A traffic series: its key (null for the whole traffic, `{ other: true }` for what the top keys leave) and volumes per step. */
+export interface FlowSeries {
+  key: FlowKey | { other: true } | null;
+  volumes: StepVolume[];
 }
 
 export interface MetricSeries {
@@ -30,9 +45,11 @@ export interface MetricSeries {
 
 /**
  * Analysts' queries, computed in ClickHouse. Callers bound every query by a
- * time range and a row limit; top talkers and series read the coarsest
+ * time range and a row limit; top keys and series read the coarsest
  * rollups that answer the range (core/resolution.ts), so their cost grows
- * with hours and the minutes at the edges, not with flows.
+ * with hours and the minutes at the edges, not with flows. A flow query
+ * grouped or filtered on a dimension no rollup keeps reads the raw flows
+ * (core/flow-query.ts plans it; flow-analytics.ts holds its SQL).
  */
 export class AnalyticsRepo {
   constructor(private readonly ch: ClickHouse) {}
@@ -41,65 +58,46 @@ export class AnalyticsRepo {
     return this.ch.database;
   }
 
-  async flows(orgId: string, f: FlowFilters, limit: number, after?: { ts: number; event_id: string }) {
+  async flows(orgId: string, range: TimeRange, filters: readonly FlowFilter[], limit: number, after?: { ts: number; event_id: string }): Promise<FlowRecord[]> {
     const d = this.ch.dialect;
-    const where = [`org_id = ${str(orgId)}`, `ts >= ${d.timeLiteral(f.from)}`, `ts < ${d.timeLiteral(f.to)}`];
-    if (f.src_ip) where.push(`src_ip = ${d.addressLiteral(f.src_ip)}`);
-    if (f.dst_ip) where.push(`dst_ip = ${d.addressLiteral(f.dst_ip)}`);
-    if (f.protocol) where.push(`protocol = ${str(f.protocol)}`);
+    const where = [`org_id = ${str(orgId)}`, `ts >= ${d.timeLiteral(range.from)}`, `ts < ${d.timeLiteral(range.to)}`, ...filterConditions(d, filters)];
     if (after) {
       const at = d.timeLiteral(after.ts);
       where.push(`(ts < ${at} OR (ts = ${at} AND event_id < ${str(after.event_id)}))`);
     }
     const rows = await this.ch.query<Record<string, unknown>>(
       `SELECT event_id, ${d.msOf('ts')} AS ts_ms, ${d.addressText('src_ip')} AS src, ${d.addressText('dst_ip')} AS dst,
-         src_port, dst_port, protocol, bytes, packets FROM ${this.db}.flows
+         src_port, dst_port, protocol, bytes, packets, ${d.addressText('exporter')} AS exporter_text, in_if, out_if, src_as, dst_as,
+         tcp_flags, tos, ${d.msOf('flow_start')} AS start_ms, ${d.msOf('flow_end')} AS end_ms, sampling_rate FROM ${this.db}.flows
        WHERE ${where.join(' AND ')} ORDER BY ts DESC, event_id DESC LIMIT ${int(limit)}`,
     );
-    return rows.map((r) => ({
-      event_id: String(r.event_id),
-      ts: Number(r.ts_ms),
-      src_ip: String(r.src),
-      dst_ip: String(r.dst),
-      src_port: Number(r.src_port),
-      dst_port: Number(r.dst_port),
-      protocol: String(r.protocol),
-      bytes: Number(r.bytes),
-      packets: Number(r.packets),
-    }));
+    return rows.map(flowRecord);
+  }
+
+  /** The top keys by up to three dimensions over the exact range, with the plan's rollups or the raw flows. */
+  async topFlows(scope: FlowScope, by: readonly FlowDimension[], metric: FlowMetric, limit: number): Promise<FlowTop> {
+    return topFlows(this.ch, scope, by, metric, limit);
   }
 
   /**
-   * The top keys over the exact range: one aggregate per planned segment
-   * (the hourly rollup for whole hours, finer rollups around them, the raw
-   * flows for what is not a whole minute), summed by key. Rollups are
-   * SummingMergeTree, so rows of one key may not be merged yet: always sum.
+   * Traffic per step: one series, or one per top key of `split` over the
+   * range (by bytes) and one for all the others, which sum to the same
+   * total. The points are the steps that carried traffic (callers fill).
    */
-  async topTalkers(orgId: string, by: TalkerDimension, metric: TalkerMetric, range: TimeRange, limit: number): Promise<TopTalkers> {
-    const segments = planSegments(range, flowResolutions);
-    const key = by === 'protocol' ? 'k' : this.ch.dialect.addressText('k');
-    const parts = segments.map((s) => this.talkerSegment(orgId, by, metric, s));
-    const rows = await this.ch.query<{ key: string; value: string; flows: string }>(
-      `SELECT ${key} AS key, sum(v) AS value, sum(n) AS flows FROM (${parts.join(' UNION ALL ')})
-       GROUP BY k ORDER BY value DESC, key ASC LIMIT ${int(limit)}`,
-    );
-    return {
-      data: rows.map((r) => ({ [by]: r.key, [metric]: Number(r.value), flows: Number(r.flows) })),
-      resolution: coarsestOf(segments),
-      segments,
-    };
-  }
-
-  /** One segment's aggregate by key, from the raw flows or the rollup of its resolution. */
-  private talkerSegment(orgId: string, by: TalkerDimension, metric: TalkerMetric, s: Segment): string {
-    const d = this.ch.dialect;
-    if (s.resolution === 'raw') {
-      return `SELECT ${by} AS k, sum(${metric}) AS v, count() AS n FROM ${this.db}.flows
-        WHERE org_id = ${str(orgId)} AND ts >= ${d.timeLiteral(s.from)} AND ts < ${d.timeLiteral(s.to)} GROUP BY k`;
+  async flowSeries(scope: FlowScope, stepMs: number, split?: { dimension: FlowDimension; limit: number }) {
+    if (!split) {
+      const all = await flowStepVolumes(this.ch, scope, stepMs);
+      const series: FlowSeries[] = [{ key: null, volumes: all.byKey.get(null) ?? [] }];
+      return { series, resolution: all.resolution, segments: all.segments };
     }
-    const table = `${by === 'src_ip' ? 'flows_src' : 'flows'}_${s.resolution}`;
-    return `SELECT ${by} AS k, sum(${metric}) AS v, sum(flows) AS n FROM ${this.db}.${table}
-      WHERE org_id = ${str(orgId)} AND minute >= ${d.bucketLiteral(s.from)} AND minute < ${d.bucketLiteral(s.to)} GROUP BY k`;
+    const top = await topFlows(this.ch, scope, [split.dimension], 'bytes', split.limit);
+    const texts = top.rows.map((r) => r.text[0] ?? '');
+    const steps = await flowStepVolumes(this.ch, scope, stepMs, { dimension: split.dimension, texts });
+    const series: FlowSeries[] = [
+      ...top.rows.map((r, i) => ({ key: r.key, volumes: steps.byKey.get(texts[i] ?? '') ?? [] })),
+      { key: { other: true }, volumes: steps.byKey.get(null) ?? [] },
+    ];
+    return { series, resolution: steps.resolution, segments: steps.segments };
   }
 
   /**
@@ -125,4 +123,31 @@ export class AnalyticsRepo {
     }));
     return { data, resolution };
   }
+}
+
+const msOrNull = (value: unknown) => (Number(value) ? Number(value) : null);
+
+function flowRecord(r: Record<string, unknown>): FlowRecord {
+  const exporter = String(r.exporter_text);
+  return {
+    event_id: String(r.event_id),
+    ts: Number(r.ts_ms),
+    src_ip: String(r.src),
+    dst_ip: String(r.dst),
+    src_port: Number(r.src_port),
+    dst_port: Number(r.dst_port),
+    protocol: String(r.protocol),
+    bytes: Number(r.bytes),
+    packets: Number(r.packets),
+    exporter: exporter === '' || exporter === '::' ? null : exporter,
+    in_if: Number(r.in_if),
+    out_if: Number(r.out_if),
+    src_as: Number(r.src_as),
+    dst_as: Number(r.dst_as),
+    tcp_flags: Number(r.tcp_flags),
+    tos: Number(r.tos),
+    flow_start: msOrNull(r.start_ms),
+    flow_end: msOrNull(r.end_ms),
+    sampling_rate: Number(r.sampling_rate),
+  };
 }

@@ -55,6 +55,14 @@ export interface Dialect {
   bucketLiteral(ms: number): string;
   /** The day partition of a bucket column. */
   bucketDayOf(column: string): string;
+  /**
+   * A predicate: an address column of the flows or a rollup lies within
+   * [first, last], both bounds as eight full hex groups (IPv4 in its mapped
+   * form, see core/flow-query.ts). Addresses compare as their 16 bytes, so an
+   * exact address or a CIDR prefix matches however the address was spelled
+   * when stored; an absent address (`::`, or '' on 18.16) is `::`.
+   */
+  addressInRange(column: string, first: string, last: string): string;
 }
 
 const epochMs = (ms: number) => {
@@ -81,7 +89,18 @@ const current: Dialect = {
   bucketMs: (column) => `toInt64(toUnixTimestamp(${column})) * 1000`,
   bucketLiteral: (ms) => `toDateTime(${Math.floor(Number(epochMs(ms)) / 1000)})`,
   bucketDayOf: (column) => `toDate(${column})`,
+  // IPv6 columns compare by their bytes, and hold IPv4 mapped.
+  addressInRange: (column, first, last) =>
+    first === last ? `${column} = toIPv6(${str(first)})` : `(${column} >= toIPv6(${str(first)}) AND ${column} <= toIPv6(${str(last)}))`,
 };
+
+/**
+ * An address String column of 18.16 as the 16 bytes of its IPv6 form: that
+ * server's IPv6StringToNum reads no dotted IPv4 (it answers zeros), so IPv4
+ * text is mapped with IPv4ToIPv6. FixedStrings compare as unsigned bytes.
+ */
+const legacyAddressBytes = (column: string) =>
+  `if(position(${column}, ':') = 0 AND ${column} != '', IPv4ToIPv6(IPv4StringToNum(${column})), IPv6StringToNum(${column}))`;
 
 const legacy: Dialect = {
   generation: 'legacy',
@@ -102,6 +121,12 @@ const legacy: Dialect = {
   bucketMs: (column) => column,
   bucketLiteral: epochMs,
   bucketDayOf: (column) => `intDiv(${column}, 86400000)`,
+  addressInRange: (column, first, last) => {
+    const bytes = legacyAddressBytes(column);
+    return first === last
+      ? `${bytes} = IPv6StringToNum(${str(first)})`
+      : `(${bytes} >= IPv6StringToNum(${str(first)}) AND ${bytes} <= IPv6StringToNum(${str(last)}))`;
+  },
 };
 
 /** The dialect of a server that reports this `version()`. */

@@ -196,6 +196,63 @@ export interface SeriesView extends DataOf<SeriesPointView> {
   resolution: Exclude<ResolutionName, 'raw'>;
 }
 
+/** A flow dimension analysts filter and group by (core/flow-query.ts). */
+export type FlowDimensionName =
+  | 'src_ip' | 'dst_ip' | 'src_port' | 'dst_port' | 'protocol' | 'exporter'
+  | 'in_if' | 'out_if' | 'src_as' | 'dst_as' | 'tcp_flags' | 'tos';
+
+/** Dimension values of a top row or a series key: addresses and protocol as text, numbers as numbers, an absent exporter null. */
+export type FlowKeyView = Partial<Record<FlowDimensionName, string | number | null>>;
+
+/** A row of GET /v1/telemetry/flows with the exporter's fields (absent: exporter null, times null, numbers 0). */
+export interface FlowRecordView {
+  event_id: string;
+  ts: string;
+  src_ip: string;
+  dst_ip: string;
+  src_port: number;
+  dst_port: number;
+  protocol: string;
+  bytes: number;
+  packets: number;
+  exporter: string | null;
+  in_if: number;
+  out_if: number;
+  src_as: number;
+  dst_as: number;
+  tcp_flags: number;
+  tos: number;
+  flow_start: string | null;
+  flow_end: string | null;
+  sampling_rate: number;
+}
+
+/** A row of GET /v1/telemetry/flows/top by any dimensions: bytes and packets as `totals` asks (both with totals=all). */
+export type FlowTopRowView = FlowKeyView & { bytes?: number; packets?: number; flows: number };
+
+/** GET /v1/telemetry/flows/top by any dimensions. */
+export interface FlowTopView extends DataOf<FlowTopRowView> {
+  resolution: ResolutionName;
+  segments: SegmentView[];
+}
+
+/** A point of GET /v1/telemetry/flows/series: a step's start, bits and packets per second, and volumes. */
+export interface FlowSeriesPointView {
+  t: string;
+  bps: number;
+  pps: number;
+  bytes: number;
+  packets: number;
+}
+
+/** GET /v1/telemetry/flows/series: one series (key null), or the top keys of split_by and `{ other: true }`. */
+export interface FlowSeriesView {
+  step: number;
+  resolution: ResolutionName;
+  segments: SegmentView[];
+  series: Array<{ key: FlowKeyView | { other: true } | null; points: FlowSeriesPointView[] }>;
+}
+
 /** Narrows a parsed body to the error answer's shape: an error with a string code and message. */
 export function isErrorBody(value: unknown): value is ErrorBody {
   if (typeof value !== 'object' || value === null || !('error' in value)) return false;

@@ -1,0 +1,170 @@
+import { dimensionSpecs, type FlowDimension, type FlowFilter, type FlowQueryPlan, type StepVolume } from '../core/flow-query';
+import { bucketMs, coarsestOf, flowResolutions, planSegments, type Resolution, type Segment, type TimeSpan } from '../core/resolution';
+import type { ClickHouse } from './clickhouse';
+import type { Dialect } from './dialect';
+import { int, str, strList } from './sql';
+
+/**
+ * The SQL of analysts' flow queries: filters on any dimension, top keys by
+ * up to three dimensions, traffic per step. A query reads the rollups of its
+ * plan (core/flow-query.ts) segment by segment (core/resolution.ts), or the
+ * raw flows alone, and everything is summed in ClickHouse. Column names come
+ * from the fixed list of dimensions; values reach SQL only through the
+ * literal helpers and the dialect.
+ */
+export type FlowMetric = 'bytes' | 'packets' | 'flows';
+export type DimensionValue = string | number | null;
+export type FlowKey = Partial<Record<FlowDimension, DimensionValue>>;
+
+/** What a query is about: a workspace, a range, its filters and where it is answered. */
+export interface FlowScope {
+  orgId: string;
+  range: TimeSpan;
+  filters: readonly FlowFilter[];
+  plan: FlowQueryPlan;
+}
+
+export interface FlowTopRow {
+  key: FlowKey;
+  /** Each dimension's value as the text the series compares keys by. */
+  text: string[];
+  bytes: number;
+  packets: number;
+  flows: number;
+}
+
+export interface FlowTop {
+  rows: FlowTopRow[];
+  resolution: Resolution;
+  segments: Segment[];
+}
+
+/** Per step volumes of the top keys (by their text) and of all the others (null). */
+export interface FlowStepVolumes {
+  byKey: Map<string | null, StepVolume[]>;
+  resolution: Resolution;
+  segments: Segment[];
+}
+
+/** The conditions of filters, to AND: the values of one filter OR. */
+export function filterConditions(d: Dialect, filters: readonly FlowFilter[]): string[] {
+  return filters.map((f) => {
+    if (f.kind === 'address') return `(${f.ranges.map((r) => d.addressInRange(f.dimension, r.first, r.last)).join(' OR ')})`;
+    if (f.kind === 'number') return `${f.dimension} IN (${f.values.map(int).join(', ')})`;
+    return `${f.dimension} IN ${strList(f.values)}`;
+  });
+}
+
+/** An address column as clients see it; other dimensions are their value. */
+const keyText = (d: Dialect, dimension: FlowDimension, column: string) =>
+  dimensionSpecs[dimension].kind === 'address' ? d.addressText(column) : column;
+
+/** A dimension's value as the API shows it: numbers as numbers, an absent exporter (`::`, '') as null. */
+function presented(dimension: FlowDimension, value: unknown): DimensionValue {
+  const kind = dimensionSpecs[dimension].kind;
+  if (kind === 'number') return Number(value);
+  const text = String(value);
+  return dimension === 'exporter' && (text === '' || text === '::') ? null : text;
+}
+
+/** The segments a plan reads: the rollups of its family at the resolutions given, or the raw flows alone. */
+function segmentsOf(plan: FlowQueryPlan, range: TimeSpan, available: readonly Resolution[] = flowResolutions): Segment[] {
+  return plan.source === 'raw' ? [{ ...range, resolution: 'raw' }] : planSegments(range, available);
+}
+
+interface SegmentSource {
+  table: string;
+  where: string;
+  /** The row's time (its bucket's start on a rollup) in epoch milliseconds. */
+  ms: string;
+  /** How many flows a group holds. */
+  flows: string;
+}
+
+function sourceOf(ch: ClickHouse, scope: FlowScope, s: Segment): SegmentSource {
+  const d = ch.dialect;
+  const filters = filterConditions(d, scope.filters);
+  if (s.resolution === 'raw') {
+    const where = [`org_id = ${str(scope.orgId)}`, `ts >= ${d.timeLiteral(s.from)}`, `ts < ${d.timeLiteral(s.to)}`, ...filters];
+    return { table: `${ch.database}.flows`, where: where.join(' AND '), ms: d.msOf('ts'), flows: 'count()' };
+  }
+  const family = scope.plan.source === 'src' ? 'flows_src' : 'flows';
+  const where = [`org_id = ${str(scope.orgId)}`, `minute >= ${d.bucketLiteral(s.from)}`, `minute < ${d.bucketLiteral(s.to)}`, ...filters];
+  return { table: `${ch.database}.${family}_${s.resolution}`, where: where.join(' AND '), ms: d.bucketMs('minute'), flows: 'sum(flows)' };
+}
+
+/**
+ * The top keys by up to three dimensions over the exact range: one
+ * aggregate per segment, summed by key (rollups are SummingMergeTree, so
+ * rows of one key may not be merged yet: always sum). Ties go by key.
+ */
+export async function topFlows(ch: ClickHouse, scope: FlowScope, by: readonly FlowDimension[], metric: FlowMetric, limit: number): Promise<FlowTop> {
+  const segments = segmentsOf(scope.plan, scope.range);
+  const keys = by.map((_, i) => `k${i}`).join(', ');
+  const parts = segments.map((s) => {
+    const src = sourceOf(ch, scope, s);
+    return `SELECT ${by.map((dim, i) => `${dim} AS k${i}`).join(', ')}, sum(bytes) AS b, sum(packets) AS p, ${src.flows} AS n
+      FROM ${src.table} WHERE ${src.where} GROUP BY ${keys}`;
+  });
+  const texts = by.map((dim, i) => `${keyText(ch.dialect, dim, `k${i}`)} AS d${i}`).join(', ');
+  const rows = await ch.query<Record<string, unknown>>(
+    `SELECT ${texts}, sum(b) AS bytes, sum(p) AS packets, sum(n) AS flows FROM (${parts.join(' UNION ALL ')})
+     GROUP BY ${keys} ORDER BY ${metric} DESC, ${by.map((_, i) => `d${i} ASC`).join(', ')} LIMIT ${int(limit)}`,
+  );
+  return {
+    rows: rows.map((r) => ({
+      key: Object.fromEntries(by.map((dim, i) => [dim, presented(dim, r[`d${i}`])])),
+      text: by.map((dim, i) => (dimensionSpecs[dim].kind === 'number' ? String(Number(r[`d${i}`])) : String(r[`d${i}`]))),
+      bytes: Number(r.bytes),
+      packets: Number(r.packets),
+      flows: Number(r.flows),
+    })),
+    resolution: coarsestOf(segments),
+    segments,
+  };
+}
+
+/** A split key as text, the way topFlows' `text` spells it. */
+const splitText = (d: Dialect, dimension: FlowDimension, column: string) =>
+  dimensionSpecs[dimension].kind === 'number' ? `toString(${column})` : keyText(d, dimension, column);
+
+/**
+ * Bytes and packets per step (steps start at multiples of `stepMs` since the
+ * epoch), from the rollups whose bucket divides the step and the raw flows
+ * at the edges. With a split, the volumes of each of the keys given (their
+ * text) and of all the rest (under null), so every step sums to its total.
+ */
+export async function flowStepVolumes(
+  ch: ClickHouse,
+  scope: FlowScope,
+  stepMs: number,
+  split?: { dimension: FlowDimension; texts: readonly string[] },
+): Promise<FlowStepVolumes> {
+  const available = flowResolutions.filter((r) => r === 'raw' || stepMs % bucketMs[r] === 0);
+  const segments = segmentsOf(scope.plan, scope.range, available);
+  const splitting = split !== undefined && split.texts.length > 0;
+  const parts = segments.map((s) => {
+    const src = sourceOf(ch, scope, s);
+    return `SELECT toInt64(intDiv(${src.ms}, ${int(stepMs)}) * ${int(stepMs)}) AS t${splitting ? `, ${split.dimension} AS k0` : ''},
+        sum(bytes) AS b, sum(packets) AS p FROM ${src.table} WHERE ${src.where} GROUP BY t${splitting ? ', k0' : ''}`;
+  });
+  let source = parts.join(' UNION ALL ');
+  if (splitting) {
+    const kt = splitText(ch.dialect, split.dimension, 'k0');
+    const list = strList(split.texts);
+    source = `SELECT t, ${kt} IN ${list} AS top, if(${kt} IN ${list}, ${kt}, '') AS key, b, p FROM (${source})`;
+  } else {
+    source = `SELECT t, 0 AS top, '' AS key, b, p FROM (${source})`;
+  }
+  const rows = await ch.query<{ t: string; top: number; key: string; bytes: string; packets: string }>(
+    `SELECT t, top, key, sum(b) AS bytes, sum(p) AS packets FROM (${source}) GROUP BY t, top, key ORDER BY t`,
+  );
+  const byKey = new Map<string | null, StepVolume[]>();
+  for (const r of rows) {
+    const key = Number(r.top) ? r.key : null;
+    const list = byKey.get(key) ?? [];
+    list.push({ t: Number(r.t), bytes: Number(r.bytes), packets: Number(r.packets) });
+    byKey.set(key, list);
+  }
+  return { byKey, resolution: coarsestOf(segments), segments };
+}
