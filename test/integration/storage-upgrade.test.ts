@@ -114,7 +114,7 @@ describe('an upgrade of a database the previous release created, on current Clic
   const everyTable = (tables: string[], sums: Record<string, Sums>) => Object.fromEntries(tables.map((table) => [table, sums]));
 
   test('the upgrade applies the conversion and the back-fill, and nothing the previous release applied', () => {
-    expect(applied).toEqual(['0009_flows_current_types', '0010_long_range_rollups', '0011_retention_by_ttl', '0012_exporters']);
+    expect(applied).toEqual(['0009_flows_current_types', '0010_long_range_rollups', '0011_retention_by_ttl', '0012_exporters', '0013_flow_exporter_fields']);
   });
 
   test('flows take the current types in place', async () => {

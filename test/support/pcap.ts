@@ -21,7 +21,11 @@ export interface PcapFlow {
   ipv6?: boolean;
 }
 
-/** What an exporter that counts IP bytes (IP header included, Ethernet excluded) reports for one flow. */
+/**
+ * What a NetFlow/IPFIX exporter reports for one flow: IP bytes, IP header
+ * included, Ethernet excluded. sFlow samples count whole frames instead:
+ * pmacct's sfprobe reports bytes + 18 per packet (Ethernet header and FCS).
+ */
 export interface ExpectedFlow {
   src_ip: string;
   dst_ip: string;
@@ -54,7 +58,7 @@ const DST_MAC = Buffer.from('020000000002', 'hex');
 export function writePcap(file: string, flows: PcapFlow[], opts: { startMs?: number } = {}): ExpectedFlow[] {
   const total = flows.reduce((n, f) => n + f.packets, 0);
   // Packets are 1 ms apart and end about a second before now, so exporters that keep packet times report recent ones.
-  let clockMs = opts.startMs ?? Date.now() - total - 1_000;
+  let clockMs = Math.floor(opts.startMs ?? Date.now() - total - 1_000);
   const records: Buffer[] = [globalHeader()];
   const expected = flows.map((flow) => {
     const first = clockMs;
@@ -90,6 +94,33 @@ function expectation(flow: PcapFlow, bytes: number, tcpFlags: number, first: num
     first_ms: first,
     last_ms: last,
   };
+}
+
+/**
+ * What a deterministic 1-in-`every` sampler reports (softflowd -s: packets 0,
+ * every, 2·every… of those it tracks, counts not scaled up). `expected` must
+ * hold, in file order, exactly the flows whose packets the exporter counts:
+ * softflowd -v 5 drops IPv6 packets before sampling, so leave those out.
+ */
+export function periodicSample(expected: ExpectedFlow[], every: number): ExpectedFlow[] {
+  let index = 0;
+  const sampled: ExpectedFlow[] = [];
+  for (const flow of expected) {
+    const size = flow.bytes / flow.packets;
+    let packets = 0;
+    let flags = 0;
+    let first = -1;
+    let last = -1;
+    for (let i = 0; i < flow.packets; i += 1, index += 1) {
+      if (index % every !== 0) continue;
+      packets += 1;
+      if (flow.tcp_flags) flags |= tcpFlagsOf(i, flow.packets);
+      if (first < 0) first = flow.first_ms + i;
+      last = flow.first_ms + i;
+    }
+    if (packets) sampled.push({ ...flow, bytes: packets * size, packets, tcp_flags: flags, first_ms: first, last_ms: last });
+  }
+  return sampled;
 }
 
 /** SYN opens the flow, FIN|ACK closes it (when there are two packets or more), ACK|PSH carries the rest. */
