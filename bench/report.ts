@@ -22,6 +22,9 @@ export interface BenchResult {
   replay_1m_s: number;
   api_rss_mib: number;
   workers_rss_mib: number;
+  collector_flows_per_s: number;
+  collector_loss_pct: number;
+  goflow2_alone_flows_per_s: number;
 }
 
 export function machine() {
@@ -58,6 +61,13 @@ export const targets: Target[] = [
   { key: 'top_30d_p99_ms', label: 'top talkers p99, 30 days', text: '≤ 1,000 ms', holds: (r) => r.top_30d_p99_ms <= 1000 },
   { key: 'replay_1m_s', label: 'replay of 1M flows', text: '≤ 10 s', holds: (r) => r.replay_1m_s <= 10 },
   { key: 'api_rss_mib', label: 'API process peak RSS', text: '≤ 300 MiB', holds: (r) => r.api_rss_mib <= 300 },
+  {
+    key: 'collector_flows_per_s',
+    label: 'NetFlow v9/IPFIX collected and stored (2 cores, default stack)',
+    text: '≥ 150,000 /s with loss < 0.1 %, and ≥ 0.5 × GoFlow2 alone',
+    holds: (r) => r.collector_flows_per_s >= 150_000 && r.collector_loss_pct < 0.1 && r.collector_flows_per_s >= 0.5 * r.goflow2_alone_flows_per_s,
+  },
+  { key: 'collector_loss_pct', label: 'collector loss at that rate', text: '< 0.1 %', holds: (r) => r.collector_loss_pct < 0.1 },
 ];
 
 const fmt = (n: number) => (Number.isFinite(n) ? (Math.abs(n) >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(2)) : String(n));
@@ -84,7 +94,8 @@ export function writeBenchmarks(file: string, result: BenchResult, extra: Record
       `end to end / raw ClickHouse = ${fmt(result.batched_e2e_flows_per_s / result.raw_clickhouse_rows_per_s)}, ` +
       `raw ClickHouse / engine JSONEachRow = ${fmt(result.raw_clickhouse_rows_per_s / result.engine_jsoneachrow_rows_per_s)}, ` +
       `end to end / raw JetStream = ${fmt(result.batched_e2e_flows_per_s / result.raw_jetstream_events_per_s)}, ` +
-      `single / bare http = ${fmt(result.single_ingest_rps / result.bare_http_rps)}.`,
+      `single / bare http = ${fmt(result.single_ingest_rps / result.bare_http_rps)}, ` +
+      `collector / GoFlow2 alone = ${fmt(result.collector_flows_per_s / result.goflow2_alone_flows_per_s)}.`,
     '',
     '```json',
     JSON.stringify(extra, null, 2),

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../service/config';
 import { mintKey } from './client';
+import { collectorScenario, collectorSizes } from './collector';
 import { flowBatches } from './data';
 import { summarizeProfiles } from './profile-summary';
 import { machine, targets, writeBenchmarks, type BenchResult } from './report';
@@ -69,8 +70,10 @@ async function measure(stack: BenchStack, config: Config) {
 
   log(`replay of an incident with ${sizes.replayFlows} flows of history`);
   const replay = runs('replay') ? await replayOfFlows(stack, stack.adminKey, sizes.replayFlows) : { seconds: NaN };
+  // Read before the collector scenario, so the API's peak stays comparable with runs before the collector; its peak after is in the details.
   const rss = serviceRss(stack);
-  return { rawJs, rawCh, engine, e2e, e2eRows, single, incidents, queries, replay, rss };
+  const collector = runs('collector') ? await collectorScenario(stack, config, quick ? collectorSizes.quick : collectorSizes.full, log) : undefined;
+  return { rawJs, rawCh, engine, e2e, e2eRows, single, incidents, queries, replay, rss, collector, rssAfterCollector: collector && serviceRss(stack) };
 }
 
 /** Peak RSS of the API process and of the workers' process, read while they still run. */
@@ -117,6 +120,9 @@ function report(stack: BenchStack, m: Measured) {
     replay_1m_s: Math.round(m.replay.seconds * 1000) / 1000,
     api_rss_mib: m.rss.api,
     workers_rss_mib: m.rss.workers,
+    collector_flows_per_s: Math.round(m.collector?.flows_per_s ?? NaN),
+    collector_loss_pct: m.collector?.loss_pct ?? NaN,
+    goflow2_alone_flows_per_s: Math.round(m.collector?.goflow2_alone_flows_per_s ?? NaN),
   };
   const details = {
     roles_per_process: stack.processes.map((p) => p.role),
@@ -129,6 +135,7 @@ function report(stack: BenchStack, m: Measured) {
     queries: m.queries,
     top_talkers: m.top && { seed: m.top.seed, ranges: m.top.ranges },
     replay: m.replay,
+    collector: m.collector && { ...m.collector.details, rss_mib_after: m.rssAfterCollector },
     engines_rss_mib: Object.fromEntries(stack.engines.map((e) => [e.name, e.pid ? peakRssMib(e.pid) : null])),
     targets: Object.fromEntries(targets.map((t) => [t.key, t.holds(result)])),
   };

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,7 +13,8 @@ import { createLogger, type Logger } from '../observability/logger';
  * The stack under measurement, started as `npm start` starts it: the
  * compiled service (dist/service/main.js) on engines the environment names,
  * or on local engines in a fresh folder. With chDB every role shares one
- * process; with CLICKHOUSE_URL the API and the workers run as two processes.
+ * process; with CLICKHOUSE_URL the API and the workers run as two processes
+ * (the collector with the workers). The collector listens on free UDP ports.
  */
 export interface ServiceRun {
   url: string;
@@ -28,6 +30,8 @@ export interface BenchStack extends ServiceRun {
   natsUrl: string;
   engines: LocalProcess[];
   dir: string;
+  /** The collector's UDP ports on 127.0.0.1 (NetFlow v9/IPFIX, sFlow). */
+  collectorPorts: { netflow: number; sflow: number };
   /** Another service on the same engines, on its own data folder and database (e.g. one seeded beforehand). */
   launch(opts: { dataDir: string; database: string }): Promise<ServiceRun>;
   /** Stops the service alone (the engines keep running), so its chDB folder can be opened by the bench. */
@@ -106,13 +110,36 @@ async function launchService(baseEnv: NodeJS.ProcessEnv, roles: string[], opts: 
   }
 }
 
+/** A UDP port free on loopback now. */
+export function freeUdpPort(): Promise<number> {
+  const socket = dgram.createSocket('udp4');
+  return new Promise((resolve, reject) => {
+    socket.once('error', reject);
+    socket.bind(0, '127.0.0.1', () => {
+      const { port } = socket.address();
+      socket.close(() => resolve(port));
+    });
+  });
+}
+
 export async function startBenchStack(opts: { cpuProfileDir?: string }): Promise<BenchStack> {
   const config = loadConfig(process.env);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-bench-'));
   const { engines, natsUrl, temporalAddress } = await benchEngines(config, dir, createLogger('warn', 'bench'));
   const adminKey = `nta_bench_${randomBytes(16).toString('hex')}`;
-  const baseEnv = { ...process.env, HOST: '127.0.0.1', ADMIN_API_KEY: adminKey, NATS_URL: natsUrl, TEMPORAL_ADDRESS: temporalAddress, LOG_LEVEL: 'warn' };
-  const roles = config.clickhouse.url ? ['api', 'stream-workers,temporal-worker'] : ['api,stream-workers,temporal-worker'];
+  const collectorPorts = { netflow: await freeUdpPort(), sflow: 0 };
+  while (!collectorPorts.sflow || collectorPorts.sflow === collectorPorts.netflow) collectorPorts.sflow = await freeUdpPort();
+  const baseEnv = {
+    ...process.env,
+    HOST: '127.0.0.1',
+    ADMIN_API_KEY: adminKey,
+    NATS_URL: natsUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    LOG_LEVEL: 'warn',
+    COLLECTOR_NETFLOW_PORT: String(collectorPorts.netflow),
+    COLLECTOR_SFLOW_PORT: String(collectorPorts.sflow),
+  };
+  const roles = config.clickhouse.url ? ['api', 'stream-workers,temporal-worker,collector'] : ['api,stream-workers,temporal-worker,collector'];
   const launch = (o: { dataDir: string; database: string }) => launchService(baseEnv, roles, { ...o, cpuProfileDir: opts.cpuProfileDir });
   const stopEngines = async () => {
     await Promise.all(engines.map((e) => e.stop()));
@@ -128,6 +155,7 @@ export async function startBenchStack(opts: { cpuProfileDir?: string }): Promise
     natsUrl,
     engines,
     dir,
+    collectorPorts,
     launch,
     stopService: () => service.stop(),
     async stop() {
