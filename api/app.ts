@@ -5,6 +5,7 @@ import type { ApiDeps } from './deps';
 import { errorMiddleware } from './error-middleware';
 import { httpMetrics, type HttpMetrics } from './http-metrics';
 import { registerAuditRoutes } from './routes/audit';
+import { registerDetectionRuleRoutes } from './routes/detection-rules';
 import { registerExporterRoutes } from './routes/exporters';
 import { registerHealthRoutes } from './routes/health';
 import { registerIncidentRoutes } from './routes/incidents';
@@ -13,6 +14,7 @@ import { registerPolicyRoutes } from './routes/policies';
 import { registerReplayRoutes } from './routes/replays';
 import { registerTelemetryRoutes } from './routes/telemetry';
 import { registerKeyRoutes } from './routes/keys';
+import { registerWebhookRoutes } from './routes/webhooks';
 
 export interface RouteInfo {
   method: string;
@@ -44,6 +46,8 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   registerPolicyRoutes(tenantRouter, deps);
   registerReplayRoutes(tenantRouter, deps);
   registerExporterRoutes(tenantRouter, deps);
+  registerDetectionRuleRoutes(tenantRouter, deps);
+  registerWebhookRoutes(tenantRouter, deps);
 
   const routes = routesOf([[publicRouter, false], [tenantRouter, true]]);
   app.use(countRequests(metrics, new Set(routes.map((r) => r.path))));

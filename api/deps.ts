@@ -1,10 +1,12 @@
 import type { AuditLedger } from '../application/audit-ledger';
+import type { DetectionRulesService } from '../application/detection-rules-service';
 import type { ExporterService } from '../application/exporter-service';
 import type { IncidentService } from '../application/incident-service';
 import type { IngestService } from '../application/ingest-service';
 import type { KeysService } from '../application/keys-service';
 import type { PolicyService } from '../application/policy-service';
 import type { ReplayService } from '../application/replay-service';
+import type { WebhookService } from '../application/webhook-service';
 import type { Logger } from '../observability/logger';
 import type { Registry } from '../observability/metrics';
 import type { AnalyticsRepo } from '../storage/analytics-repo';
@@ -27,6 +29,8 @@ export interface ApiDeps {
   policies: PolicyService;
   replays: ReplayService;
   exporters: ExporterService;
+  detectionRules: DetectionRulesService;
+  webhooks: WebhookService;
   /** Engines this process talks to. */
   engines: HealthProbe[];
   /** The long-running loops of this process's roles (stream workers, Temporal worker). */

@@ -1,8 +1,12 @@
-import { correlate, correlationKey, defaultRules, type CorrelationRules, type Incident } from '../core/correlation';
+import { correlate, correlationKey, type Incident } from '../core/correlation';
+import { historyOf, inForce, rulesOfIncidents, widestWindowMs, type RulesHistory } from '../core/detection-rules';
 import { revivedVersion, tombstoneVersion } from '../core/incident-version';
+import { recomputeEvents } from '../core/webhook-events';
 import { counter, type Registry } from '../observability/metrics';
 import type { IncidentsRepo } from '../storage/incidents-repo';
 import type { KeyOfSignal, TelemetryStore } from '../storage/telemetry-store';
+import type { EventOutbox } from '../streams/outbox';
+import type { DetectionRulesSource } from './detection-rules-service';
 
 /** A correlation key whose signals changed, and the event time of its earliest new signal. */
 export interface KeyChange extends KeyOfSignal {
@@ -23,6 +27,12 @@ export interface KeyChange extends KeyOfSignal {
  * all history would.
  *
  * Versions settle which computation of an incident wins: see core/incident-version.
+ *
+ * Rules: each incident is computed under the detection-rules version it
+ * opened under (recorded as `rules_version`), a new one under the
+ * workspace's rules in force, so a rule change reaches new incidents only.
+ * Runs are walked back with the widest window any version has had, since an
+ * older incident may keep a wider window than the rules in force.
  */
 
 export class Correlator {
@@ -31,8 +41,11 @@ export class Correlator {
       store: TelemetryStore;
       incidents: IncidentsRepo;
       registry: Registry;
-      rules?: CorrelationRules;
+      /** The workspaces' rules; the defaults for every workspace when absent. */
+      rules?: DetectionRulesSource;
       now?: () => number;
+      /** Where the notifications of incident changes go (the webhook outbox); none: no notifications. */
+      events?: EventOutbox;
     },
   ) {
     this.incidentsWritten = counter(deps.registry, { name: 'nettel_incidents_written_total', help: 'Incident versions written by the correlator' });
@@ -42,11 +55,11 @@ export class Correlator {
 
   async recompute(orgId: string, changes: KeyChange[]): Promise<Incident[]> {
     if (changes.length === 0) return [];
-    const rules = this.deps.rules ?? defaultRules;
+    const rules = await this.rulesOf(orgId);
     const transitions = await this.deps.incidents.transitionsOfKeys(orgId, changes);
     const anchored = await Promise.all(
       changes.map(async (change) => {
-        const runStart = await this.deps.store.runStart(orgId, change, change.since, rules.windowMs);
+        const runStart = await this.deps.store.runStart(orgId, change, change.since, widestWindowMs(rules));
         const lastResolution = transitions
           .filter((t) => t.state === 'resolved' && correlationKey(t) === correlationKey({ org_id: orgId, ...change }) && t.through_ts < change.since)
           .reduce((m, t) => Math.max(m, t.through_ts + 1), 0);
@@ -60,7 +73,7 @@ export class Correlator {
       this.deps.store.signalsOfKeys(orgId, anchored),
     ]);
     const inRange = storedAll.filter((i) => !i.superseded && i.first_seen >= anchors.get(correlationKey(i))!);
-    const computed = correlate(signals, transitions, rules);
+    const computed = correlate(signals, transitions, await this.rulesOfIncidents(orgId, rules, storedAll));
     const storedById = new Map(storedAll.map((i) => [i.id, i]));
     const computedIds = new Set(computed.map((i) => i.id));
     const writes: Array<{ incident: Incident; superseded: boolean }> = [];
@@ -74,8 +87,23 @@ export class Correlator {
     for (const before of inRange) {
       if (!computedIds.has(before.id)) writes.push({ incident: { ...before, version: tombstoneVersion(before.version) }, superseded: true });
     }
-    await this.deps.incidents.write(writes, (this.deps.now ?? Date.now)());
+    const now = (this.deps.now ?? Date.now)();
+    // Published before the write: a crash between them recomputes the same change, whose events (same ids) the outbox drops.
+    // After the write, a recomputation would see no change and notify nobody.
+    if (this.deps.events) await this.deps.events.publish(recomputeEvents(writes, storedById, now));
+    await this.deps.incidents.write(writes, now);
     this.incidentsWritten.inc(writes.length);
     return computed;
+  }
+
+  private rulesOf(orgId: string, through?: number): Promise<RulesHistory> {
+    return this.deps.rules ? this.deps.rules.history(orgId, through) : Promise.resolve(historyOf([]));
+  }
+
+  /** Stored incidents keep the version they opened under; new ones take the rules in force. */
+  private async rulesOfIncidents(orgId: string, rules: RulesHistory, stored: Incident[]) {
+    const through = stored.reduce((m, i) => Math.max(m, i.rules_version), 0);
+    const history = through > inForce(rules).version ? await this.rulesOf(orgId, through) : rules;
+    return rulesOfIncidents(history, stored);
   }
 }

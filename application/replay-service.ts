@@ -1,5 +1,5 @@
 import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { defaultRules } from '../core/correlation';
+import { historyOf, windowMsOf } from '../core/detection-rules';
 import { AppError, conflict, forbidden, notFound, policyDenied, unavailable } from '../core/errors';
 import { randomId } from '../core/ids';
 import { deniedMessage, evaluatePolicies } from '../core/policy';
@@ -11,6 +11,7 @@ import { terminalStatuses } from '../core/replay';
 import type { ReplayRecord, ReplaysRepo } from '../storage/replays-repo';
 import { decideUpdate, decisionFailures, replayStatusQuery, replayWorkflow } from '../workflows/replay';
 import type { ReplayInput } from '../workflows/replay-contract';
+import type { DetectionRulesSource } from './detection-rules-service';
 import type { Principal } from './keys-service';
 
 const decisionDeadlineMs = 15_000;
@@ -33,13 +34,16 @@ export class ReplayService {
       replays: ReplaysRepo;
       /** Requests and blocked requests; the workflow audits decisions. */
       audit: AuditLedger;
+      /** The window follows the incident's own rules version; the defaults when absent. */
+      rules?: DetectionRulesSource;
     },
   ) {}
 
   async request(orgId: string, by: Principal, incidentId: string, windowMinutes?: number): Promise<ReplayRecord> {
     const incident = await this.deps.incidents.get(orgId, incidentId);
     if (!incident) throw notFound('incident');
-    const window = replayWindow(incident, defaultRules.windowMs, windowMinutes);
+    const history = this.deps.rules ? await this.deps.rules.history(orgId, incident.rules_version) : historyOf([]);
+    const window = replayWindow(incident, windowMsOf(history, incident.rules_version), windowMinutes);
     const decision = evaluatePolicies(await this.deps.policies.active(orgId), {
       environment: incident.environment,
       severity: incident.severity,

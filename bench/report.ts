@@ -14,6 +14,7 @@ export interface BenchResult {
   single_ingest_p99_ms: number;
   incident_latency_p50_ms: number;
   incident_latency_p99_ms: number;
+  webhook_delivery_p99_ms: number;
   query_1h_p99_ms: number;
   query_1d_p99_ms: number;
   top_1h_p99_ms: number;

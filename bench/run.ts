@@ -20,6 +20,7 @@ import {
 import { chdbFolderOf, peakRssMib, startBenchStack, type BenchStack } from './stack';
 import { endToEndBytesPerFlow, engineInserts, rawClickHouse, serviceStore, type ClickHouseSettings } from './storage-scenarios';
 import { topTalkersOverSeededFlows } from './top-talkers';
+import { allowLoopbackWebhooks, webhookDelivery } from './webhooks';
 
 /**
  * `npm run bench [-- --quick] [-- --profile]`: every scenario of the
@@ -60,9 +61,12 @@ async function measure(stack: BenchStack, config: Config) {
   const single = runs('single') ? await singleIngest(stack, ingestKey.key, sizes.singleSeconds) : { service: noLoad, baseline: noLoad };
 
   log(`incident latency for ${sizes.incidentSeconds}s under half the peak flow load`);
+  // Webhook delivery latency is measured beside the incident latency, under the same load.
+  const webhookRun = runs('incident') ? webhookDelivery(stack, stack.adminKey, sizes.incidentSeconds) : undefined;
   const incidents = runs('incident')
     ? await incidentLatency(stack, stack.adminKey, sizes.incidentSeconds, (Number.isNaN(e2e.flows_per_s) ? 50_000 : e2e.flows_per_s) / 2)
     : { p50_ms: NaN, p99_ms: NaN };
+  const webhooks = (await webhookRun) ?? { p50_ms: NaN, p99_ms: NaN };
 
   log(`analyst queries over ${sizes.storedFlows} stored flows`);
   const noQuery = { p50_ms: NaN, p99_ms: NaN };
@@ -73,7 +77,7 @@ async function measure(stack: BenchStack, config: Config) {
   // Read before the collector scenario, so the API's peak stays comparable with runs before the collector; its peak after is in the details.
   const rss = serviceRss(stack);
   const collector = runs('collector') ? await collectorScenario(stack, config, quick ? collectorSizes.quick : collectorSizes.full, log) : undefined;
-  return { rawJs, rawCh, engine, e2e, e2eRows, single, incidents, queries, replay, rss, collector, rssAfterCollector: collector && serviceRss(stack) };
+  return { rawJs, rawCh, engine, e2e, e2eRows, single, incidents, webhooks, queries, replay, rss, collector, rssAfterCollector: collector && serviceRss(stack) };
 }
 
 /** Peak RSS of the API process and of the workers' process, read while they still run. */
@@ -112,6 +116,7 @@ function report(stack: BenchStack, m: Measured) {
     single_ingest_p99_ms: m.single.service.p99_ms,
     incident_latency_p50_ms: Math.round(m.incidents.p50_ms),
     incident_latency_p99_ms: Math.round(m.incidents.p99_ms),
+    webhook_delivery_p99_ms: Math.round(m.webhooks.p99_ms),
     query_1h_p99_ms: round1(m.queries.hour.p99_ms),
     query_1d_p99_ms: round1(m.queries.day.p99_ms),
     top_1h_p99_ms: round1(m.top?.p99_ms['1h'] ?? NaN),
@@ -132,6 +137,7 @@ function report(stack: BenchStack, m: Measured) {
     single_ingest: m.single.service,
     bare_http: m.single.baseline,
     incidents: m.incidents,
+    webhooks: m.webhooks,
     queries: m.queries,
     top_talkers: m.top && { seed: m.top.seed, ranges: m.top.ranges },
     replay: m.replay,
@@ -145,6 +151,7 @@ function report(stack: BenchStack, m: Measured) {
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const profileDir = args.has('--profile') ? fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-profile-')) : undefined;
+  allowLoopbackWebhooks();
   const stack = await startBenchStack({ cpuProfileDir: profileDir });
   const extra: Record<string, unknown> = { mode: quick ? 'quick' : 'full', sizes, machine: machine() };
   try {

@@ -21,6 +21,13 @@ import type { SignalRow, TelemetryKind } from './telemetry';
  * made (`through_ts`), and applies to the key's incident whose span holds
  * that time: it follows the incident even when a late, earlier signal gives
  * the incident a new id. Versions rank computations (core/incident-version).
+ *
+ * The rules are an input, chosen per incident when it opens (a function of
+ * its id): the correlator passes the version each stored incident opened
+ * under and the workspace's rules in force for a new one, so a rule change
+ * reaches new incidents only (core/detection-rules). An incident's window
+ * decides which signals it takes, its escalation rules its severity, and it
+ * records the version as `rules_version`.
  */
 export type IncidentState = 'open' | 'acknowledged' | 'resolved';
 export type Severity = 'high' | 'critical';
@@ -29,9 +36,14 @@ export interface CorrelationRules {
   windowMs: number;
   criticalLatencyMs: number;
   criticalDistinctKinds: number;
+  /** The workspace's detection-rules version these come from; 0 (the defaults) when absent. */
+  version?: number;
 }
 
 export const defaultRules: CorrelationRules = { windowMs: 5 * 60_000, criticalLatencyMs: 1000, criticalDistinctKinds: 3 };
+
+/** The rules an incident is computed under, by the id it opens with and the event time of its first signal. */
+export type RulesOfIncident = (incidentId: string, openedAt: number) => CorrelationRules;
 
 export interface Transition {
   /** The incident it was made on; informational: it applies by key and time. */
@@ -68,6 +80,8 @@ export interface Incident {
   total_bytes: number;
   /** Grows with every new signal or transition, so the newest computation of an incident wins. */
   version: number;
+  /** The detection-rules version the incident opened, and is computed, under. */
+  rules_version: number;
 }
 
 
@@ -83,20 +97,21 @@ function orderSignals(signals: readonly SignalRow[]): SignalRow[] {
 export function correlate(
   signals: readonly SignalRow[],
   transitions: readonly Transition[] = [],
-  rules: CorrelationRules = defaultRules,
+  rules: CorrelationRules | RulesOfIncident = defaultRules,
 ): Incident[] {
+  const rulesOf = typeof rules === 'function' ? rules : () => rules;
   const byKey = groupTransitions(transitions);
-  const current = new Map<string, Incident>();
+  const current = new Map<string, { incident: Incident; rules: CorrelationRules }>();
   const incidents: Incident[] = [];
   for (const signal of orderSignals(signals)) {
     const key = correlationKey(signal);
     const active = current.get(key);
-    if (active && accepts(active, signal, byKey.get(key) ?? [], rules)) {
-      attach(active, signal, rules);
+    if (active && accepts(active.incident, signal, byKey.get(key) ?? [], active.rules)) {
+      attach(active.incident, signal, active.rules);
     } else {
-      const opened = open(signal, rules);
+      const opened = open(signal, rulesOf);
       current.set(key, opened);
-      incidents.push(opened);
+      incidents.push(opened.incident);
     }
   }
   for (const incident of incidents) applyTransitions(incident, (byKey.get(correlationKey(incident)) ?? []).filter((t) => covers(incident, t)));
@@ -122,9 +137,11 @@ function accepts(incident: Incident, signal: SignalRow, transitions: Transition[
   return !resolution || signal.ts <= resolution.through_ts;
 }
 
-function open(signal: SignalRow, rules: CorrelationRules): Incident {
+function open(signal: SignalRow, rulesOf: RulesOfIncident): { incident: Incident; rules: CorrelationRules } {
+  const id = derivedId('inc', signal.org_id, signal.service, signal.environment, signal.region, signal.ts);
+  const rules = rulesOf(id, signal.ts);
   const incident: Incident = {
-    id: derivedId('inc', signal.org_id, signal.service, signal.environment, signal.region, signal.ts),
+    id,
     org_id: signal.org_id,
     service: signal.service,
     environment: signal.environment,
@@ -141,9 +158,10 @@ function open(signal: SignalRow, rules: CorrelationRules): Incident {
     max_latency_ms: 0,
     total_bytes: 0,
     version: 0,
+    rules_version: rules.version ?? 0,
   };
   attach(incident, signal, rules);
-  return incident;
+  return { incident, rules };
 }
 
 function attach(incident: Incident, signal: SignalRow, rules: CorrelationRules): void {

@@ -15,12 +15,14 @@ export const permissions = [
   'incidents:manage',
   'audit:read',
   'exporters:manage',
+  'webhooks:manage',
+  'rules:manage',
 ] as const;
 export type Permission = (typeof permissions)[number];
 
 const grants: Record<Role, readonly Permission[]> = {
   admin: permissions,
-  operator: ['telemetry:write', 'read', 'policies:manage', 'replays:run', 'approve', 'incidents:manage', 'audit:read', 'exporters:manage'],
+  operator: ['telemetry:write', 'read', 'policies:manage', 'replays:run', 'approve', 'incidents:manage', 'audit:read', 'exporters:manage', 'webhooks:manage', 'rules:manage'],
   analyst: ['read'],
   approver: ['read', 'approve'],
   ingest: ['telemetry:write'],

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { allowedHostSet, type RetrySchedule } from '../core/outbound';
 import type { Retention } from '../storage/migrations/migration';
 
 /**
@@ -61,6 +62,14 @@ const envSchema = z.object({
   RETENTION_1M_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   RETENTION_5M_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   RETENTION_1H_DAYS: z.coerce.number().int().min(1).max(3650).default(400),
+  WEBHOOK_ALLOWED_HOSTS: z.string().default(''),
+  WEBHOOK_SECRETS_KEY: z.preprocess(blankAsUnset, z.string().min(16, 'WEBHOOK_SECRETS_KEY must be at least 16 characters').optional()),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  WEBHOOK_MAX_RESPONSE_BYTES: z.coerce.number().int().min(0).max(10 * 1024 * 1024).default(64 * 1024),
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(5_000),
+  WEBHOOK_RETRY_MAX_MS: z.coerce.number().int().min(10).max(86_400_000).default(3_600_000),
+  WEBHOOK_RETRY_FOR_MS: z.coerce.number().int().min(1_000).max(30 * 86_400_000).default(86_400_000),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
 });
 
 export interface Config {
@@ -89,6 +98,15 @@ export interface Config {
     registryRefreshMs: number;
     /** A GoFlow2 binary; without one, the set-up's build in the tools folder. */
     goflow2?: string;
+  };
+  /** Outbound webhooks: the outbound rules, the secrets' sealing key, and each delivery's limits and retry schedule. */
+  webhooks: {
+    allowedHosts: Set<string>;
+    secretsKey?: string;
+    timeoutMs: number;
+    maxResponseBytes: number;
+    retry: RetrySchedule;
+    concurrency: number;
   };
   temporal: {
     address?: string;
@@ -136,6 +154,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       queueSize: e.COLLECTOR_QUEUE_SIZE,
       registryRefreshMs: e.COLLECTOR_REGISTRY_REFRESH_MS,
       goflow2: e.GOFLOW2,
+    },
+    webhooks: {
+      allowedHosts: allowedHostSet(e.WEBHOOK_ALLOWED_HOSTS),
+      secretsKey: e.WEBHOOK_SECRETS_KEY,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      maxResponseBytes: e.WEBHOOK_MAX_RESPONSE_BYTES,
+      retry: { baseMs: e.WEBHOOK_RETRY_BASE_MS, maxMs: e.WEBHOOK_RETRY_MAX_MS, giveUpAfterMs: e.WEBHOOK_RETRY_FOR_MS },
+      concurrency: e.WEBHOOK_CONCURRENCY,
     },
     temporal: {
       address: e.TEMPORAL_ADDRESS,

@@ -18,7 +18,7 @@ export interface IncidentCursor {
 }
 
 const columns = `org_id, id, service, environment, region, severity, state, source, rule, escalations, first_seen, last_seen,
-  signal_count, kinds, max_latency_ms, total_bytes, version, updated_at, superseded`;
+  signal_count, kinds, max_latency_ms, total_bytes, version, rules_version, updated_at, superseded`;
 
 export interface StoredIncident extends Incident {
   updated_at: number;
@@ -44,6 +44,7 @@ function fromRow(r: Record<string, unknown>): StoredIncident {
     max_latency_ms: Number(r.max_latency_ms),
     total_bytes: Number(r.total_bytes),
     version: Number(r.version),
+    rules_version: Number(r.rules_version ?? 0),
     updated_at: Number(r.updated_at),
     superseded: Number(r.superseded) === 1,
   };

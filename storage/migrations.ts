@@ -1,6 +1,7 @@
 import type { Logger } from '../observability/logger';
 import type { ClickHouse } from './clickhouse';
 import type { Dialect } from './dialect';
+import { detectionRulesMigrations } from './migrations/detection-rules';
 import { exporterMigrations } from './migrations/exporters';
 import { flowFieldMigrations } from './migrations/flow-fields';
 import { governanceMigrations } from './migrations/governance';
@@ -8,9 +9,10 @@ import type { Migration, MigrationContext, Retention } from './migrations/migrat
 import { platformMigrations } from './migrations/platform';
 import { storageV2Migrations } from './migrations/storage-v2';
 import { telemetryMigrations } from './migrations/telemetry';
+import { webhookMigrations } from './migrations/webhooks';
 
 /** Schema as ordered, idempotent migrations, written through the server generation's dialect. */
-export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations];
+export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations];
 
 export interface MigrateOptions {
   retention: Retention;

@@ -1,7 +1,7 @@
-import { defaultEnvironment, type DestinationMinute } from '../core/detectors';
+import { defaultEnvironment, type DestinationMinute, type MetricThreshold } from '../core/detectors';
 import type { MetricRow, SignalRow } from '../core/telemetry';
 import type { ClickHouse } from './clickhouse';
-import { signalColumns, signalFromRow, type KeyOfSignal } from './telemetry-store';
+import { exporterDestinationMinutes, signalColumns, signalFromRow, type KeyOfSignal } from './telemetry-store';
 import { int, num, str, strList } from './sql';
 
 /**
@@ -25,9 +25,12 @@ export class ReplayHistory {
     return rows.map(signalFromRow);
   }
 
-  /** Metric events of the key within the window that reach a threshold. */
-  async metricsOverThresholds(orgId: string, key: KeyOfSignal, thresholds: Record<string, number>, from: number, to: number): Promise<MetricRow[]> {
-    const rules = Object.entries(thresholds).map(([m, t]) => `(metric = ${str(m)} AND value >= ${num(t)})`);
+  /** Metric events of the key within the window that reach a threshold (at least or at most its bound). */
+  async metricsOverThresholds(orgId: string, key: KeyOfSignal, thresholds: Readonly<Record<string, MetricThreshold>>, from: number, to: number): Promise<MetricRow[]> {
+    const rules = Object.entries(thresholds).flatMap(([m, t]) => [
+      ...(t.atLeast !== undefined ? [`(metric = ${str(m)} AND value >= ${num(t.atLeast)})`] : []),
+      ...(t.atMost !== undefined ? [`(metric = ${str(m)} AND value <= ${num(t.atMost)})`] : []),
+    ]);
     if (rules.length === 0) return [];
     // A metric event without an environment correlates under `default`.
     const environments = key.environment === defaultEnvironment ? ['', defaultEnvironment] : [key.environment];
@@ -60,6 +63,11 @@ export class ReplayHistory {
          GROUP BY minute HAVING bytes >= ${int(bytes)})`,
     );
     return rows.map((r) => ({ org_id: orgId, dst_ip: dstIp, minute: Number(r.minute_ms), bytes: Number(r.bytes) }));
+  }
+
+  /** Minutes in which one exporter's flows to one destination reached that exporter's threshold, from the raw flows. */
+  exporterDestinationMinutes(orgId: string, dstIp: string, thresholds: Readonly<Record<string, number>>, from: number, to: number): Promise<DestinationMinute[]> {
+    return exporterDestinationMinutes(this.ch, orgId, { from, to: to - 1, thresholds, dstIp });
   }
 
   /** The sources that sent the most to the given destinations within the window, and the totals examined. */

@@ -76,6 +76,11 @@ export class TelemetryStore {
     return rows.map((r) => ({ org_id: orgId, dst_ip: r.dst, minute: Number(r.minute_ms), bytes: Number(r.bytes) }));
   }
 
+  /** Destinations whose bytes within one minute, in one exporter's flows, reached that exporter's threshold. */
+  exporterDestinationMinutesOver(orgId: string, fromTs: number, toTs: number, thresholds: Readonly<Record<string, number>>): Promise<DestinationMinute[]> {
+    return exporterDestinationMinutes(this.ch, orgId, { from: fromTs, to: toTs, thresholds });
+  }
+
   /**
    * Where the run of signals that `since` belongs to starts: walking back from
    * `since` while each signal is within `windowMs` of the next. Looks back an
@@ -115,4 +120,31 @@ export class TelemetryStore {
     );
     return rows.map(signalFromRow);
   }
+}
+
+/**
+ * Minutes in which one exporter's flows to one destination reached the
+ * lowest of the given exporters' thresholds (the detector judges each
+ * against its own), from the raw flows: the rollups keep no exporter. The
+ * window covers the whole minutes `from` and `to` fall in.
+ */
+export async function exporterDestinationMinutes(
+  ch: ClickHouse,
+  orgId: string,
+  q: { from: number; to: number; thresholds: Readonly<Record<string, number>>; dstIp?: string },
+): Promise<DestinationMinute[]> {
+  const exporters = Object.keys(q.thresholds);
+  if (exporters.length === 0) return [];
+  const d = ch.dialect;
+  const lowest = Math.min(...Object.values(q.thresholds));
+  const destination = q.dstIp === undefined ? '' : `AND dst_ip = ${d.addressLiteral(q.dstIp)}`;
+  const rows = await ch.query<{ exp: string; dst: string; minute_ms: string; bytes: string }>(
+    `SELECT ${d.addressText('exporter_address')} AS exp, ${d.addressText('dst_address')} AS dst, ${d.bucketMs('minute')} AS minute_ms, bytes FROM (
+       SELECT exporter AS exporter_address, dst_ip AS dst_address, ${d.bucketOf('ts', 60)} AS minute, sum(bytes) AS bytes FROM ${ch.database}.flows
+       WHERE org_id = ${str(orgId)} AND ts >= ${d.timeLiteral(Math.floor(q.from / 60_000) * 60_000)}
+         AND ts < ${d.timeLiteral(Math.floor(q.to / 60_000) * 60_000 + 60_000)} ${destination}
+         AND exporter IN (${exporters.map((e) => d.addressLiteral(e)).join(', ')})
+       GROUP BY exporter_address, dst_address, minute HAVING bytes >= ${int(lowest)})`,
+  );
+  return rows.map((r) => ({ org_id: orgId, dst_ip: r.dst, minute: Number(r.minute_ms), bytes: Number(r.bytes), exporter: r.exp }));
 }

@@ -9,6 +9,7 @@ import {
   type StreamConfig,
 } from 'nats';
 import type { StreamKind } from '../core/telemetry';
+import { ensureOutboxTopology } from './outbox';
 
 /**
  * The JetStream topology as code, created or updated idempotently at start.
@@ -92,6 +93,8 @@ export async function ensureTopology(jsm: JetStreamManager, config: TopologyConf
     discard: DiscardPolicy.Old,
     max_bytes: config.deadLetterMaxBytes,
   });
+  // The notification outbox and its deliveries (streams/outbox.ts).
+  await ensureOutboxTopology(jsm, config.prefix, config.maxBytes);
 
   await ensureWritersConsumer(jsm, config);
 }

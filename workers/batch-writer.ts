@@ -1,10 +1,12 @@
 import { correlationKey } from '../core/correlation';
-import { defaultDetectorRules, metricThresholdSignals, trafficVolumeSignals, type DetectorRules } from '../core/detectors';
+import { detectorRulesOf, historyOf, inForce } from '../core/detection-rules';
+import { metricThresholdSignals, trafficVolumeSignals, type DestinationMinute, type DetectorRules } from '../core/detectors';
 import type { MetricRow, SignalRow } from '../core/telemetry';
 import type { Logger } from '../observability/logger';
 import type { TelemetryTable } from '../storage/telemetry-store';
 import { headerNames } from '../streams/telemetry-publisher';
 import type { KeyChange } from '../application/correlator';
+import type { DetectionRulesSource } from '../application/detection-rules-service';
 import type { StreamWorkerMetrics } from './stream-worker-metrics';
 import type { IncidentCorrelation, TelemetryWrites, WorkMessage } from './stream-worker-ports';
 
@@ -31,7 +33,8 @@ export interface BatchWriterDeps {
   correlator: IncidentCorrelation;
   metrics: StreamWorkerMetrics;
   log: Logger;
-  detectorRules?: DetectorRules;
+  /** Each workspace's rules: the detectors judge a batch by the rules in force when it is written. Defaults when absent. */
+  rules?: DetectionRulesSource;
   /** Whether a message may have been written already though JetStream delivers it for the first time. */
   mayHaveACopy: (message: WorkMessage) => boolean;
   now?: () => number;
@@ -67,13 +70,20 @@ export class BatchWriter {
     await this.writeEntries('flows', groups.flow, { retry });
     const metricRows = await this.writeEntries('metrics', groups.metric, { retry, parse: true });
     const signalRows = await this.writeEntries('signals', groups.signal, { retry, parse: true });
-    const derived = [...metricThresholdSignals(metricRows as MetricRow[], this.rules), ...(await this.trafficSignals(groups.flow))];
+    const derived = [...(await this.metricSignals(metricRows as MetricRow[])), ...(await this.trafficSignals(groups.flow))];
     const written = await this.writeDerivedSignals(derived, retry);
     await this.correlate([...(signalRows as SignalRow[]), ...written]);
   }
 
-  private get rules(): DetectorRules {
-    return this.deps.detectorRules ?? defaultDetectorRules;
+  /** The detector rules in force for a workspace. */
+  private async rulesOf(orgId: string): Promise<DetectorRules> {
+    return detectorRulesOf(inForce(this.deps.rules ? await this.deps.rules.history(orgId) : historyOf([])));
+  }
+
+  private async metricSignals(rows: MetricRow[]): Promise<SignalRow[]> {
+    const out: SignalRow[] = [];
+    for (const [org, group] of groupBy(rows, (r) => r.org_id)) out.push(...metricThresholdSignals(group, await this.rulesOf(org)));
+    return out;
   }
 
   /**
@@ -155,8 +165,12 @@ export class BatchWriter {
     }
     const out: SignalRow[] = [];
     for (const [org, r] of ranges) {
-      const minutes = await this.deps.store.destinationMinutesOver(org, r.minTs, r.maxTs, this.rules.bytesPerMinute);
-      out.push(...trafficVolumeSignals(minutes, this.rules, (this.deps.now ?? Date.now)()));
+      const rules = await this.rulesOf(org);
+      const minutes: DestinationMinute[] = await this.deps.store.destinationMinutesOver(org, r.minTs, r.maxTs, rules.bytesPerMinute);
+      if (Object.keys(rules.bytesPerMinuteByExporter).length > 0) {
+        minutes.push(...(await this.deps.store.exporterDestinationMinutesOver(org, r.minTs, r.maxTs, rules.bytesPerMinuteByExporter)));
+      }
+      out.push(...trafficVolumeSignals(minutes, rules, (this.deps.now ?? Date.now)()));
     }
     return out;
   }

@@ -30,6 +30,7 @@ export interface TelemetryWrites {
   insert(table: TelemetryTable, ndjson: Buffer | string): Promise<void>;
   existingEventIds(table: TelemetryTable, orgId: string, minTs: number, maxTs: number, ids: string[]): Promise<Set<string>>;
   destinationMinutesOver(orgId: string, fromTs: number, toTs: number, bytes: number): Promise<DestinationMinute[]>;
+  exporterDestinationMinutesOver(orgId: string, fromTs: number, toTs: number, thresholds: Readonly<Record<string, number>>): Promise<DestinationMinute[]>;
 }
 
 /** Incident recomputation for the correlation keys a batch touched (Correlator). */

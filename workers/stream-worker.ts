@@ -1,4 +1,4 @@
-import type { DetectorRules } from '../core/detectors';
+import type { DetectionRulesSource } from '../application/detection-rules-service';
 import type { Logger } from '../observability/logger';
 import type { Registry } from '../observability/metrics';
 import { consumerLagMetrics } from '../streams/consumer-lag';
@@ -42,7 +42,8 @@ export interface StreamWorkerDeps {
   correlator: IncidentCorrelation;
   registry: Registry;
   log: Logger;
-  detectorRules?: DetectorRules;
+  /** Each workspace's detection rules (application/detection-rules-service); the defaults when absent. */
+  rules?: DetectionRulesSource;
   /** The topology the consumer is recreated from; defaults to the default one with this worker's ack wait. */
   topology?: Pick<TopologyConfig, 'prefix' | 'ackWaitMs' | 'maxAckPending'>;
 }
@@ -73,7 +74,7 @@ export class StreamWorker {
       correlator: deps.correlator,
       metrics,
       log: deps.log,
-      detectorRules: deps.detectorRules,
+      rules: deps.rules,
       mayHaveACopy: (m) => source.mayHaveBeenDelivered(m) || this.publishedLongAgo(m),
     });
     const handler = new BatchHandler(config, {

@@ -41,6 +41,7 @@ function incidentView(i: StoredIncident) {
     last_seen: iso(i.last_seen),
     max_latency_ms: i.max_latency_ms,
     total_bytes: i.total_bytes,
+    rules_version: i.rules_version,
     updated_at: iso(i.updated_at),
   };
 }

@@ -241,3 +241,24 @@ ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS flow_en
 
 -- 0013_flow_exporter_fields
 ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS sampling_rate UInt32 CODEC(ZSTD(1));
+
+-- 0014_detection_rules
+CREATE TABLE IF NOT EXISTS nettel.detection_rules ON CLUSTER '{cluster}' (
+  org_id String, version UInt64, rules String, created_at Int64, actor String
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.detection_rules', '{replica}') ORDER BY (org_id, version);
+
+-- 0014_detection_rules
+ALTER TABLE nettel.incidents ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS rules_version UInt64 DEFAULT 0;
+
+-- 0015_webhooks
+CREATE TABLE IF NOT EXISTS nettel.webhooks ON CLUSTER '{cluster}' (
+  org_id String, id String, url String, events String, description String, secret String,
+  status String, created_at Int64, updated_at Int64, failing_since Int64, version UInt64
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.webhooks', '{replica}', version) ORDER BY (org_id, id);
+
+-- 0015_webhooks
+CREATE TABLE IF NOT EXISTS nettel.webhook_deliveries ON CLUSTER '{cluster}' (
+  org_id String, webhook_id String, event_id String, event_type String, status String, attempts UInt32,
+  response_code UInt16, latency_ms UInt32, error String, first_attempt_at Int64, last_attempt_at Int64,
+  next_attempt_at Int64
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.webhook_deliveries', '{replica}', attempts) ORDER BY (org_id, webhook_id, event_id);

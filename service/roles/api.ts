@@ -3,6 +3,7 @@ import type { ApiDeps, HealthProbe } from '../../api/deps';
 import { HttpServer, defaultHttpServerConfig } from '../../api/http-server';
 import { AuditLedger } from '../../application/audit-ledger';
 import { Correlator } from '../../application/correlator';
+import { DetectionRulesService } from '../../application/detection-rules-service';
 import { ExporterService } from '../../application/exporter-service';
 import { IncidentService } from '../../application/incident-service';
 import { IngestService } from '../../application/ingest-service';
@@ -10,19 +11,25 @@ import { KeysService } from '../../application/keys-service';
 import { PolicyService } from '../../application/policy-service';
 import { RateLimiter } from '../../application/rate-limiter';
 import { ReplayService } from '../../application/replay-service';
+import { WebhookService } from '../../application/webhook-service';
 import { AnalyticsRepo } from '../../storage/analytics-repo';
 import { AuditRepo } from '../../storage/audit-repo';
+import { DetectionRulesRepo } from '../../storage/detection-rules-repo';
 import { ExportersRepo } from '../../storage/exporters-repo';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { KeysRepo } from '../../storage/keys-repo';
 import { PoliciesRepo } from '../../storage/policies-repo';
 import { ReplaysRepo } from '../../storage/replays-repo';
 import { TelemetryStore } from '../../storage/telemetry-store';
+import { WebhooksRepo } from '../../storage/webhooks-repo';
 import { AuditHeads } from '../../streams/audit-heads';
+import { JetStreamOutbox } from '../../streams/outbox';
 import { TelemetryPublisher } from '../../streams/telemetry-publisher';
+import { WebhookDeliveryQueue } from '../../streams/webhook-queue';
 import type { Component } from '../component';
 import type { Config } from '../config';
 import type { Adapters } from './adapters';
+import { detectionRulesCacheOf } from './detection-rules';
 
 function engineProbes(a: Adapters): HealthProbe[] {
   return [
@@ -37,7 +44,10 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
   const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry);
   const incidents = new IncidentsRepo(a.clickhouse);
   const policies = new PoliciesRepo(a.clickhouse);
-  const correlator = new Correlator({ store: new TelemetryStore(a.clickhouse), incidents, registry: a.registry });
+  const rules = detectionRulesCacheOf(a);
+  // A person's acknowledgement or resolution changes an incident here: its events go to the outbox too.
+  const events = new JetStreamOutbox({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry });
+  const correlator = new Correlator({ store: new TelemetryStore(a.clickhouse), incidents, registry: a.registry, events, rules });
   const publisher = new TelemetryPublisher({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry });
   return {
     audit,
@@ -53,8 +63,16 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
       policies,
       replays: new ReplaysRepo(a.clickhouse),
       audit,
+      rules,
     }),
     exporters: new ExporterService({ exporters: new ExportersRepo(a.clickhouse), audit, withLock: (name, work) => a.locks.withLock(name, work) }),
+    detectionRules: new DetectionRulesService({ repo: new DetectionRulesRepo(a.clickhouse), cache: rules, audit, withLock: (name, work) => a.locks.withLock(name, work) }),
+    webhooks: new WebhookService({
+      webhooks: new WebhooksRepo(a.clickhouse),
+      queue: new WebhookDeliveryQueue({ nats: a.nats, prefix: config.nats.prefix }),
+      audit,
+      settings: config.webhooks,
+    }),
   };
 }
 

@@ -1,26 +1,36 @@
 import { Correlator } from '../../application/correlator';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { TelemetryStore } from '../../storage/telemetry-store';
+import { WebhooksRepo } from '../../storage/webhooks-repo';
+import { JetStreamOutbox } from '../../streams/outbox';
 import { RetentionJob } from '../../workers/retention';
 import { StreamWorker, defaultStreamWorkerConfig } from '../../workers/stream-worker';
+import { WebhookNotifier } from '../../workers/webhook-notifier';
 import type { Component } from '../component';
 import type { Config } from '../config';
 import type { Adapters } from './adapters';
+import { detectionRulesCacheOf } from './detection-rules';
 
 const retentionIntervalMs = 3_600_000;
 
 /** The stream-workers role: consume accepted telemetry into ClickHouse, correlate, expire old partitions. */
 export function streamWorkersRole(config: Config, a: Adapters) {
   const store = new TelemetryStore(a.clickhouse);
-  const correlator = new Correlator({ store, incidents: new IncidentsRepo(a.clickhouse), registry: a.registry });
+  const rules = detectionRulesCacheOf(a);
+  const events = new JetStreamOutbox({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry });
+  const correlator = new Correlator({ store, incidents: new IncidentsRepo(a.clickhouse), registry: a.registry, events, rules });
   const worker = new StreamWorker(
     { ...defaultStreamWorkerConfig(config.nats.prefix), ...config.workers, ackWaitMs: config.nats.ackWaitMs },
-    { nats: a.nats, store, correlator, registry: a.registry, log: a.log, topology: a.topology },
+    { nats: a.nats, store, correlator, rules, registry: a.registry, log: a.log, topology: a.topology },
   );
   const retention = new RetentionJob(
     { retention: config.clickhouse.retention, intervalMs: retentionIntervalMs },
     { clickhouse: a.clickhouse, log: a.log, registry: a.registry },
   );
-  const components: Component[] = [worker, retention];
+  const notifier = new WebhookNotifier(
+    { ...config.webhooks, prefix: config.nats.prefix },
+    { nats: a.nats, webhooks: new WebhooksRepo(a.clickhouse), registry: a.registry, log: a.log },
+  );
+  const components: Component[] = [worker, retention, notifier];
   return { components, worker };
 }

@@ -6,11 +6,13 @@ import { PoliciesRepo } from '../../storage/policies-repo';
 import { ReplayHistory } from '../../storage/replay-history';
 import { ReplaysRepo } from '../../storage/replays-repo';
 import { AuditHeads } from '../../streams/audit-heads';
+import { JetStreamOutbox } from '../../streams/outbox';
 import { createReplayActivities } from '../../workers/activities/replay-activities';
 import { TemporalWorker } from '../../workers/temporal-worker';
 import type { Component } from '../component';
 import type { Config } from '../config';
 import type { Adapters } from './adapters';
+import { detectionRulesCacheOf } from './detection-rules';
 import type { EngineAddresses } from './engines';
 
 /**
@@ -25,10 +27,12 @@ export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a
     policies: new PoliciesRepo(a.clickhouse),
     replays: new ReplaysRepo(a.clickhouse),
     history: new ReplayHistory(a.clickhouse),
+    rules: detectionRulesCacheOf(a),
     keys: new KeysRepo(a.clickhouse),
     audit: new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry),
     heads,
     registry: a.registry,
+    events: new JetStreamOutbox({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry }),
   });
   const worker = new TemporalWorker(
     {

@@ -8,6 +8,7 @@ import { createLogger } from '../../observability/logger';
 import { startStack, type Stack } from '../../service/stack';
 import { auditHeadsBucket } from '../../streams/audit-heads';
 import { locksBucket } from '../../streams/locks';
+import { outboxNames } from '../../streams/outbox';
 import { names } from '../../streams/topology';
 
 /**
@@ -141,7 +142,8 @@ export async function startTestStack(transport: Transport, extraEnv: Record<stri
     async stop() {
       // Streams of a finished test file are removed, so JetStream's storage reservations do not pile up.
       const { prefix } = config.nats;
-      for (const stream of [names(prefix).stream, names(prefix).deadLetter, `KV_${auditHeadsBucket(prefix)}`, `KV_${locksBucket(prefix)}`]) {
+      const outbox = outboxNames(prefix);
+      for (const stream of [names(prefix).stream, names(prefix).deadLetter, outbox.outbox, outbox.deliveries, `KV_${auditHeadsBucket(prefix)}`, `KV_${locksBucket(prefix)}`]) {
         await stack.nats.jsm.streams.delete(stream).catch(() => undefined);
       }
       if (stack.clickhouse.transport === 'http') {

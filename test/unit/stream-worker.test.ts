@@ -236,6 +236,7 @@ describe('stream worker writes', () => {
         return Promise.resolve(new Set(ids.filter((id) => stored.includes(id))));
       },
       destinationMinutesOver: () => Promise.resolve([]),
+      exporterDestinationMinutesOver: () => Promise.resolve([]),
     };
     return { store, inserts, lookups };
   }

@@ -1,22 +1,30 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { correlate, defaultRules, type Incident } from '../../core/correlation';
-import { defaultDetectorRules, metricThresholdSignals, trafficVolumeDestination, trafficVolumeSignals } from '../../core/detectors';
+import type { DetectionRulesSource } from '../../application/detection-rules-service';
+import { correlate, type Incident } from '../../core/correlation';
+import { metricThresholdSignals, trafficVolumeDestination, trafficVolumeSignals, type DetectorRules } from '../../core/detectors';
 import { deniedMessage, evaluatePolicies } from '../../core/policy';
 import { compareIncidents, replayWindow, type ReplayWindow } from '../../core/replay';
 import type { SignalRow } from '../../core/telemetry';
 import { iso } from '../../core/time';
+import { replayEvents } from '../../core/webhook-events';
 import type { IncidentsRepo } from '../../storage/incidents-repo';
 import type { PoliciesRepo } from '../../storage/policies-repo';
 import type { ReplayHistory } from '../../storage/replay-history';
-import type { ReplaysRepo } from '../../storage/replays-repo';
+import type { ReplayRecord, ReplaysRepo } from '../../storage/replays-repo';
+import type { EventOutbox } from '../../streams/outbox';
 import type { IncidentSummary, ReplayActivities, ReplayInput, ReplayReport } from '../../workflows/replay-contract';
 import { createApprovalActivities, type ApprovalActivityDeps } from './approval-activities';
+import { replayRules } from './replay-rules';
 
 export interface ReplayActivityDeps extends ApprovalActivityDeps {
   incidents: IncidentsRepo;
   policies: PoliciesRepo;
   replays: ReplaysRepo;
   history: ReplayHistory;
+  /** The workspaces' detection rules: a replay re-runs under the version the incident recorded. Defaults only when absent. */
+  rules?: DetectionRulesSource;
+  /** Where the states that notify (awaiting approval, completed, denied, expired) are published; none: no notifications. */
+  events?: EventOutbox;
 }
 
 /** Every side effect of the replay workflow, built from its dependencies. */
@@ -31,25 +39,15 @@ export function createReplayActivities(deps: ReplayActivityDeps): ReplayActiviti
     ...createApprovalActivities(deps),
 
     async recordReplayState({ input, state, version }) {
-      await deps.replays.put({
-        org_id: input.orgId,
-        replay_id: input.replayId,
-        incident_id: input.incidentId,
-        status: state.status,
-        requested_by: input.requestedBy,
-        requested_at: input.requestedAt,
-        updated_at: Date.now(),
-        window_minutes: state.window_minutes,
-        approvals: state.approvals,
-        report: state.report,
-        error: state.error,
-        version,
-      });
+      const record = replayRecord(input, state, version);
+      await deps.replays.put(record);
+      // Before the activity completes: a crash here retries it, and the event's id makes the retry's copy a duplicate.
+      await deps.events?.publish(replayEvents(input.orgId, record, record.updated_at));
     },
 
     async prepareReplay(input) {
       const incident = await loadIncident(input);
-      const window = replayWindow(incident, defaultRules.windowMs, input.windowMinutes);
+      const window = replayWindow(incident, (await replayRules(deps.rules, incident)).windowMs, input.windowMinutes);
       const decision = evaluatePolicies(await deps.policies.active(input.orgId), {
         environment: incident.environment,
         severity: incident.severity,
@@ -66,26 +64,49 @@ export function createReplayActivities(deps: ReplayActivityDeps): ReplayActiviti
     async runReplay({ input, window }) {
       const started = Date.now();
       const recorded = await loadIncident(input);
-      const { signals, posted } = await replaySignals(deps, recorded, window);
       // Every transition of the key: a resolved earlier incident bounds this one.
-      const transitions = await deps.incidents.transitionsOfKeys(input.orgId, [recorded]);
-      const replayed = correlate(signals, transitions).find((i) => i.id === recorded.id);
+      const [transitions, others] = await Promise.all([
+        deps.incidents.transitionsOfKeys(input.orgId, [recorded]),
+        deps.incidents.ofKeys(input.orgId, [recorded], window.from),
+      ]);
+      const rules = await replayRules(deps.rules, recorded, others);
+      const { signals, posted } = await replaySignals(deps, recorded, window, rules.detectors);
+      const replayed = correlate(signals, transitions, rules.ofIncidents).find((i) => i.id === recorded.id);
       const automation = await automationPath(deps, recorded, posted, window);
       return { ...parityOf(recorded, replayed), automation: { ...automation, signals_examined: signals.length }, duration_ms: Date.now() - started };
     },
   };
 }
 
+/** The stored record of a state the workflow reached. */
+function replayRecord(input: ReplayInput, state: Parameters<ReplayActivities['recordReplayState']>[0]['state'], version: number): ReplayRecord {
+  return {
+    org_id: input.orgId,
+    replay_id: input.replayId,
+    incident_id: input.incidentId,
+    status: state.status,
+    requested_by: input.requestedBy,
+    requested_at: input.requestedAt,
+    updated_at: Date.now(),
+    window_minutes: state.window_minutes,
+    approvals: state.approvals,
+    report: state.report,
+    error: state.error,
+    version,
+  };
+}
+
 /** The incident's key's signals within the window, as the detectors and posted signals gave them. */
-async function replaySignals(deps: ReplayActivityDeps, recorded: Incident, window: ReplayWindow) {
-  const rules = defaultDetectorRules;
+async function replaySignals(deps: ReplayActivityDeps, recorded: Incident, window: ReplayWindow, rules: DetectorRules) {
   const destination = trafficVolumeDestination(recorded);
-  const [posted, metrics, trafficMinutes] = await Promise.all([
+  const [posted, metrics, trafficMinutes, exporterMinutes] = await Promise.all([
     deps.history.postedSignals(recorded.org_id, recorded, window.from, window.to),
     deps.history.metricsOverThresholds(recorded.org_id, recorded, rules.metricThresholds, window.from, window.to),
     destination ? deps.history.destinationMinutes(recorded.org_id, destination, rules.bytesPerMinute, window.from, window.to) : Promise.resolve([]),
+    destination ? deps.history.exporterDestinationMinutes(recorded.org_id, destination, rules.bytesPerMinuteByExporter, window.from, window.to) : Promise.resolve([]),
   ]);
-  const signals: SignalRow[] = [...posted, ...metricThresholdSignals(metrics, rules), ...trafficVolumeSignals(trafficMinutes, rules)];
+  const minutes = [...trafficMinutes, ...exporterMinutes];
+  const signals: SignalRow[] = [...posted, ...metricThresholdSignals(metrics, rules), ...trafficVolumeSignals(minutes, rules)];
   return { signals, posted };
 }
 

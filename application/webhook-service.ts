@@ -1,0 +1,136 @@
+import { randomBytes } from 'node:crypto';
+import { conflict, notFound, validationError } from '../core/errors';
+import { randomId } from '../core/ids';
+import { seal } from '../core/secret-box';
+import type { Webhook, WebhookDelivery } from '../core/webhook';
+import { testEvent, type WebhookEventType } from '../core/webhook-events';
+import { newSecret } from '../core/webhook-signature';
+import type { WebhooksRepo } from '../storage/webhooks-repo';
+import type { WebhookDeliveryQueue } from '../streams/webhook-queue';
+import type { AuditLedger } from './audit-ledger';
+import { OutboundRefused, checkTarget, type LookupAll } from './outbound-guard';
+
+export interface WebhookInput {
+  url: string;
+  events: WebhookEventType[];
+  description?: string;
+}
+
+export type WebhookChange = Partial<WebhookInput>;
+
+export interface WebhookSettings {
+  /** Hosts that may be called over http and at internal addresses (WEBHOOK_ALLOWED_HOSTS). */
+  allowedHosts: ReadonlySet<string>;
+  /** Key material the signing secrets are sealed with at rest (WEBHOOK_SECRETS_KEY); none: stored as given. */
+  secretsKey?: string;
+}
+
+/**
+ * A workspace's webhook subscriptions: created with a signing secret shown
+ * once, changed, deleted (kept as `deleted` for the delivery log), tested.
+ * Every URL is checked against the outbound rules, after DNS resolution,
+ * when it is set; the deliverer checks it again at every attempt.
+ */
+export class WebhookService {
+  constructor(
+    private readonly deps: {
+      webhooks: WebhooksRepo;
+      queue: WebhookDeliveryQueue;
+      audit: AuditLedger;
+      settings: WebhookSettings;
+      lookup?: LookupAll;
+      now?: () => number;
+    },
+  ) {}
+
+  private now(): number {
+    return (this.deps.now ?? Date.now)();
+  }
+
+  private async checkUrl(url: string): Promise<void> {
+    try {
+      await checkTarget(url, this.deps.settings.allowedHosts, this.deps.lookup);
+    } catch (err) {
+      if (err instanceof OutboundRefused) throw validationError('invalid webhook', [{ path: 'url', message: err.message }]);
+      throw err;
+    }
+  }
+
+  async create(orgId: string, actor: string, input: WebhookInput): Promise<{ webhook: Webhook; secret: string }> {
+    await this.checkUrl(input.url);
+    const now = this.now();
+    const secret = newSecret();
+    const webhook: Webhook = {
+      org_id: orgId,
+      id: randomId('whk'),
+      url: input.url,
+      events: [...new Set(input.events)],
+      description: input.description ?? '',
+      secret: seal(secret, this.deps.settings.secretsKey),
+      status: 'active',
+      created_at: now,
+      updated_at: now,
+      failing_since: 0,
+      version: 1,
+    };
+    await this.deps.webhooks.put(webhook);
+    await this.deps.audit.append({ orgId, actor, action: 'webhook.create', target: webhook.id, details: { url: input.url, events: webhook.events } });
+    return { webhook, secret };
+  }
+
+  async get(orgId: string, id: string): Promise<Webhook> {
+    const webhook = await this.deps.webhooks.get(orgId, id);
+    if (!webhook) throw notFound('webhook');
+    return webhook;
+  }
+
+  list(orgId: string, opts: { status?: Webhook['status']; limit: number; after?: { created_at: number; id: string } }): Promise<Webhook[]> {
+    return this.deps.webhooks.list(orgId, opts);
+  }
+
+  /** Any change also makes a failing subscription active: its owner has looked at it. */
+  async update(orgId: string, actor: string, id: string, change: WebhookChange): Promise<Webhook> {
+    const webhook = await this.live(orgId, id, 'a deleted webhook cannot be changed');
+    if (change.url !== undefined) await this.checkUrl(change.url);
+    const updated: Webhook = {
+      ...webhook,
+      url: change.url ?? webhook.url,
+      events: change.events ? [...new Set(change.events)] : webhook.events,
+      description: change.description ?? webhook.description,
+      status: 'active',
+      failing_since: 0,
+      updated_at: this.now(),
+      version: webhook.version + 1,
+    };
+    await this.deps.webhooks.put(updated);
+    await this.deps.audit.append({ orgId, actor, action: 'webhook.update', target: id, details: { ...change } });
+    return updated;
+  }
+
+  async delete(orgId: string, actor: string, id: string): Promise<Webhook> {
+    const webhook = await this.live(orgId, id, 'the webhook is already deleted');
+    const deleted: Webhook = { ...webhook, status: 'deleted', updated_at: this.now(), version: webhook.version + 1 };
+    await this.deps.webhooks.put(deleted);
+    await this.deps.audit.append({ orgId, actor, action: 'webhook.delete', target: id, details: { url: webhook.url } });
+    return deleted;
+  }
+
+  /** Queues a `webhook.test` event for this subscription alone; it is delivered and logged like any other. */
+  async test(orgId: string, id: string): Promise<{ event_id: string }> {
+    const webhook = await this.live(orgId, id, 'a deleted webhook cannot be tested');
+    const event = testEvent(orgId, webhook.id, randomBytes(8).toString('hex'), this.now());
+    await this.deps.queue.queue({ webhook_id: webhook.id, event });
+    return { event_id: event.id };
+  }
+
+  async deliveries(orgId: string, id: string, opts: { limit: number; after?: { first_attempt_at: number; event_id: string } }): Promise<WebhookDelivery[]> {
+    await this.get(orgId, id);
+    return this.deps.webhooks.deliveries(orgId, id, opts);
+  }
+
+  private async live(orgId: string, id: string, deletedMessage: string): Promise<Webhook> {
+    const webhook = await this.get(orgId, id);
+    if (webhook.status === 'deleted') throw conflict(deletedMessage);
+    return webhook;
+  }
+}

@@ -1,0 +1,161 @@
+import type { Incident } from './correlation';
+import { derivedId } from './ids';
+import type { Approval, ReplayStatus } from './replay';
+import { iso } from './time';
+
+/**
+ * Outbound notifications as CloudEvents 1.0 (structured mode), derived from
+ * state changes: a pure function of the state before and after a write, so a
+ * recomputation that changes nothing yields nothing. An event's id comes from
+ * what changed (workspace, object, type), never from when it was computed:
+ * two workers that derive the same change derive the same id, which the
+ * outbox's duplicate window and receivers de-duplicate on.
+ */
+export const incidentEventTypes = ['incident.opened', 'incident.escalated', 'incident.acknowledged', 'incident.resolved'] as const;
+export const replayEventTypes = ['replay.awaiting_approval', 'replay.completed', 'replay.denied', 'replay.expired'] as const;
+export const webhookEventTypes = [...incidentEventTypes, ...replayEventTypes] as const;
+export type WebhookEventType = (typeof webhookEventTypes)[number];
+/** The event `POST /v1/webhooks/{id}/test` sends; never subscribed to, sent only to the subscription tested. */
+export const testEventType = 'webhook.test';
+
+export interface CloudEvent<T = unknown> {
+  specversion: '1.0';
+  id: string;
+  source: string;
+  type: string;
+  subject: string;
+  time: string;
+  datacontenttype: 'application/json';
+  /** Extension attribute: the workspace the event belongs to. */
+  workspace: string;
+  data: T;
+}
+
+export const isWebhookEventType = (value: string): value is WebhookEventType => (webhookEventTypes as readonly string[]).includes(value);
+
+export const eventId = (orgId: string, subject: string, type: string) => derivedId('whe', orgId, subject, type);
+
+function cloudEvent<T>(orgId: string, collection: string, subject: string, type: string, at: number, data: T): CloudEvent<T> {
+  return {
+    specversion: '1.0',
+    id: eventId(orgId, subject, type),
+    source: `/orgs/${orgId}/${collection}`,
+    type,
+    subject,
+    time: iso(at),
+    datacontenttype: 'application/json',
+    workspace: orgId,
+    data,
+  };
+}
+
+/** An incident as an event carries it: the API's view of it, plus the id it had before it moved, if it moved. */
+export function incidentPayload(i: Incident, previousId?: string) {
+  return {
+    id: i.id,
+    severity: i.severity,
+    state: i.state,
+    status: i.state,
+    source: i.source,
+    service: i.service,
+    environment: i.environment,
+    region: i.region,
+    rule: i.rule,
+    escalations: i.escalations,
+    signal_count: i.signal_count,
+    kinds: i.kinds,
+    first_seen: iso(i.first_seen),
+    last_seen: iso(i.last_seen),
+    max_latency_ms: i.max_latency_ms,
+    total_bytes: i.total_bytes,
+    ...(previousId ? { previous_id: previousId } : {}),
+  };
+}
+
+type IncidentFacts = Pick<Incident, 'state' | 'severity'>;
+
+/**
+ * The incident events one write makes: `before` is the stored incident (or
+ * the one it replaces under a new id), `after` what is written. Opened when
+ * there was none; escalated when the severity becomes critical; acknowledged
+ * and resolved when the state becomes so. States only move forward, so each
+ * type happens at most once per incident id.
+ */
+export function incidentEventTypesOf(before: IncidentFacts | undefined, after: IncidentFacts): WebhookEventType[] {
+  const types: WebhookEventType[] = [];
+  if (!before) types.push('incident.opened');
+  if (after.severity === 'critical' && before?.severity !== 'critical') types.push('incident.escalated');
+  if (after.state === 'acknowledged' && before?.state !== 'acknowledged' && before?.state !== 'resolved') types.push('incident.acknowledged');
+  if (after.state === 'resolved' && before?.state !== 'resolved') types.push('incident.resolved');
+  return types;
+}
+
+export function incidentEvents(before: Incident | undefined, after: Incident, at: number, previousId?: string): CloudEvent[] {
+  return incidentEventTypesOf(before, after).map((type) => cloudEvent(after.org_id, 'incidents', after.id, type, at, incidentPayload(after, previousId)));
+}
+
+/** One incident write of a recomputation: the computed incident, or a tombstone (`superseded`). */
+export interface IncidentWrite {
+  incident: Incident;
+  superseded: boolean;
+}
+
+/**
+ * The events of a recomputation's writes. An incident written under a new id
+ * because a late, earlier signal moved its start replaces the incident
+ * tombstoned in the same write whose start it now covers: that one is its
+ * `before`, so moving an incident notifies nobody of an opening again.
+ */
+export function recomputeEvents(writes: readonly IncidentWrite[], stored: ReadonlyMap<string, Incident>, at: number): CloudEvent[] {
+  const tombstoned = writes.filter((w) => w.superseded).map((w) => w.incident);
+  const events: CloudEvent[] = [];
+  for (const { incident, superseded } of writes) {
+    if (superseded) continue;
+    const existing = stored.get(incident.id);
+    const replaced = existing
+      ? undefined
+      : tombstoned.find(
+          (t) => t.service === incident.service && t.environment === incident.environment && t.region === incident.region &&
+            t.first_seen >= incident.first_seen && t.first_seen <= incident.last_seen,
+        );
+    events.push(...incidentEvents(existing ?? replaced, incident, at, replaced?.id));
+  }
+  return events;
+}
+
+/** A replay as an event carries it. */
+export interface ReplayPayload {
+  replay_id: string;
+  incident_id: string;
+  status: ReplayStatus;
+  requested_by: string;
+  requested_at: number;
+  window_minutes: number;
+  approvals: Approval[];
+  error: { code: string; message: string } | null;
+  report: unknown;
+}
+
+const replayEventOfStatus: Partial<Record<ReplayStatus, WebhookEventType>> = {
+  awaiting_approval: 'replay.awaiting_approval',
+  completed: 'replay.completed',
+  denied: 'replay.denied',
+  expired: 'replay.expired',
+};
+
+/** The event a replay's new state makes, if any: each state is reached once per replay. */
+export function replayEvents(orgId: string, replay: ReplayPayload, at: number): CloudEvent[] {
+  const type = replayEventOfStatus[replay.status];
+  if (!type) return [];
+  const data = {
+    ...replay,
+    requested_at: iso(replay.requested_at),
+    approvals: replay.approvals.map((a) => ({ ...a, at: iso(a.at) })),
+  };
+  return [cloudEvent(orgId, 'replays', replay.replay_id, type, at, data)];
+}
+
+/** The test event of one subscription: a fresh id each time, so every test is delivered. */
+export function testEvent(orgId: string, webhookId: string, nonce: string, at: number): CloudEvent {
+  return { ...cloudEvent(orgId, 'webhooks', webhookId, testEventType, at, { webhook_id: webhookId, message: 'a test event' }), id: eventId(orgId, webhookId, `${testEventType}:${nonce}`) };
+}

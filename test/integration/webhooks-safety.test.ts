@@ -1,0 +1,51 @@
+import { startTestStack, type TestStack } from '../support/test-stack';
+
+/**
+ * Outbound safety without the platform setting (no WEBHOOK_ALLOWED_HOSTS):
+ * only https, and never an address inside the platform's networks, checked
+ * after DNS resolution. (Redirects not followed, and the checks at every
+ * delivery: webhooks.test.ts, where loopback is allowed so a receiver can run.)
+ */
+describe('webhook URLs without the platform setting', () => {
+  let t: TestStack;
+  beforeAll(async () => {
+    t = await startTestStack('chdb', { ROLES: 'api' });
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  test.each([
+    ['http to loopback', 'http://127.0.0.1:8080/hook', /https/],
+    ['https to loopback', 'https://127.0.0.1/hook', /internal address/],
+    ['a name resolving to loopback', 'https://localhost/hook', /internal address/],
+    ['IPv6 loopback', 'https://[::1]/hook', /internal address/],
+    ['IPv4-mapped loopback', 'https://[::ffff:127.0.0.1]/hook', /internal address/],
+    ['a private address', 'https://10.1.2.3/hook', /internal address/],
+    ['another private range', 'https://192.168.0.10/hook', /internal address/],
+    ['link-local (cloud metadata)', 'https://169.254.169.254/latest/meta-data', /internal address/],
+    ['carrier-grade NAT', 'https://100.64.1.1/', /internal address/],
+    ['unique-local IPv6', 'https://[fd00::1]/', /internal address/],
+    ['credentials in the URL', 'https://user:pass@hooks.example.com/', /credentials/],
+    ['plain http anywhere', 'http://hooks.example.com/', /https/],
+  ])('%s is refused with 400', async (_what, url, reason) => {
+    const { key } = await t.mintKey({ role: 'operator' });
+    const res = await t.request<{ error: { code: string; details: Array<{ path: string; message: string }> } }>('POST', '/v1/webhooks', {
+      key,
+      body: { url, events: ['incident.opened'] },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('VALIDATION_ERROR');
+    expect(res.body.error.details[0]).toMatchObject({ path: 'url', message: expect.stringMatching(reason) as unknown });
+    expect((await t.request<{ data: unknown[] }>('GET', '/v1/webhooks', { key })).body.data).toEqual([]);
+  });
+
+  test('a change to an internal URL is refused too', async () => {
+    const { key } = await t.mintKey({ role: 'operator' });
+    // An address in documentation space (TEST-NET-3) is public as far as the rules go; nothing is sent at creation.
+    const created = await t.request<{ id: string }>('POST', '/v1/webhooks', { key, body: { url: 'https://203.0.113.10/hook', events: ['incident.opened'] } });
+    expect(created.status).toBe(201);
+    const res = await t.request('PATCH', `/v1/webhooks/${created.body.id}`, { key, body: { url: 'https://10.0.0.1/hook' } });
+    expect(res.status).toBe(400);
+  });
+});

@@ -1,0 +1,55 @@
+import type { LookupAll } from '../application/outbound-guard';
+import type { Logger } from '../observability/logger';
+import { counter, type Registry } from '../observability/metrics';
+import type { WebhooksRepo } from '../storage/webhooks-repo';
+import type { NatsClient } from '../streams/nats-client';
+import { outboxNames } from '../streams/outbox';
+import { WebhookDeliveryQueue } from '../streams/webhook-queue';
+import { DurableConsumer } from './durable-consumer';
+import { deliverer, type DeliveryConfig } from './webhook-deliverer';
+import { fanOut } from './webhook-fanout';
+
+export interface WebhookNotifierConfig extends DeliveryConfig {
+  prefix: string;
+  /** Deliveries attempted at once by this process. */
+  concurrency: number;
+}
+
+/**
+ * The webhook deliverer of the stream-workers role: the outbox's fan-out
+ * and the deliveries' consumer, both durable consumers shared by every
+ * stream-workers process. Started after the outbox topology exists.
+ */
+export class WebhookNotifier {
+  private readonly consumers: DurableConsumer[];
+
+  constructor(config: WebhookNotifierConfig, deps: { nats: NatsClient; webhooks: WebhooksRepo; registry: Registry; log: Logger; lookup?: LookupAll }) {
+    const n = outboxNames(config.prefix);
+    const restarts = counter(deps.registry, {
+      name: 'nettel_webhook_consume_restarts_total',
+      help: 'Re-opened pulls of the outbox consumers, by consumer',
+      labelNames: ['consumer'] as const,
+    });
+    const queue = new WebhookDeliveryQueue({ nats: deps.nats, prefix: config.prefix });
+    // The ack wait covers one attempt (DNS, connect, answer) with room to spare.
+    const ackWaitMs = config.timeoutMs * 3 + 5_000;
+    this.consumers = [
+      new DurableConsumer(
+        { stream: n.outbox, durable: n.fanout, ackWaitMs, concurrency: 16 },
+        { nats: deps.nats, log: deps.log, restarts, handle: fanOut({ webhooks: deps.webhooks, queue, registry: deps.registry }) },
+      ),
+      new DurableConsumer(
+        { stream: n.deliveries, durable: n.deliverer, ackWaitMs, concurrency: config.concurrency },
+        { nats: deps.nats, log: deps.log, restarts, handle: deliverer(config, deps) },
+      ),
+    ];
+  }
+
+  async start(): Promise<void> {
+    for (const c of this.consumers) await c.start();
+  }
+
+  async stop(): Promise<void> {
+    for (const c of [...this.consumers].reverse()) await c.stop();
+  }
+}
