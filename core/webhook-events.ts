@@ -49,7 +49,7 @@ function cloudEvent<T>(orgId: string, collection: string, subject: string, type:
   };
 }
 
-/** An incident as an event carries it: the API's view of it, plus the id it had before it moved, if it moved. */
+/** An incident as clients see it (the API and events alike; `state` and `status` carry the same value), plus the id it had before it moved, if it moved. */
 export function incidentPayload(i: Incident, previousId?: string) {
   return {
     id: i.id,
@@ -68,6 +68,7 @@ export function incidentPayload(i: Incident, previousId?: string) {
     last_seen: iso(i.last_seen),
     max_latency_ms: i.max_latency_ms,
     total_bytes: i.total_bytes,
+    rules_version: i.rules_version,
     ...(previousId ? { previous_id: previousId } : {}),
   };
 }

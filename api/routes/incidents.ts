@@ -1,3 +1,4 @@
+import { incidentPayload } from '../../core/webhook-events';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
@@ -9,7 +10,7 @@ import type { ApiDeps } from '../deps';
 import { decodeCursor, limitSchema, pageOf } from '../pagination';
 import { knownIdForm, parseOrThrow, pathParam, singleQuery, timeParam } from '../validation';
 
-const listSchema = z
+export const listSchema = z
   .object({
     state: z.enum(['open', 'acknowledged', 'resolved']).optional(),
     severity: z.enum(['high', 'critical']).optional(),
@@ -22,28 +23,9 @@ const listSchema = z
   .strict();
 const cursorSchema = z.object({ first_seen: z.number().int(), id: z.string().max(64) });
 
-/** An incident as clients see it: `state` and `status` carry the same value. */
+/** An incident as clients see it: the view events carry too, and when it last changed. */
 function incidentView(i: StoredIncident) {
-  return {
-    id: i.id,
-    severity: i.severity,
-    state: i.state,
-    status: i.state,
-    source: i.source,
-    service: i.service,
-    environment: i.environment,
-    region: i.region,
-    rule: i.rule,
-    escalations: i.escalations,
-    signal_count: i.signal_count,
-    kinds: i.kinds,
-    first_seen: iso(i.first_seen),
-    last_seen: iso(i.last_seen),
-    max_latency_ms: i.max_latency_ms,
-    total_bytes: i.total_bytes,
-    rules_version: i.rules_version,
-    updated_at: iso(i.updated_at),
-  };
+  return { ...incidentPayload(i), updated_at: iso(i.updated_at) };
 }
 
 const incidentId = (ctx: Context) => knownIdForm('inc', pathParam(ctx, 'id'), 'incident');
