@@ -1,7 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { startWorkerProcess as startWorker } from '../support/worker-process';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
 import { WebhookReceiver } from '../support/webhook-receiver';
@@ -12,7 +12,6 @@ import { WebhookReceiver } from '../support/webhook-receiver';
  * event is on its way to the receiver. The event waits in JetStream and the
  * restarted process delivers it.
  */
-const mainJs = path.resolve(__dirname, '../../dist/service/main.js');
 const signal = { telemetry: 'bgp', service: 'edge', environment: 'prod', region: 'crash-1', asn: 64500, latency_ms: 40 };
 
 describe('webhook delivery across a crash', () => {
@@ -31,27 +30,7 @@ describe('webhook delivery across a crash', () => {
     fs.rmSync(workerDir, { recursive: true, force: true });
   });
 
-  function startWorkerProcess(): { child: ChildProcess; exited: Promise<unknown> } {
-    const config = t.stack.config;
-    const child = spawn(process.execPath, [mainJs], {
-      env: {
-        ...process.env,
-        ...settings,
-        ROLES: 'stream-workers',
-        DATA_DIR: workerDir,
-        NATS_URL: process.env.TEST_NATS_URL,
-        CLICKHOUSE_URL: process.env.TEST_CLICKHOUSE_URL,
-        CLICKHOUSE_DATABASE: config.clickhouse.database,
-        NATS_PREFIX: config.nats.prefix,
-        TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS,
-        ADMIN_API_KEY: 'unused-in-a-worker-process',
-        WORKER_MAX_WAIT_MS: '20',
-        LOG_LEVEL: 'warn',
-      },
-      stdio: 'ignore',
-    });
-    return { child, exited: new Promise((r) => child.once('exit', r)) };
-  }
+  const startWorkerProcess = () => startWorker(t.stack.config, workerDir, settings);
 
   test('an event on its way when the service is killed -9 is delivered by the restarted service', async () => {
     const operator = await t.mintKey({ role: 'operator' });

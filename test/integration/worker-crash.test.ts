@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +11,7 @@ import { names } from '../../streams/topology';
 import { Correlator } from '../../application/correlator';
 import { StreamWorker, defaultStreamWorkerConfig } from '../../workers/stream-worker';
 import { generateFlows, sortedEntries } from '../support/flows';
+import { startWorkerProcess as startWorker } from '../support/worker-process';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
 
@@ -20,7 +20,6 @@ import { waitFor, waitForTelemetryDrained } from '../support/wait';
  * stack), on the ClickHouse server: a worker process is killed and started
  * again, and the sums in ClickHouse stay exact.
  */
-const mainJs = path.resolve(__dirname, '../../dist/service/main.js');
 
 async function postAll(t: TestStack, key: string, batches: string[]) {
   for (const body of batches) {
@@ -55,28 +54,7 @@ describe('stream worker crashes', () => {
     fs.rmSync(workerDir, { recursive: true, force: true });
   });
 
-  function startWorkerProcess(): { child: ChildProcess; exited: Promise<unknown> } {
-    const config = t.stack.config;
-    const child = spawn(process.execPath, [mainJs], {
-      env: {
-        ...process.env,
-        ROLES: 'stream-workers',
-        DATA_DIR: workerDir,
-        NATS_URL: process.env.TEST_NATS_URL,
-        CLICKHOUSE_URL: process.env.TEST_CLICKHOUSE_URL,
-        CLICKHOUSE_DATABASE: config.clickhouse.database,
-        NATS_PREFIX: config.nats.prefix,
-        TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS,
-        ADMIN_API_KEY: 'unused-in-a-worker-process',
-        NATS_ACK_WAIT_MS: '3000',
-        WORKER_MAX_MESSAGES: '2',
-        WORKER_MAX_WAIT_MS: '20',
-        LOG_LEVEL: 'warn',
-      },
-      stdio: 'ignore',
-    });
-    return { child, exited: new Promise((r) => child.once('exit', r)) };
-  }
+  const startWorkerProcess = () => startWorker(t.stack.config, workerDir, { NATS_ACK_WAIT_MS: '3000', WORKER_MAX_MESSAGES: '2' });
 
   test('a worker killed in the middle of the work and started again leaves the sums exact', async () => {
     const minted = await t.mintKey({ role: 'operator' });
