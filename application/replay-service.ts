@@ -15,6 +15,8 @@ import type { DetectionRulesSource } from './detection-rules-service';
 import type { Principal } from './keys-service';
 
 const decisionDeadlineMs = 15_000;
+/** How long a read waits for the workflow's live status before answering with the stored one. */
+const liveStatusDeadlineMs = 2_000;
 
 /** Workflow ids are business keys: the org and the replay id. */
 export const replayWorkflowId = (orgId: string, replayId: string) => `replay:${orgId}:${replayId}`;
@@ -95,7 +97,11 @@ export class ReplayService {
     if (!record) throw notFound('replay');
     if (terminalStatuses.includes(record.status)) return record;
     try {
-      const live = await this.deps.client().workflow.getHandle(replayWorkflowId(orgId, replayId)).query(replayStatusQuery);
+      // A query waits for a worker to take it: without one polling, the stored state answers after a short wait.
+      const client = this.deps.client();
+      const live = await client.withDeadline(Date.now() + liveStatusDeadlineMs, () =>
+        client.workflow.getHandle(replayWorkflowId(orgId, replayId)).query(replayStatusQuery),
+      );
       return { ...record, status: live.status, approvals: live.approvals, error: live.error, report: live.report ?? record.report };
     } catch {
       // The workflow cannot answer now (finished, or no worker polling): the stored state is the latest known.
