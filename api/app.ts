@@ -1,7 +1,9 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { authenticate } from './auth';
+import { registerConsoleRoutes, serveConsole } from './console';
 import type { ApiDeps } from './deps';
+import { registerDocsRoutes } from './docs';
 import { errorMiddleware } from './error-middleware';
 import { httpMetrics, type HttpMetrics } from './http-metrics';
 import { registerAuditRoutes } from './routes/audit';
@@ -15,6 +17,7 @@ import { registerReplayRoutes } from './routes/replays';
 import { registerTelemetryRoutes } from './routes/telemetry';
 import { registerKeyRoutes } from './routes/keys';
 import { registerWebhookRoutes } from './routes/webhooks';
+import { registerWhoamiRoutes } from './routes/whoami';
 
 export interface RouteInfo {
   method: string;
@@ -35,10 +38,13 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
 
   const publicRouter = new Router();
   registerHealthRoutes(publicRouter, deps);
+  registerDocsRoutes(publicRouter);
+  if (deps.console) registerConsoleRoutes(publicRouter, deps.console);
 
   const tenantRouter = new Router();
   tenantRouter.use(authenticate(deps.keys));
   registerKeyRoutes(tenantRouter, deps);
+  registerWhoamiRoutes(tenantRouter);
   registerAuditRoutes(tenantRouter, deps);
   registerIngestRoutes(tenantRouter, deps);
   registerIncidentRoutes(tenantRouter, deps);
@@ -52,6 +58,8 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   const routes = routesOf([[publicRouter, false], [tenantRouter, true]]);
   app.use(countRequests(metrics, new Set(routes.map((r) => r.path))));
   app.use(errorMiddleware({ log: deps.log, metrics }));
+  // The console's files at `/` and `/assets/*` only; every other path reaches the routers.
+  if (deps.console) app.use(serveConsole(deps.console));
   for (const router of [publicRouter, tenantRouter]) {
     app.use(router.routes());
     // Sets 405/501 with an Allow header; the error middleware gives it the error body.

@@ -37,4 +37,6 @@ export interface ApiDeps {
   loops: HealthProbe[];
   registry: Registry;
   log: Logger;
+  /** The browser console: its built assets, and the Temporal Web UI it links operators to. */
+  console?: { dir: string; temporalUiUrl?: string };
 }

@@ -37,3 +37,8 @@ export function roleAllows(role: Role, permission: Permission): boolean {
 export function isRole(value: unknown): value is Role {
   return typeof value === 'string' && (roles as readonly string[]).includes(value);
 }
+
+/** Every permission a role holds, in the order of `permissions`. */
+export function permissionsOf(role: Role): Permission[] {
+  return permissions.filter((p) => grants[role].includes(p));
+}

@@ -91,7 +91,8 @@ function writeClickHouseConfig(opts: LocalEngineOptions & { tcpPort: number }): 
   return file;
 }
 
-export function localTemporalServer(opts: LocalEngineOptions & { cli?: string; toolsDir: string }, log: Logger): LocalProcess {
+/** With `uiPort`, the dev server's Web UI listens on 127.0.0.1 there; without it, the server is headless. */
+export function localTemporalServer(opts: LocalEngineOptions & { cli?: string; toolsDir: string; uiPort?: number }, log: Logger): LocalProcess {
   const command =
     opts.cli ?? requireExecutable('temporal', [...opts.binPath, opts.toolsDir], `${setupHint}, or set TEMPORAL_CLI`);
   return new LocalProcess(
@@ -101,7 +102,7 @@ export function localTemporalServer(opts: LocalEngineOptions & { cli?: string; t
       args: [
         'server',
         'start-dev',
-        '--headless',
+        ...(opts.uiPort ? ['--ui-ip', '127.0.0.1', '--ui-port', String(opts.uiPort)] : ['--headless']),
         '--ip',
         '127.0.0.1',
         '--port',

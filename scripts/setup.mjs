@@ -61,7 +61,7 @@ function nativePackages() {
   // npm 11 may skip install scripts; these packages ship their binaries as
   // dependencies, so loading them is the check that matters.
   const require = createRequire(path.join(root, 'package.json'));
-  for (const name of ['chdb', '@temporalio/core-bridge', '@swc/core']) {
+  for (const name of ['chdb', '@temporalio/core-bridge', '@swc/core', 'rolldown']) {
     try {
       require(name);
     } catch (err) {
@@ -151,6 +151,19 @@ function build() {
   const bundle = path.join(root, 'dist', 'workflow-bundle.js');
   const newest = Math.max(...fs.readdirSync(path.join(root, 'workflows')).map((f) => mtime(path.join(root, 'workflows', f))));
   if (mtime(bundle) < newest) run(process.execPath, [path.join(root, 'dist', 'service', 'build-workflow-bundle.js')]);
+  buildConsole();
+}
+
+/** The browser console (console/, Vite) into dist/console, which the API serves at `/`; rebuilt when a source changed. */
+function buildConsole() {
+  // Types from the OpenAPI document the compiled API produces; unchanged types leave the file untouched.
+  run(process.execPath, [path.join(root, 'scripts', 'console-types.mjs')]);
+  const dir = path.join(root, 'console');
+  const sources = fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((f) => mtime(path.join(dir, f)));
+  if (mtime(path.join(root, 'dist', 'console', 'index.html')) >= Math.max(...sources)) return;
+  // Vite strips types without checking them: the console's own tsc run is what fails on an API change.
+  run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'console/tsconfig.json']);
+  run(process.execPath, [path.join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', 'console', '--logLevel', 'warn']);
 }
 
 try {
@@ -168,6 +181,8 @@ try {
   goflow2();
   // Real flow exporters the tests and the bench drive: softflowd, pmacct's pmacctd, nfdump's nfreplay.
   if (mode !== 'start') debianPackagesWithoutDaemons([['softflowd', 'softflowd'], ['pmacctd', 'pmacct'], ['nfreplay', 'nfdump']]);
+  // The browser the console's tests drive with playwright-core (Playwright's own browser download needs a network).
+  if (mode === 'test') debianPackage('chromium', 'chromium');
   build();
 } catch (err) {
   log(`set-up failed: ${err.message}`);

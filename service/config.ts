@@ -40,6 +40,9 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   EMBEDDED_NATS_PORT: z.coerce.number().int().min(1).max(65535).default(14222),
   EMBEDDED_TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(17233),
+  EMBEDDED_TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(18233),
+  TEMPORAL_UI_URL: optionalUrl,
+  CONSOLE_DIR: z.string().default('dist/console'),
   TOOLS_DIR: z.string().optional(),
   XDG_CACHE_HOME: z.string().optional(),
   HOME: z.string().optional(),
@@ -116,7 +119,13 @@ export interface Config {
     embeddedPort: number;
     /** A prebuilt workflow bundle; without one the worker bundles workflows/ when it starts. */
     workflowBundlePath?: string;
+    /** The embedded dev server's Web UI port (loopback only). */
+    embeddedUiPort: number;
+    /** The Web UI the console links operators to: TEMPORAL_UI_URL, else the embedded server's. */
+    uiUrl?: string;
   };
+  /** The browser console's built assets (the set-up builds them with Vite). */
+  console: { dir: string };
 }
 
 export function loadConfig(env: Record<string, string | undefined>): Config {
@@ -170,6 +179,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       cli: e.TEMPORAL_CLI,
       workflowBundlePath: e.TEMPORAL_WORKFLOW_BUNDLE,
       embeddedPort: e.EMBEDDED_TEMPORAL_PORT,
+      embeddedUiPort: e.EMBEDDED_TEMPORAL_UI_PORT,
+      uiUrl: e.TEMPORAL_UI_URL ?? (e.TEMPORAL_ADDRESS ? undefined : `http://127.0.0.1:${e.EMBEDDED_TEMPORAL_UI_PORT}`),
     },
+    console: { dir: path.resolve(e.CONSOLE_DIR) },
   };
 }

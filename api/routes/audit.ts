@@ -10,10 +10,10 @@ import type { ApiDeps } from '../deps';
 import { decodeCursor, limitSchema, pageOf } from '../pagination';
 import { parseOrThrow, singleQuery } from '../validation';
 
-const listSchema = z
+export const listSchema = z
   .object({ org_id: orgIdSchema.optional(), limit: limitSchema, cursor: z.string().max(512).optional() })
   .strict();
-const verifySchema = z.object({ org_id: orgIdSchema.optional() }).strict();
+export const verifySchema = z.object({ org_id: orgIdSchema.optional() }).strict();
 const cursorSchema = z.object({ seq: z.number().int().min(0) });
 
 function entryView(entry: AuditEntry) {

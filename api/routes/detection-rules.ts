@@ -5,16 +5,16 @@ import { isoOrNull } from '../../core/time';
 import { orgOf, principalOf, requirePermission } from '../auth';
 import { readBody } from '../body';
 import type { ApiDeps } from '../deps';
-import { parseOrThrow, pathParam, singleQuery } from '../validation';
+import { parseOrThrow, pathParam, refuseQuery } from '../validation';
 
 /** Version 0 is the defaults: nobody set them, at no time. */
 function rulesView(v: VersionedRules) {
   return { version: v.version, rules: v.rules, updated_at: isoOrNull(v.created_at), updated_by: v.actor || null };
 }
 
-const versionParam = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+export const versionParam = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 /** These reads take no query parameters: an unknown one is refused, as on every other route. */
-const noQuery = z.object({}).strict();
+export const noQuery = z.object({}).strict();
 
 /**
  * A workspace's detection rules: read (`read`), replaced by the next
@@ -25,7 +25,7 @@ export function registerDetectionRuleRoutes(router: Router, deps: ApiDeps): void
   const read = requirePermission('read');
 
   router.get('/v1/detection-rules', read, async (ctx) => {
-    parseOrThrow(noQuery, singleQuery(ctx.query), 'query');
+    refuseQuery(ctx.query);
     ctx.body = rulesView(await deps.detectionRules.get(orgOf(ctx)));
   });
 
@@ -36,7 +36,7 @@ export function registerDetectionRuleRoutes(router: Router, deps: ApiDeps): void
   });
 
   router.get('/v1/detection-rules/versions/:version', read, async (ctx) => {
-    parseOrThrow(noQuery, singleQuery(ctx.query), 'query');
+    refuseQuery(ctx.query);
     const version = parseOrThrow(versionParam, pathParam(ctx, 'version'), 'version');
     ctx.body = rulesView(await deps.detectionRules.version(orgOf(ctx), version));
   });

@@ -13,15 +13,15 @@ import { knownIdForm, parseOrThrow, pathParam, singleQuery } from '../validation
 const name = z.string().trim().min(1).max(200);
 // null: no sampling rate registered.
 const samplingRate = z.number().int().min(1).max(1_000_000).nullable();
-const createSchema = z.object({ address: ip, name: name.optional(), sampling_rate: samplingRate.optional() }).strict();
-const patchSchema = z
+export const createSchema = z.object({ address: ip, name: name.optional(), sampling_rate: samplingRate.optional() }).strict();
+export const patchSchema = z
   .object({ name: name.optional(), sampling_rate: samplingRate.optional() })
   .strict()
   .refine((p) => Object.keys(p).length > 0, 'nothing to change');
-const listSchema = z
+export const listSchema = z
   .object({ status: z.enum(['active', 'deleted']).optional(), limit: limitSchema, cursor: z.string().max(512).optional() })
   .strict();
-const unknownSchema = z.object({ limit: limitSchema }).strict();
+export const unknownSchema = z.object({ limit: limitSchema }).strict();
 const cursorSchema = z.object({ created_at: z.number().int(), id: z.string().max(64) });
 
 function exporterView(e: Exporter) {

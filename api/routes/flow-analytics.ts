@@ -62,10 +62,10 @@ function flowQuery(ctx: Context): { params: Record<string, string>; filters: Flo
   return { params, filters: parseFilters(filterParams) };
 }
 
-const flowsSchema = z
+export const flowsSchema = z
   .object({ ...rangeFields, limit: z.coerce.number().int().min(1).max(1000).default(100), cursor: z.string().max(512).optional() })
   .strict();
-const topSchema = z
+export const topSchema = z
   .object({
     ...rangeFields,
     by: z.string().default('dst_ip'),
@@ -74,7 +74,7 @@ const topSchema = z
     totals: z.enum(['metric', 'all']).default('metric'),
   })
   .strict();
-const seriesSchema = z
+export const seriesSchema = z
   .object({
     ...rangeFields,
     step: z.coerce.number().int().min(60).max(rollupRangeDays * 86_400).refine((s) => s % 60 === 0, 'step is a whole number of minutes, in seconds').optional(),

@@ -10,7 +10,7 @@ import type { ApiDeps } from '../deps';
 import { decodeCursor, limitSchema, pageOf } from '../pagination';
 import { knownIdForm, parseOrThrow, pathParam, singleQuery } from '../validation';
 
-const mintSchema = z
+export const mintSchema = z
   .object({
     org_id: orgIdSchema.optional(),
     role: z.enum(roles).optional(),
@@ -19,7 +19,7 @@ const mintSchema = z
   })
   .strict();
 
-const listSchema = z
+export const listSchema = z
   .object({ org_id: orgIdSchema.optional(), limit: limitSchema, cursor: z.string().max(512).optional() })
   .strict();
 const cursorSchema = z.object({ created_at: z.number().int(), key_id: z.string() });

@@ -19,12 +19,12 @@ const boundaries = {
   // Fractions are allowed (0.5 is thirty seconds); at most a week.
   approval_timeout_minutes: z.number().positive().max(10_080).optional(),
 };
-const createSchema = z.object({ name: z.string().trim().min(1).max(200), requires_approval: z.boolean(), ...boundaries }).strict();
-const patchSchema = z
+export const createSchema = z.object({ name: z.string().trim().min(1).max(200), requires_approval: z.boolean(), ...boundaries }).strict();
+export const patchSchema = z
   .object({ name: z.string().trim().min(1).max(200).optional(), requires_approval: z.boolean().optional(), ...boundaries })
   .strict()
   .refine((p) => Object.keys(p).length > 0, 'nothing to change');
-const listSchema = z
+export const listSchema = z
   .object({ status: z.enum(['active', 'inactive']).optional(), limit: limitSchema, cursor: z.string().max(512).optional() })
   .strict();
 const cursorSchema = z.object({ created_at: z.number().int(), id: z.string().max(64) });

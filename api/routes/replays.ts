@@ -10,14 +10,14 @@ import { decodeCursor, limitSchema, pageOf } from '../pagination';
 import { iso } from '../../core/time';
 import { knownIdForm, parseOrThrow, pathParam, singleQuery } from '../validation';
 
-const requestSchema = z
+export const requestSchema = z
   .object({
     incident_id: z.string(),
     window_minutes: z.number().int().min(1).max(525_600).optional(),
   })
   .strict();
-const decisionSchema = z.object({ comment: z.string().max(1000).optional() }).strict();
-const listSchema = z
+export const decisionSchema = z.object({ comment: z.string().max(1000).optional() }).strict();
+export const listSchema = z
   .object({
     status: z.enum(replayStatuses).optional(),
     incident_id: z.string().max(64).optional(),

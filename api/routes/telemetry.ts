@@ -15,7 +15,7 @@ import { boundedRange, rangeFields, registerFlowAnalyticsRoutes } from './flow-a
  */
 const day = 24 * 3_600_000;
 
-const seriesSchema = z
+export const seriesSchema = z
   .object({
     ...rangeFields,
     service: labelSchema,

@@ -13,15 +13,15 @@ import { knownIdForm, parseOrThrow, pathParam, singleQuery } from '../validation
 const url = z.string().trim().min(1).max(2048);
 const events = z.array(z.enum(webhookEventTypes)).min(1).max(webhookEventTypes.length);
 const description = z.string().trim().max(500);
-const createSchema = z.object({ url, events, description: description.optional() }).strict();
-const patchSchema = z
+export const createSchema = z.object({ url, events, description: description.optional() }).strict();
+export const patchSchema = z
   .object({ url: url.optional(), events: events.optional(), description: description.optional() })
   .strict()
   .refine((p) => Object.keys(p).length > 0, 'nothing to change');
-const listSchema = z
+export const listSchema = z
   .object({ status: z.enum(['active', 'failing', 'deleted']).optional(), limit: limitSchema, cursor: z.string().max(512).optional() })
   .strict();
-const pageSchema = z.object({ limit: limitSchema, cursor: z.string().max(512).optional() }).strict();
+export const pageSchema = z.object({ limit: limitSchema, cursor: z.string().max(512).optional() }).strict();
 const cursorSchema = z.object({ created_at: z.number().int(), id: z.string().max(64) });
 const deliveryCursorSchema = z.object({ first_attempt_at: z.number().int(), event_id: z.string().max(64) });
 

@@ -86,6 +86,7 @@ export function apiRole(config: Config, a: Adapters, loops: HealthProbe[]) {
     loops,
     registry: a.registry,
     log: a.log,
+    console: { dir: config.console.dir, temporalUiUrl: config.temporal.uiUrl },
   };
   const { app, routes } = createApp(deps);
   const server = new HttpServer({ ...defaultHttpServerConfig, host: config.http.host, port: config.http.port }, app.callback());

@@ -25,8 +25,8 @@ export function localEngines(config: Config, log: Logger): { components: Compone
   }
   let temporalAddress = config.temporal.address;
   if (!temporalAddress) {
-    const { embeddedPort: port, cli } = config.temporal;
-    components.push(localTemporalServer({ dir: dir('temporal'), port, binPath: config.binPath, cli, toolsDir: config.toolsDir }, log));
+    const { embeddedPort: port, embeddedUiPort: uiPort, cli } = config.temporal;
+    components.push(localTemporalServer({ dir: dir('temporal'), port, uiPort, binPath: config.binPath, cli, toolsDir: config.toolsDir }, log));
     temporalAddress = `127.0.0.1:${port}`;
   }
   return { components, addresses: { natsUrl, temporalAddress } };

@@ -21,14 +21,14 @@ export default async function globalSetup(): Promise<void> {
   const config = loadConfig(process.env);
   const log = createLogger('warn', 'test-engines');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-test-'));
-  const [natsPort, chPort, chTcpPort, temporalPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const [natsPort, chPort, chTcpPort, temporalPort, temporalUiPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
   const nats = localNatsServer({ dir: path.join(dir, 'nats'), port: natsPort, binPath: config.binPath }, log);
   const clickhouse = localClickHouseServer(
     { dir: path.join(dir, 'clickhouse'), port: chPort, tcpPort: chTcpPort, binPath: config.binPath },
     log,
   );
   const temporal = localTemporalServer(
-    { dir: path.join(dir, 'temporal'), port: temporalPort, binPath: config.binPath, cli: config.temporal.cli, toolsDir: config.toolsDir },
+    { dir: path.join(dir, 'temporal'), port: temporalPort, uiPort: temporalUiPort, binPath: config.binPath, cli: config.temporal.cli, toolsDir: config.toolsDir },
     log,
   );
   const processes = [nats, clickhouse, temporal];
@@ -37,5 +37,6 @@ export default async function globalSetup(): Promise<void> {
   process.env.TEST_NATS_URL = `nats://127.0.0.1:${natsPort}`;
   process.env.TEST_CLICKHOUSE_URL = `http://127.0.0.1:${chPort}`;
   process.env.TEST_TEMPORAL_ADDRESS = `127.0.0.1:${temporalPort}`;
+  process.env.TEST_TEMPORAL_UI_URL = `http://127.0.0.1:${temporalUiPort}`;
   process.env.TEST_ENGINES_DIR = dir;
 }

@@ -1,0 +1,228 @@
+import { z } from 'zod';
+import { roles } from '../../core/roles';
+import { replayStatuses } from '../../core/replay';
+import { webhookEventTypes } from '../../core/webhook-events';
+import { detectionRulesSchema } from '../../core/detection-rules';
+
+/**
+ * The shapes of the API's answers, as zod schemas. The routes do not parse
+ * their answers; the OpenAPI document is generated from these, and the
+ * contract test (test/integration/contract.test.ts) checks every real answer
+ * against that document, so a drift between a view and its schema fails it.
+ */
+const time = z.iso.datetime().meta({ description: 'ISO 8601 UTC' });
+const timeOrNull = time.nullable();
+const nextCursor = z.string().nullable().meta({ description: 'the cursor of the next page; null on the last page' });
+
+export const errorAnswer = z
+  .object({
+    error: z.object({
+      code: z.enum([
+        'VALIDATION_ERROR', 'UNAUTHORIZED', 'FORBIDDEN', 'POLICY_DENIED', 'NOT_FOUND', 'METHOD_NOT_ALLOWED', 'CONFLICT',
+        'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'HEADERS_TOO_LARGE', 'UNAVAILABLE', 'INTERNAL',
+      ]),
+      message: z.string(),
+      details: z.array(z.object({ index: z.number().int().optional(), path: z.string().optional(), message: z.string() })).optional(),
+    }),
+  })
+  .meta({ title: 'Error' });
+
+/** `{data, next_cursor}` of any list. */
+export const pageOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), next_cursor: nextCursor });
+
+const probe = z.object({ status: z.enum(['up', 'down']), version: z.string().optional(), detail: z.string().optional(), error: z.string().optional() });
+export const healthAnswer = z
+  .object({ status: z.enum(['ok', 'degraded']), engines: z.record(z.string(), probe), loops: z.record(z.string(), probe) })
+  .meta({ title: 'Health' });
+
+export const keyAnswer = z
+  .object({
+    key_id: z.string(),
+    org_id: z.string(),
+    name: z.string(),
+    role: z.enum(roles),
+    scope: z.literal('tenant'),
+    created_at: timeOrNull,
+    expires_at: timeOrNull,
+    revoked_at: timeOrNull,
+    status: z.enum(['active', 'revoked', 'expired']),
+  })
+  .meta({ title: 'ApiKey' });
+export const mintedKeyAnswer = keyAnswer.extend({ key: z.string().meta({ description: 'ntk_<id>_<secret>, shown once' }) }).meta({ title: 'MintedApiKey' });
+
+export const auditEntryAnswer = z
+  .object({
+    seq: z.number().int(),
+    at: time,
+    actor: z.string(),
+    action: z.string(),
+    target: z.string(),
+    details: z.unknown(),
+    prev_hash: z.string(),
+    hash: z.string(),
+  })
+  .meta({ title: 'AuditEntry' });
+export const auditVerifyAnswer = z
+  .object({ valid: z.boolean(), entries: z.number().int(), broken_at: z.number().int().optional(), reason: z.string().optional() })
+  .meta({ title: 'AuditVerification' });
+
+export const singleAccepted = z.object({ status: z.literal('accepted'), event_id: z.string() });
+export const batchAccepted = z.object({ status: z.literal('accepted'), count: z.number().int(), event_ids: z.array(z.string()) });
+export const ingestAnswer = z.union([singleAccepted, batchAccepted]).meta({ title: 'IngestAccepted' });
+export const flowSavedAnswer = z.string().meta({ description: '`Flow saved`, or `Flow saved (N flows)` for a batch', example: 'Flow saved' });
+
+export const incidentAnswer = z
+  .object({
+    id: z.string(),
+    severity: z.enum(['high', 'critical']),
+    state: z.enum(['open', 'acknowledged', 'resolved']),
+    status: z.enum(['open', 'acknowledged', 'resolved']),
+    source: z.string(),
+    service: z.string(),
+    environment: z.string(),
+    region: z.string(),
+    rule: z.string(),
+    escalations: z.array(z.string()),
+    signal_count: z.number().int(),
+    kinds: z.array(z.string()),
+    first_seen: time,
+    last_seen: time,
+    max_latency_ms: z.number(),
+    total_bytes: z.number(),
+    rules_version: z.number().int(),
+    updated_at: time,
+  })
+  .meta({ title: 'Incident' });
+
+const segment = z.object({ from: time, to: time, resolution: z.enum(['1h', '5m', '1m', 'raw']) });
+export const flowAnswer = z
+  .object({
+    event_id: z.string(),
+    ts: time,
+    src_ip: z.string(),
+    dst_ip: z.string(),
+    src_port: z.number().int(),
+    dst_port: z.number().int(),
+    protocol: z.string(),
+    bytes: z.number(),
+    packets: z.number(),
+    exporter: z.string().nullable(),
+    in_if: z.number().int(),
+    out_if: z.number().int(),
+    src_as: z.number().int(),
+    dst_as: z.number().int(),
+    tcp_flags: z.number().int(),
+    tos: z.number().int(),
+    flow_start: timeOrNull,
+    flow_end: timeOrNull,
+    sampling_rate: z.number().int(),
+  })
+  .meta({ title: 'Flow' });
+export const topAnswer = z
+  .object({
+    data: z.array(z.record(z.string(), z.union([z.string(), z.number()])).meta({ description: 'a field per dimension, then the metric(s) and flows' })),
+    resolution: z.enum(['1h', '5m', '1m', 'raw']),
+    segments: z.array(segment),
+  })
+  .meta({ title: 'FlowTop' });
+export const flowSeriesAnswer = z
+  .object({
+    step: z.number().int(),
+    resolution: z.enum(['1h', '5m', '1m', 'raw']),
+    segments: z.array(segment),
+    series: z.array(
+      z.object({
+        key: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).nullable(),
+        points: z.array(z.object({ t: time, bps: z.number(), pps: z.number(), bytes: z.number(), packets: z.number() })),
+      }),
+    ),
+  })
+  .meta({ title: 'FlowSeries' });
+export const metricSeriesAnswer = z
+  .object({ data: z.array(z.object({ t: time, avg: z.number(), samples: z.number() })), resolution: z.string() })
+  .meta({ title: 'MetricSeries' });
+
+export const policyAnswer = z
+  .object({
+    policy_id: z.string(),
+    id: z.string(),
+    name: z.string(),
+    status: z.enum(['active', 'inactive']),
+    requires_approval: z.boolean(),
+    allow_execution: z.boolean(),
+    environments: z.array(z.string()),
+    severities: z.array(z.enum(['high', 'critical'])),
+    max_window_minutes: z.number().int().nullable(),
+    approval_timeout_minutes: z.number(),
+    created_at: time,
+    updated_at: time,
+    version: z.number().int(),
+  })
+  .meta({ title: 'Policy' });
+
+export const replayAcceptedAnswer = z.object({ replay_id: z.string(), status: z.enum(replayStatuses), incident_id: z.string() }).meta({ title: 'ReplayAccepted' });
+export const decisionAnswer = z.object({ replay_id: z.string(), decision: z.enum(['approve', 'deny']) }).meta({ title: 'ReplayDecision' });
+export const replayAnswer = z
+  .object({
+    replay_id: z.string(),
+    incident_id: z.string(),
+    status: z.enum(replayStatuses),
+    requested_by: z.string(),
+    requested_at: time,
+    updated_at: time,
+    window_minutes: z.number().int(),
+    approvals: z.array(z.object({ decision: z.enum(['approve', 'deny']), approver_key_id: z.string(), at: time, comment: z.string().optional() })),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    report: z.unknown().meta({ description: 'the parity report once completed, else null' }),
+  })
+  .meta({ title: 'Replay' });
+
+export const exporterAnswer = z
+  .object({
+    id: z.string(),
+    address: z.string(),
+    name: z.string(),
+    sampling_rate: z.number().int().nullable(),
+    status: z.enum(['active', 'deleted']),
+    created_at: time,
+    updated_at: time,
+    version: z.number().int(),
+  })
+  .meta({ title: 'Exporter' });
+export const unknownExportersAnswer = z
+  .object({ data: z.array(z.object({ address: z.string(), first_seen: time, last_seen: time, datagrams: z.number(), flows: z.number() })) })
+  .meta({ title: 'UnknownExporters' });
+
+export const rulesAnswer = z
+  .object({ version: z.number().int(), rules: detectionRulesSchema, updated_at: timeOrNull, updated_by: z.string().nullable() })
+  .meta({ title: 'DetectionRulesVersion' });
+
+export const webhookAnswer = z
+  .object({
+    id: z.string(),
+    url: z.string(),
+    events: z.array(z.enum(webhookEventTypes)),
+    description: z.string(),
+    status: z.enum(['active', 'failing', 'deleted']),
+    failing_since: timeOrNull,
+    created_at: time,
+    updated_at: time,
+    version: z.number().int(),
+  })
+  .meta({ title: 'Webhook' });
+export const createdWebhookAnswer = webhookAnswer.extend({ secret: z.string().meta({ description: 'whsec_…, shown once' }) }).meta({ title: 'CreatedWebhook' });
+export const webhookTestAnswer = z.object({ webhook_id: z.string(), event_id: z.string() }).meta({ title: 'WebhookTest' });
+export const deliveryAnswer = z
+  .object({
+    event_id: z.string(),
+    event_type: z.string(),
+    status: z.string(),
+    attempts: z.number().int(),
+    response_code: z.number().int().nullable(),
+    latency_ms: z.number(),
+    error: z.string().nullable(),
+    first_attempt_at: time,
+    last_attempt_at: time,
+    next_attempt_at: timeOrNull,
+  })
+  .meta({ title: 'WebhookDelivery' });

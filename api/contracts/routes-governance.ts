@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { detectionRulesSchema } from '../../core/detection-rules';
+import * as rules from '../routes/detection-rules';
+import * as exporters from '../routes/exporters';
+import * as policies from '../routes/policies';
+import * as replays from '../routes/replays';
+import * as webhooks from '../routes/webhooks';
+import * as a from './answers';
+import type { RouteContract } from './contract';
+
+/** Policies, replays and approvals, exporters, detection rules, webhooks. */
+const json = (description: string, schema: z.ZodType) => ({ description, schema });
+const id = z.string().meta({ description: 'the object id; an id the workspace does not have is 404' });
+
+interface CrudSpec {
+  base: string;
+  tag: string;
+  noun: string;
+  manage: string;
+  answer: z.ZodType;
+  created?: z.ZodType;
+  create: z.ZodType;
+  createExample: unknown;
+  patch: z.ZodType;
+  patchExample: unknown;
+  list: z.ZodObject;
+}
+
+/** The five routes every managed object has: create, list, get, patch, delete (a soft delete: 409 when done twice). */
+function crud(s: CrudSpec): RouteContract[] {
+  const common = { tag: s.tag, access: 'workspace' as const };
+  const one = `${s.base}/{id}`;
+  return [
+    {
+      ...common, method: 'post', path: s.base, summary: `Create a ${s.noun}`, permission: s.manage,
+      body: { schema: s.create, example: s.createExample }, responses: { 201: json(`the ${s.noun}`, s.created ?? s.answer) },
+    },
+    { ...common, method: 'get', path: s.base, summary: `List ${s.noun}s`, permission: 'read', query: s.list, responses: { 200: json('a page', a.pageOf(s.answer)) } },
+    { ...common, method: 'get', path: one, summary: `One ${s.noun}`, permission: 'read', params: { id }, responses: { 200: json(`the ${s.noun}`, s.answer) } },
+    {
+      ...common, method: 'patch', path: one, summary: `Change a ${s.noun}`, permission: s.manage, params: { id }, errors: [409],
+      body: { schema: s.patch, example: s.patchExample }, responses: { 200: json(`the ${s.noun}`, s.answer) },
+    },
+    {
+      ...common, method: 'delete', path: one, summary: `Delete a ${s.noun} (kept for the record)`, permission: s.manage, params: { id },
+      errors: [409], responses: { 200: json(`the ${s.noun}, now inactive or deleted`, s.answer) },
+    },
+  ];
+}
+
+const decisions = (['approve', 'deny'] as const).map(
+  (decision): RouteContract => ({
+    method: 'post', path: `/v1/replays/{id}/${decision}`, summary: `${decision === 'approve' ? 'Approve' : 'Deny'} a waiting replay`,
+    tag: 'Replays', access: 'workspace', permission: 'approve', params: { id }, errors: [409],
+    body: { schema: replays.decisionSchema, example: { comment: 'checked with the NOC' }, optional: true },
+    responses: { 202: json('the decision was taken', a.decisionAnswer) },
+  }),
+);
+
+export const governanceContracts: RouteContract[] = [
+  ...crud({
+    base: '/v1/policies', tag: 'Policies', noun: 'policy', manage: 'policies:manage', answer: a.policyAnswer,
+    create: policies.createSchema,
+    createExample: { name: 'prod needs a human', requires_approval: true, environments: ['prod', 'staging'], approval_timeout_minutes: 30 },
+    patch: policies.patchSchema, patchExample: { max_window_minutes: 60 }, list: policies.listSchema,
+  }),
+  {
+    method: 'post', path: '/v1/replay', summary: "Replay an incident's automation path", tag: 'Replays', access: 'workspace',
+    permission: 'replays:run', errors: [404], body: { schema: replays.requestSchema, example: { incident_id: 'inc_0123456789abcdef', window_minutes: 30 } },
+    responses: { 202: json('queued', a.replayAcceptedAnswer) },
+  },
+  {
+    method: 'get', path: '/v1/replays', summary: 'List replays', tag: 'Replays', access: 'workspace', permission: 'read',
+    query: replays.listSchema, responses: { 200: json('a page of replays', a.pageOf(a.replayAnswer)) },
+  },
+  {
+    method: 'get', path: '/v1/approvals', summary: 'The replays awaiting approval', tag: 'Replays', access: 'workspace', permission: 'read',
+    query: replays.listSchema, responses: { 200: json('a page of replays', a.pageOf(a.replayAnswer)) },
+  },
+  {
+    method: 'get', path: '/v1/replays/{id}', summary: 'One replay: status, approvals, error, report', tag: 'Replays', access: 'workspace',
+    permission: 'read', params: { id }, responses: { 200: json('the replay', a.replayAnswer) },
+  },
+  ...decisions,
+  ...crud({
+    base: '/v1/exporters', tag: 'Exporters', noun: 'exporter', manage: 'exporters:manage', answer: a.exporterAnswer,
+    create: exporters.createSchema, createExample: { address: '192.0.2.10', name: 'edge-router-1', sampling_rate: 1000 },
+    patch: exporters.patchSchema, patchExample: { sampling_rate: null }, list: exporters.listSchema,
+  }),
+  {
+    method: 'get', path: '/v1/exporters/unknown', summary: 'Exporters no workspace registered', tag: 'Exporters', access: 'platform-admin',
+    query: exporters.unknownSchema, responses: { 200: json('the unknown exporters', a.unknownExportersAnswer) },
+  },
+  {
+    method: 'get', path: '/v1/detection-rules', summary: 'The detection rules in force', tag: 'Detection rules', access: 'workspace',
+    permission: 'read', query: rules.noQuery, responses: { 200: json('the version in force', a.rulesAnswer) },
+  },
+  {
+    method: 'put', path: '/v1/detection-rules', summary: 'Replace the detection rules (the next version)', tag: 'Detection rules',
+    access: 'workspace', permission: 'rules:manage',
+    body: { schema: detectionRulesSchema, example: { correlation_window_seconds: 600, metric_thresholds: { latency_ms: { at_least: 500 } } } },
+    responses: { 200: json('the version in force after the change', a.rulesAnswer) },
+  },
+  {
+    method: 'get', path: '/v1/detection-rules/versions/{version}', summary: 'One version of the detection rules', tag: 'Detection rules',
+    access: 'workspace', permission: 'read', query: rules.noQuery, params: { version: rules.versionParam },
+    responses: { 200: json('that version', a.rulesAnswer) },
+  },
+  ...crud({
+    base: '/v1/webhooks', tag: 'Webhooks', noun: 'webhook', manage: 'webhooks:manage', answer: a.webhookAnswer, created: a.createdWebhookAnswer,
+    create: webhooks.createSchema, createExample: { url: 'https://hooks.example.com/nettel', events: ['incident.opened', 'incident.resolved'] },
+    patch: webhooks.patchSchema, patchExample: { description: 'on-call pager' }, list: webhooks.listSchema,
+  }),
+  {
+    method: 'post', path: '/v1/webhooks/{id}/test', summary: 'Send a webhook.test event', tag: 'Webhooks', access: 'workspace',
+    permission: 'webhooks:manage', params: { id }, responses: { 202: json('queued for delivery', a.webhookTestAnswer) },
+  },
+  {
+    method: 'get', path: '/v1/webhooks/{id}/deliveries', summary: "A subscription's delivery log", tag: 'Webhooks', access: 'workspace',
+    permission: 'read', params: { id }, query: webhooks.pageSchema, responses: { 200: json('a page of deliveries', a.pageOf(a.deliveryAnswer)) },
+  },
+];

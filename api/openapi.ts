@@ -1,0 +1,155 @@
+import { z } from 'zod';
+import { errorAnswer } from './contracts/answers';
+import type { AnswerContract, BodyContract, RouteContract } from './contracts/contract';
+import { dataContracts } from './contracts/routes-data';
+import { governanceContracts } from './contracts/routes-governance';
+import { metaContracts } from './contracts/routes-meta';
+
+/**
+ * The OpenAPI 3.1 document, generated from the route contracts: the request
+ * schemas are the ones the routes validate with, the answers those of
+ * api/contracts/answers.ts. A route gets into the document by its contract
+ * in api/contracts/routes-*.ts; test/unit/openapi.test.ts fails for a route
+ * of the app without one.
+ */
+export const routeContracts: readonly RouteContract[] = [...metaContracts, ...dataContracts, ...governanceContracts];
+
+type Json = Record<string, unknown>;
+
+/** JSON Schema 2020-12, which OpenAPI 3.1 uses as is. Transforms and refinements have no JSON form: they become `{}`. */
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
+  const out = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
+  delete out.$schema;
+  return out;
+}
+
+const errorRef = { $ref: '#/components/schemas/Error' };
+const retryAfter = { 'Retry-After': { description: 'seconds until a retry may succeed', schema: { type: 'integer' } } };
+const errorText: Record<number, string> = {
+  400: 'VALIDATION_ERROR: a bad field, parameter, cursor or body (`details` names each)',
+  401: 'UNAUTHORIZED: a missing, invalid, expired or revoked key',
+  403: 'FORBIDDEN: the key lacks the permission (or POLICY_DENIED: a policy blocks the replay)',
+  404: 'NOT_FOUND: an id the workspace does not have',
+  409: "CONFLICT: the change conflicts with the object's state",
+  413: 'PAYLOAD_TOO_LARGE: the body, inflated, is over BODY_LIMIT_BYTES',
+  415: 'UNSUPPORTED_MEDIA_TYPE: a content type, charset or encoding the route does not take',
+  429: "RATE_LIMITED: the workspace is over its records per second; Retry-After says when the batch fits",
+  500: 'INTERNAL: a bug; the cause is logged',
+  503: 'UNAVAILABLE: an engine is down or the telemetry backlog is full',
+};
+
+/** Every error status a route can answer, from its shape: auth, inputs, engines, and what its contract adds. */
+export function errorStatuses(c: RouteContract): number[] {
+  const statuses = new Set<number>([500, ...(c.errors ?? [])]);
+  if (c.access !== 'public') [401, 403, 503].forEach((s) => statuses.add(s));
+  if (c.query || c.body || c.extraQuery) statuses.add(400);
+  if (c.params) statuses.add(404);
+  if (c.body) [413, 415].forEach((s) => statuses.add(s));
+  if (c.rateLimited) statuses.add(429);
+  return [...statuses].filter((s) => !(s in c.responses)).sort();
+}
+
+function errorResponse(status: number): Json {
+  const headers = status === 429 || status === 503 ? { headers: retryAfter } : {};
+  return { description: errorText[status] ?? 'an error', ...headers, content: { 'application/json': { schema: errorRef } } };
+}
+
+function answerResponse(a: AnswerContract): Json {
+  const headers = a.headers
+    ? { headers: Object.fromEntries(Object.entries(a.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])) }
+    : {};
+  const content = a.schema ? { content: { [a.contentType ?? 'application/json']: { schema: jsonSchema(a.schema, 'output') } } } : {};
+  return { description: a.description, ...headers, ...content };
+}
+
+function parameters(c: RouteContract): Json[] {
+  const out: Json[] = [];
+  for (const [name, schema] of Object.entries(c.params ?? {})) {
+    out.push({ name, in: 'path', required: true, schema: jsonSchema(schema, 'input') });
+  }
+  if (c.query) {
+    const q = jsonSchema(c.query, 'input') as { properties?: Record<string, Json>; required?: string[] };
+    for (const [name, schema] of Object.entries(q.properties ?? {})) {
+      out.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema });
+    }
+  }
+  for (const [name, p] of Object.entries(c.extraQuery ?? {})) {
+    out.push({ name, in: 'query', required: false, description: p.description, schema: { type: 'string' } });
+  }
+  if (c.rateLimited) {
+    out.push({ name: 'Idempotency-Key', in: 'header', required: false, description: 'names a batch: a retry gets the same event ids', schema: { type: 'string', maxLength: 200 } });
+  }
+  return out;
+}
+
+function requestBody(b: BodyContract): Json {
+  const content: Json = { 'application/json': { schema: jsonSchema(b.schema, 'input'), example: b.example } };
+  if (b.ndjson) {
+    const line = JSON.stringify(Array.isArray(b.example) ? b.example[0] : b.example);
+    content['application/x-ndjson'] = { schema: { type: 'string', description: 'one JSON record per line' }, example: `${line}\n${line}\n` };
+  }
+  return { required: !b.optional, content };
+}
+
+const security: Record<RouteContract['access'], Json[]> = {
+  public: [],
+  workspace: [{ apiKey: [] }],
+  'platform-admin': [{ platformAdmin: [] }],
+  'admin-or-workspace': [{ apiKey: [] }, { platformAdmin: [] }],
+};
+
+/** getV1PoliciesById: a stable operation id from the method and path. */
+const operationId = (c: RouteContract) =>
+  c.method +
+  c.path
+    .split(/[/.{}-]+/)
+    .filter(Boolean)
+    .map((s, i, all) => (all[i - 1] !== undefined && c.path.includes(`{${s}}`) ? `By${s[0]!.toUpperCase()}${s.slice(1)}` : s[0]!.toUpperCase() + s.slice(1)))
+    .join('');
+
+function operation(c: RouteContract): Json {
+  const responses: Json = {};
+  for (const [status, answer] of Object.entries(c.responses)) responses[status] = answerResponse(answer);
+  for (const status of errorStatuses(c)) responses[String(status)] = errorResponse(status);
+  const params = parameters(c);
+  return {
+    operationId: operationId(c),
+    summary: c.summary,
+    tags: [c.tag],
+    ...(c.permission ? { 'x-permission': c.permission, description: `Permission: \`${c.permission}\`.` } : {}),
+    security: security[c.access],
+    ...(params.length ? { parameters: params } : {}),
+    ...(c.body ? { requestBody: requestBody(c.body) } : {}),
+    responses,
+  };
+}
+
+const description = `Multi-tenant network telemetry: ingestion, incidents, analyst queries, governance (policies, replays, approvals), exporters, detection rules and webhooks.
+
+Every error is \`{"error":{"code","message","details?"}}\`. Lists take \`limit\` (1–1000) and the opaque \`cursor\` of the previous page's \`next_cursor\`. Unknown query parameters and body fields are refused with 400.`;
+
+/** The whole document; `servers` is left to the client (same origin). */
+export function buildOpenApiDocument(contracts: readonly RouteContract[] = routeContracts): Json {
+  const paths: Record<string, Json> = {};
+  for (const c of contracts) (paths[c.path] ??= {})[c.method] = operation(c);
+  return {
+    openapi: '3.1.0',
+    info: { title: 'nettel API', version: '1', description, license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } },
+    tags: [...new Set(contracts.map((c) => c.tag))].map((name) => ({ name })),
+    security: [{ apiKey: [] }],
+    paths,
+    components: {
+      schemas: { Error: jsonSchema(errorAnswer, 'output') },
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'ntk_<id>_<secret>', description: "A workspace key: its role's permissions on its workspace." },
+        platformAdmin: { type: 'http', scheme: 'bearer', description: 'The platform admin key (ADMIN_API_KEY): manages keys, reads any ledger by org_id, lists unknown exporters; holds no workspace.' },
+      },
+    },
+  };
+}
+
+let cached: Json | undefined;
+/** The document, built once per process. */
+export function openApiDocument(): Json {
+  return (cached ??= buildOpenApiDocument());
+}

@@ -1,0 +1,81 @@
+import type { paths } from './schema';
+
+/**
+ * The one door to the API. The key lives in sessionStorage and travels only in
+ * the Authorization header: never in a URL, never in a log.
+ */
+const keyName = 'nettel.apiKey';
+export const session = {
+  key: (): string | null => sessionStorage.getItem(keyName),
+  signIn: (key: string) => sessionStorage.setItem(keyName, key),
+  signOut: () => sessionStorage.removeItem(keyName),
+};
+
+type Method = 'get' | 'post' | 'delete';
+type Op<P extends keyof paths, M extends Method> = M extends keyof paths[P] ? paths[P][M] : never;
+type Query<O> = O extends { parameters: { query?: infer Q } } ? Q : never;
+type Body<O> = O extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+/** The success answer only: error statuses become ApiError. */
+type Answer<O> = O extends { responses: infer R }
+  ? { [S in keyof R]: S extends 200 | 201 | 202 ? (R[S] extends { content: { 'application/json': infer A } } ? A : never) : never }[keyof R]
+  : never;
+export type PathsWith<M extends Method> = { [P in keyof paths]: M extends keyof paths[P] ? P : never }[keyof paths];
+
+/** An answer that is not 2xx, with the API's error code and message; `retryable` for 503 and network failures. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+  get retryable(): boolean {
+    return this.status === 503 || this.status === 0 || this.status === 429;
+  }
+}
+
+export interface CallOptions<O> {
+  params?: Record<string, string>;
+  query?: Query<O>;
+  body?: Body<O>;
+  /** Calls made before sign-in (the key being tried, or none). */
+  key?: string | null;
+}
+
+function urlOf(path: string, params: Record<string, string> = {}, query: object = {}): string {
+  const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+  const search = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '' && v !== null) search.set(k, String(v));
+  const text = search.toString();
+  return text ? `${filled}?${text}` : filled;
+}
+
+async function errorOf(res: Response): Promise<ApiError> {
+  const body = (await res.json().catch(() => undefined)) as { error?: { code?: string; message?: string } } | undefined;
+  return new ApiError(res.status, body?.error?.code ?? `HTTP_${res.status}`, body?.error?.message ?? res.statusText);
+}
+
+export async function call<M extends Method, P extends PathsWith<M>>(method: M, path: P, opts: CallOptions<Op<P, M>> = {}): Promise<Answer<Op<P, M>>> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  const key = opts.key === undefined ? session.key() : opts.key;
+  if (key) headers.authorization = `Bearer ${key}`;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(urlOf(path, opts.params, opts.query ?? {}), {
+      method: method.toUpperCase(),
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      cache: 'no-store',
+    });
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'the service could not be reached');
+  }
+  if (!res.ok) throw await errorOf(res);
+  return (await res.json()) as Answer<Op<P, M>>;
+}
+
+export const get = <P extends PathsWith<'get'>>(path: P, opts?: CallOptions<Op<P, 'get'>>) => call('get', path, opts);
+export const post = <P extends PathsWith<'post'>>(path: P, opts?: CallOptions<Op<P, 'post'>>) => call('post', path, opts);
+export const del = <P extends PathsWith<'delete'>>(path: P, opts?: CallOptions<Op<P, 'delete'>>) => call('delete', path, opts);

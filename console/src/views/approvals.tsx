@@ -1,0 +1,78 @@
+import { useState } from 'preact/hooks';
+import { get, post, type ApiError } from '../api';
+import type { components } from '../schema';
+import { asApiError, can, ErrorNote, Section, useLoad, when, type Me } from '../ui';
+
+type Replay = components['schemas']['Replay'];
+type Policy = components['schemas']['Policy'];
+
+/** With several policies asking for approval the shortest timeout applies (README, Policies). */
+function gatingPolicy(policies: Policy[]): Policy | undefined {
+  return policies.filter((p) => p.requires_approval).sort((a, b) => a.approval_timeout_minutes - b.approval_timeout_minutes)[0];
+}
+
+function timeLeft(replay: Replay, policy: Policy | undefined): string {
+  if (!policy) return 'unknown';
+  const left = Date.parse(replay.updated_at) + policy.approval_timeout_minutes * 60_000 - Date.now();
+  if (left <= 0) return 'expiring';
+  const minutes = Math.floor(left / 60_000);
+  return minutes >= 1 ? `about ${minutes} min` : `${Math.ceil(left / 1000)} s`;
+}
+
+export function ApprovalsView({ me }: { me: Me }) {
+  const waiting = useLoad(() => get('/v1/approvals', { query: { limit: 100 } }), [], 3000);
+  const policies = useLoad(() => get('/v1/policies', { query: { status: 'active', limit: 100 } }), []);
+  const policy = gatingPolicy(policies.data?.data ?? []);
+  const rows = waiting.data?.data ?? [];
+  return (
+    <Section title="Approvals">
+      {waiting.error ? <ErrorNote error={waiting.error} retry={waiting.reload} /> : null}
+      {waiting.data && rows.length === 0 ? <p>No replay is waiting for a decision.</p> : null}
+      {rows.map((r) => (
+        <WaitingReplay key={r.replay_id} me={me} replay={r} policy={policy} onDecided={waiting.reload} />
+      ))}
+    </Section>
+  );
+}
+
+function WaitingReplay({ me, replay, policy, onDecided }: { me: Me; replay: Replay; policy?: Policy; onDecided: () => void }) {
+  const incident = useLoad(() => get('/v1/incidents/{id}', { params: { id: replay.incident_id } }), [replay.incident_id]);
+  const [comment, setComment] = useState('');
+  const [error, setError] = useState<ApiError>();
+  const [sent, setSent] = useState<string>();
+  const own = replay.requested_by === me.key_id;
+  const decide = (decision: 'approve' | 'deny') => () => {
+    const path = decision === 'approve' ? '/v1/replays/{id}/approve' : '/v1/replays/{id}/deny';
+    post(path, { params: { id: replay.replay_id }, body: comment ? { comment } : {} }).then(
+      () => { setSent(decision); onDecided(); },
+      (err: unknown) => setError(asApiError(err)),
+    );
+  };
+  const i = incident.data;
+  const commentId = `comment-${replay.replay_id}`;
+  return (
+    <article class="card" aria-label={`Replay ${replay.replay_id}`}>
+      <h3><a href={`#/replays/${replay.replay_id}`}>{replay.replay_id}</a></h3>
+      <dl class="facts">
+        <dt>Incident</dt>
+        <dd><a href={`#/incidents/${replay.incident_id}`}>{replay.incident_id}</a>{i ? ` — ${i.severity}, ${i.service} / ${i.environment} / ${i.region}` : ''}</dd>
+        <dt>Policy asking for approval</dt><dd>{policy ? `${policy.name} (${policy.policy_id})` : 'unknown'}</dd>
+        <dt>Time left</dt><dd>{timeLeft(replay, policy)}</dd>
+        <dt>Requested by</dt><dd><code>{replay.requested_by}</code> at {when(replay.requested_at)}</dd>
+      </dl>
+      {can(me, 'approve') ? (
+        <div class="decision">
+          <label for={commentId}>Comment</label>
+          <textarea id={commentId} value={comment} onInput={(e) => setComment(e.currentTarget.value)} disabled={own || !!sent} rows={2} />
+          <div class="actions">
+            <button type="button" onClick={decide('approve')} disabled={own || !!sent} aria-describedby={own ? `own-${replay.replay_id}` : undefined}>Approve</button>
+            <button type="button" class="secondary" onClick={decide('deny')} disabled={own || !!sent}>Deny</button>
+          </div>
+          {own ? <p class="note" id={`own-${replay.replay_id}`}>You requested this replay: another approver must decide it (four eyes).</p> : null}
+          {sent ? <p class="note" role="status">Decision sent: {sent}.</p> : null}
+          {error ? <ErrorNote error={error} /> : null}
+        </div>
+      ) : null}
+    </article>
+  );
+}

@@ -1,0 +1,169 @@
+import { randomInt } from 'node:crypto';
+import { routerPath } from '../../api/contracts/contract';
+import { ContractChecker, type OpenApiDoc } from '../support/openapi-check';
+import { startTestStack, type RequestOptions, type TestStack } from '../support/test-stack';
+import { waitFor } from '../support/wait';
+
+/**
+ * Every route of the OpenAPI document, called with a valid input and an
+ * invalid one on a real stack; every answer must match the document for its
+ * status. The stack runs the temporal-worker role too, so that replays
+ * reach `awaiting_approval` and the decisions are called for real.
+ */
+type Call = RequestOptions & { query?: string; fill?: Record<string, string> };
+const noRefusal = ['GET /healthz', 'GET /metrics', 'GET /v1/openapi.json', 'GET /docs', 'GET /docs/init.js', 'GET /v1/console-config'];
+const noSuccess: string[] = [];
+
+describe('the API against its OpenAPI document', () => {
+  let t: TestStack;
+  let check: ContractChecker;
+  let key: string;
+  const ids: Record<string, string> = {};
+
+  beforeAll(async () => {
+    t = await startTestStack('chdb', { ROLES: 'api,stream-workers,temporal-worker', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' });
+    const doc = await t.request<OpenApiDoc>('GET', '/v1/openapi.json');
+    check = new ContractChecker(doc.body);
+    ({ key, org_id: ids.org } = await t.mintKey({ role: 'operator' }));
+  }, 120_000);
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  /** Calls a route (path in the document's form, ids filled in) and returns the answer's problems. */
+  async function call(method: string, path: string, opts: Call = {}) {
+    const real = path.replace(/\{(\w+)\}/g, (_, name: string) => opts.fill?.[name] ?? ids[name] ?? 'none') + (opts.query ?? '');
+    const res = await t.request(method, real, opts);
+    return { res, problems: check.problems(method, path, res) };
+  }
+
+  /** A valid call expected to succeed with `status`, then refused calls: no key (authenticated routes) and each bad input. */
+  async function both(method: string, path: string, ok: Call & { status: number }, ...bad: Call[]) {
+    const problems: string[] = [];
+    const good = await call(method, path, { key, ...ok });
+    if (good.res.status !== ok.status) problems.push(`${method} ${path} answered ${good.res.status}, not ${ok.status}: ${good.res.text.slice(0, 300)}`);
+    problems.push(...good.problems);
+    for (const b of bad) {
+      const refused = await call(method, path, { key, ...b });
+      if (refused.res.status < 400) problems.push(`${method} ${path} accepted an invalid input (${JSON.stringify(b).slice(0, 200)})`);
+      problems.push(...refused.problems);
+    }
+    expect(problems).toEqual([]);
+    return good.res;
+  }
+  const noKey = { key: '' };
+
+  test('the public routes answer as documented', async () => {
+    for (const path of ['/healthz', '/metrics', '/v1/openapi.json', '/docs', '/docs/init.js', '/v1/console-config']) {
+      await both('GET', path, { status: 200 });
+    }
+    await both('GET', '/docs/assets/{file}', { status: 200, fill: { file: 'swagger-ui.css' } }, { fill: { file: 'package.json' } });
+    await both('GET', '/v1/whoami', { status: 200 }, noKey);
+  });
+
+  test('keys and the audit ledger answer as documented', async () => {
+    const admin = t.adminKey;
+    const minted = await both('POST', '/v1/api-keys', { key: admin, body: { role: 'analyst', name: 'contract' }, status: 201 }, noKey, { key: admin, body: { colour: 'red' } });
+    ids.id = (minted.body as { key_id: string }).key_id;
+    await both('GET', '/v1/api-keys', { key: admin, status: 200 }, noKey, { key: admin, query: '?limit=0' });
+    await both('DELETE', '/v1/api-keys/{id}', { key: admin, status: 200 }, { key: admin }, { key: admin, fill: { id: 'key_unknown' } });
+    await both('GET', '/v1/audit', { status: 200 }, noKey, { query: '?limit=x' });
+    await both('GET', '/v1/audit/verify', { status: 200 }, noKey, { query: '?colour=red' });
+  });
+
+  test('ingestion answers as documented', async () => {
+    const flow = { src_ip: '10.0.0.1', dst_ip: '10.0.0.2', bytes: 1200, packets: 3, protocol: 'tcp', dst_port: 443 };
+    await both('POST', '/flow', { body: flow, status: 201 }, noKey, { body: { ...flow, src_ip: '10.0.0.300' } }, { raw: 'x', contentType: 'text/csv' });
+    const signal = { telemetry: 'bgp', service: 'edge', environment: 'prod', region: 'us-east-1', latency_ms: 40 };
+    await both('POST', '/ingest', { body: signal, status: 202 }, noKey, { body: [] }, { body: { ...signal, colour: 1 } });
+    const metric = JSON.stringify({ service: 'edge', metric: 'latency_ms', value: 120, region: 'us-east-1' });
+    await both('POST', '/v1/ingest/events', { raw: `${metric}\n${metric}\n`, contentType: 'application/x-ndjson', status: 202 }, noKey, { raw: '{"value":', contentType: 'application/json' });
+  });
+
+  test('incidents answer as documented', async () => {
+    const incident = await waitFor(async () => {
+      const res = await t.request<{ data: Array<{ id: string }> }>('GET', '/v1/incidents?service=edge', { key });
+      return res.body.data[0];
+    }, 30_000, 'an incident');
+    ids.id = incident.id;
+    await both('GET', '/v1/incidents', { query: '?state=open', status: 200 }, noKey, { query: '?state=closed' });
+    await both('GET', '/v1/incidents/{id}', { status: 200 }, noKey, { fill: { id: 'inc_unknown' } });
+    await both('POST', '/v1/incidents/{id}/acknowledge', { status: 200 }, noKey, {});
+    ids.incident = incident.id;
+  });
+
+  /** A policy that requires approval makes replays wait; an approver key decides each (the requesting key may not). */
+  async function decisions() {
+    const { key: approver } = await t.mintKey({ role: 'approver', orgId: ids.org });
+    const policy = await t.request<{ id: string }>('POST', '/v1/policies', { key, body: { name: 'gate', requires_approval: true } });
+    for (const decision of ['approve', 'deny']) {
+      const replay = await t.request<{ replay_id: string }>('POST', '/v1/replay', { key, body: { incident_id: ids.incident } });
+      const id = replay.body.replay_id;
+      await waitFor(async () => ((await t.request<{ status: string }>('GET', `/v1/replays/${id}`, { key })).body.status === 'awaiting_approval' ? true : undefined), 30_000, 'awaiting_approval');
+      await both('POST', `/v1/replays/{id}/${decision}`, { key: approver, fill: { id }, body: { comment: 'contract' }, status: 202 }, noKey, { fill: { id } }, { key: approver, fill: { id: 'rep_unknown' } }, { key: approver, fill: { id }, body: { colour: 1 } });
+    }
+    await t.request('DELETE', `/v1/policies/${policy.body.id}`, { key });
+  }
+
+  test('replays answer as documented', async () => {
+    const accepted = await both('POST', '/v1/replay', { body: { incident_id: ids.incident }, status: 202 }, noKey, { body: { incident_id: 5 } }, { body: { incident_id: 'inc_unknown' } });
+    ids.id = (accepted.body as { replay_id: string }).replay_id;
+    await both('GET', '/v1/replays', { status: 200 }, noKey, { query: '?status=lost' });
+    await both('GET', '/v1/approvals', { status: 200 }, noKey, { query: '?limit=1001' });
+    await both('GET', '/v1/replays/{id}', { status: 200 }, noKey, { fill: { id: 'rep_unknown' } });
+    await decisions();
+    await both('POST', '/v1/incidents/{id}/resolve', { fill: { id: ids.incident ?? '' }, status: 200 }, noKey, { fill: { id: ids.incident ?? '' } });
+  });
+
+  test('analyst queries answer as documented', async () => {
+    await both('GET', '/v1/telemetry/flows', { query: '?dst_ip=10.0.0.0/8', status: 200 }, noKey, { query: '?src_ip=10.0.0.300' });
+    await both('GET', '/v1/telemetry/flows/top', { query: '?by=src_ip,dst_ip&totals=all', status: 200 }, noKey, { query: '?metric=bits' });
+    await both('GET', '/v1/telemetry/flows/series', { query: '?step=60&split_by=protocol', status: 200 }, noKey, { query: '?step=61' });
+    await both('GET', '/v1/telemetry/metrics/series', { query: '?service=edge&metric=latency_ms', status: 200 }, noKey, { query: '?metric=latency_ms' });
+  });
+
+  /** Create, list, get, patch, delete, each with its refusals (a second delete is 409). */
+  async function crud(base: string, create: unknown, badCreate: unknown, patch: unknown, prefix: string) {
+    const created = await both('POST', base, { body: create, status: 201 }, noKey, { body: badCreate });
+    ids.id = (created.body as { id: string }).id;
+    await both('GET', base, { status: 200 }, noKey, { query: '?limit=0' });
+    await both('GET', `${base}/{id}`, { status: 200 }, noKey, { fill: { id: `${prefix}_unknown` } });
+    await both('PATCH', `${base}/{id}`, { body: patch, status: 200 }, noKey, { body: {} });
+    return created;
+  }
+  const deleteTwice = (base: string) => both('DELETE', `${base}/{id}`, { status: 200 }, noKey, {});
+
+  test('policies answer as documented', async () => {
+    await crud('/v1/policies', { name: 'contract', requires_approval: false }, { name: 'x', requires_approval: 'yes' }, { max_window_minutes: 60 }, 'pol');
+    await deleteTwice('/v1/policies');
+  });
+
+  test('exporters answer as documented', async () => {
+    const address = `198.18.${randomInt(256)}.${randomInt(1, 255)}`;
+    await crud('/v1/exporters', { address, name: 'contract' }, { address: 'not-an-address' }, { sampling_rate: 100 }, 'exp');
+    await deleteTwice('/v1/exporters');
+    await both('GET', '/v1/exporters/unknown', { key: t.adminKey, status: 200 }, noKey, {}, { key: t.adminKey, query: '?limit=0' });
+  });
+
+  test('detection rules answer as documented', async () => {
+    await both('GET', '/v1/detection-rules', { status: 200 }, noKey, { query: '?colour=red' });
+    await both('PUT', '/v1/detection-rules', { body: { correlation_window_seconds: 600 }, status: 200 }, noKey, { body: { correlation_window_seconds: 1 } });
+    await both('GET', '/v1/detection-rules/versions/{version}', { fill: { version: '1' }, status: 200 }, noKey, { fill: { version: '99' } }, { fill: { version: 'x' } });
+  });
+
+  test('webhooks answer as documented', async () => {
+    const create = { url: 'http://127.0.0.1:9/hook', events: ['incident.opened'] };
+    await crud('/v1/webhooks', create, { ...create, events: ['nothing.happened'] }, { description: 'contract' }, 'whk');
+    await both('POST', '/v1/webhooks/{id}/test', { status: 202 }, noKey, { fill: { id: 'whk_unknown' } });
+    await both('GET', '/v1/webhooks/{id}/deliveries', { status: 200 }, noKey, { query: '?limit=0' });
+    await deleteTwice('/v1/webhooks');
+  });
+
+  test('every route of the app is in the document, and every operation was called', () => {
+    const operations = check.operations();
+    const documented = new Set(operations.map((o) => routerPath(o)));
+    expect((t.stack.routes ?? []).map((r) => `${r.method} ${r.path}`).filter((r) => !documented.has(r))).toEqual([]);
+    expect(operations.filter((o) => !noSuccess.includes(o) && !check.succeeded.has(o))).toEqual([]);
+    expect(operations.filter((o) => !noRefusal.includes(o) && !check.refused.has(o))).toEqual([]);
+  });
+});

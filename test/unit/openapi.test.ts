@@ -1,0 +1,60 @@
+import { Registry } from 'prom-client';
+import { createApp } from '../../api/app';
+import type { ApiDeps } from '../../api/deps';
+import { buildOpenApiDocument, errorStatuses, routeContracts } from '../../api/openapi';
+import { routerPath } from '../../api/contracts/contract';
+import { createLogger } from '../../observability/logger';
+
+type Operation = { responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, unknown> }>; requestBody?: { content: Record<string, { example?: unknown }> } };
+type Doc = { paths: Record<string, Record<string, Operation>> };
+
+/** The routes the app registers, as `METHOD /path` in the router's form. Registering needs no engine. */
+function appRoutes(): string[] {
+  const deps = { registry: new Registry(), log: createLogger('silent'), bodyLimitBytes: 1024, console: { dir: '/nonexistent' } };
+  return createApp(deps as unknown as ApiDeps).routes.map((r) => `${r.method} ${r.path}`);
+}
+
+const documented = (doc: Doc) =>
+  Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${routerPath(path)}`));
+
+describe('the OpenAPI document', () => {
+  const doc = buildOpenApiDocument() as unknown as Doc;
+
+  it('describes every route the app registers', () => {
+    const missing = appRoutes().filter((r) => !documented(doc).includes(r));
+    expect(missing).toEqual([]);
+  });
+
+  it('describes no route the app does not register', () => {
+    const routes = appRoutes();
+    expect(documented(doc).filter((r) => !routes.includes(r))).toEqual([]);
+  });
+
+  it('fails a route list with a route that has no contract', () => {
+    const partial = buildOpenApiDocument(routeContracts.filter((c) => c.path !== '/v1/policies')) as unknown as Doc;
+    expect(appRoutes().filter((r) => !documented(partial).includes(r))).toEqual(['POST /v1/policies', 'GET /v1/policies']);
+  });
+
+  it('gives every error status the shared error schema', () => {
+    for (const c of routeContracts) {
+      const op = doc.paths[c.path]![c.method]!;
+      for (const status of errorStatuses(c)) {
+        expect(op.responses[String(status)]?.content).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/Error' } } });
+      }
+    }
+  });
+
+  it('answers 429 with Retry-After on the ingestion routes', () => {
+    for (const path of ['/flow', '/ingest', '/v1/ingest/events']) {
+      expect(doc.paths[path]!.post!.responses['429']!.headers).toHaveProperty('Retry-After');
+    }
+  });
+
+  it('carries an example for every request body', () => {
+    for (const ops of Object.values(doc.paths)) {
+      for (const op of Object.values(ops)) {
+        for (const media of Object.values(op.requestBody?.content ?? {})) expect(media.example).toBeDefined();
+      }
+    }
+  });
+});
