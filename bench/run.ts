@@ -20,7 +20,7 @@ import {
 import { chdbFolderOf, peakRssMib, startBenchStack, type BenchStack } from './stack';
 import { endToEndBytesPerFlow, engineInserts, rawClickHouse, serviceStore, type ClickHouseSettings } from './storage-scenarios';
 import { topTalkersOverSeededFlows } from './top-talkers';
-import { allowLoopbackWebhooks, webhookDelivery } from './webhooks';
+import { allowLoopbackWebhooks, webhookProbe } from './webhooks';
 
 /**
  * `npm run bench [-- --quick] [-- --profile]`: every scenario of the
@@ -62,11 +62,12 @@ async function measure(stack: BenchStack, config: Config) {
 
   log(`incident latency for ${sizes.incidentSeconds}s under half the peak flow load`);
   // Webhook delivery latency is measured beside the incident latency, under the same load.
-  const webhookRun = runs('incident') ? webhookDelivery(stack, stack.adminKey, sizes.incidentSeconds) : undefined;
-  const incidents = runs('incident')
-    ? await incidentLatency(stack, stack.adminKey, sizes.incidentSeconds, (Number.isNaN(e2e.flows_per_s) ? 50_000 : e2e.flows_per_s) / 2)
-    : { p50_ms: NaN, p99_ms: NaN };
-  const webhooks = (await webhookRun) ?? { p50_ms: NaN, p99_ms: NaN };
+  const probe = runs('incident') ? await webhookProbe(stack.url) : undefined;
+  const measured = runs('incident')
+    ? await incidentLatency(stack, stack.adminKey, sizes.incidentSeconds, (Number.isNaN(e2e.flows_per_s) ? 50_000 : e2e.flows_per_s) / 2, (key) => probe!.subscribe(key))
+    : undefined;
+  const incidents = measured ? { p50_ms: measured.p50_ms, p99_ms: measured.p99_ms, signals: measured.signals, missing: measured.missing } : { p50_ms: NaN, p99_ms: NaN };
+  const webhooks = probe && measured ? await probe.result(measured.posted) : { p50_ms: NaN, p99_ms: NaN };
 
   log(`analyst queries over ${sizes.storedFlows} stored flows`);
   const noQuery = { p50_ms: NaN, p99_ms: NaN };

@@ -87,8 +87,16 @@ export async function singleIngest(stack: BenchStack, key: string, seconds: numb
 }
 
 /** Scenario 3: a signal every 100 ms under half the peak flow load; latency from POST to the listed incident. */
-export async function incidentLatency(stack: BenchStack, adminKey: string, seconds: number, halfPeakFlowsPerSecond: number) {
+export async function incidentLatency(
+  stack: BenchStack,
+  adminKey: string,
+  seconds: number,
+  halfPeakFlowsPerSecond: number,
+  /** Called with the signals' workspace key before the first signal (the webhook probe subscribes there). */
+  beforeSignals?: (key: string) => Promise<void>,
+) {
   const signals = await mintKey(stack.url, adminKey);
+  await beforeSignals?.(signals.key);
   const load = await mintKey(stack.url, adminKey);
   const started = Date.now();
   const stopAt = started + seconds * 1000;
@@ -122,7 +130,7 @@ export async function incidentLatency(stack: BenchStack, adminKey: string, secon
   polling = false;
   await Promise.all([background, poller]);
   const latencies = [...posted.entries()].map(([s, t]) => (seen.get(s) ?? Infinity) - t);
-  return { p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99), signals: posted.size, missing: latencies.filter((l) => l === Infinity).length };
+  return { p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99), signals: posted.size, missing: latencies.filter((l) => l === Infinity).length, posted };
 }
 
 /** Scenario 4: top talkers and 1-minute series over one hour and one day of stored flows. */

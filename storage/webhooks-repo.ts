@@ -75,7 +75,13 @@ export class WebhooksRepo {
   }
 
   async recordAttempt(d: WebhookDelivery): Promise<void> {
-    await this.ch.insertJsonEachRow('webhook_deliveries', JSON.stringify(d) + '\n');
+    await this.recordAttempts([d]);
+  }
+
+  /** Several attempts' rows in one insert. */
+  async recordAttempts(rows: WebhookDelivery[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.ch.insertJsonEachRow('webhook_deliveries', rows.map((d) => JSON.stringify(d)).join('\n') + '\n');
   }
 
   /** A subscription's deliveries, the latest attempt of each, newest first attempt first. */

@@ -8,6 +8,10 @@ import { WebhookDeliveryQueue } from '../streams/webhook-queue';
 import { DurableConsumer } from './durable-consumer';
 import { deliverer, type DeliveryConfig } from './webhook-deliverer';
 import { fanOut } from './webhook-fanout';
+import { WebhookLookups } from './webhook-lookups';
+
+/** A new, changed or deleted subscription reaches the fan-out and the deliverer within this. */
+const subscriptionCacheMs = 2_000;
 
 export interface WebhookNotifierConfig extends DeliveryConfig {
   prefix: string;
@@ -31,16 +35,17 @@ export class WebhookNotifier {
       labelNames: ['consumer'] as const,
     });
     const queue = new WebhookDeliveryQueue({ nats: deps.nats, prefix: config.prefix });
+    const webhooks = new WebhookLookups(deps.webhooks, { ttlMs: subscriptionCacheMs });
     // The ack wait covers one attempt (DNS, connect, answer) with room to spare.
     const ackWaitMs = config.timeoutMs * 3 + 5_000;
     this.consumers = [
       new DurableConsumer(
         { stream: n.outbox, durable: n.fanout, ackWaitMs, concurrency: 16 },
-        { nats: deps.nats, log: deps.log, restarts, handle: fanOut({ webhooks: deps.webhooks, queue, registry: deps.registry }) },
+        { nats: deps.nats, log: deps.log, restarts, handle: fanOut({ webhooks, queue, registry: deps.registry }) },
       ),
       new DurableConsumer(
         { stream: n.deliveries, durable: n.deliverer, ackWaitMs, concurrency: config.concurrency },
-        { nats: deps.nats, log: deps.log, restarts, handle: deliverer(config, deps) },
+        { nats: deps.nats, log: deps.log, restarts, handle: deliverer(config, { ...deps, webhooks }) },
       ),
     ];
   }
