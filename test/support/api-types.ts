@@ -7,6 +7,7 @@
  * expectation of a test.
  */
 import type { FlowRow } from '../../core/flow';
+import type { FlowRecord } from '../../storage/analytics-repo';
 import type { ReplayReport } from '../../workflows/replay-contract';
 
 export type { ReplayReport };
@@ -204,28 +205,8 @@ export type FlowDimensionName =
 /** Dimension values of a top row or a series key: addresses and protocol as text, numbers as numbers, an absent exporter null. */
 export type FlowKeyView = Partial<Record<FlowDimensionName, string | number | null>>;
 
-/** A row of GET /v1/telemetry/flows with the exporter's fields (absent: exporter null, times null, numbers 0). */
-export interface FlowRecordView {
-  event_id: string;
-  ts: string;
-  src_ip: string;
-  dst_ip: string;
-  src_port: number;
-  dst_port: number;
-  protocol: string;
-  bytes: number;
-  packets: number;
-  exporter: string | null;
-  in_if: number;
-  out_if: number;
-  src_as: number;
-  dst_as: number;
-  tcp_flags: number;
-  tos: number;
-  flow_start: string | null;
-  flow_end: string | null;
-  sampling_rate: number;
-}
+/** A row of GET /v1/telemetry/flows with the exporter's fields (absent: exporter null, times null, numbers 0): the stored record, times in ISO. */
+export type FlowRecordView = Omit<FlowRecord, 'ts' | 'flow_start' | 'flow_end'> & { ts: string; flow_start: string | null; flow_end: string | null };
 
 /** A row of GET /v1/telemetry/flows/top by any dimensions: bytes and packets as `totals` asks (both with totals=all). */
 export type FlowTopRowView = FlowKeyView & { bytes?: number; packets?: number; flows: number };
