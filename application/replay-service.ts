@@ -16,7 +16,7 @@ import type { Principal } from './keys-service';
 
 const decisionDeadlineMs = 15_000;
 /** How long a read waits for the workflow's live status before answering with the stored one. */
-const liveStatusDeadlineMs = 2_000;
+const liveStatusDeadlineMs = 5_000;
 
 /** Workflow ids are business keys: the org and the replay id. */
 export const replayWorkflowId = (orgId: string, replayId: string) => `replay:${orgId}:${replayId}`;
@@ -92,14 +92,14 @@ export class ReplayService {
   }
 
   /** The stored record, with the live status from the workflow while it runs. */
-  async get(orgId: string, replayId: string): Promise<ReplayRecord> {
+  async get(orgId: string, replayId: string, liveDeadlineMs = liveStatusDeadlineMs): Promise<ReplayRecord> {
     const record = await this.deps.replays.get(orgId, replayId);
     if (!record) throw notFound('replay');
     if (terminalStatuses.includes(record.status)) return record;
     try {
       // A query waits for a worker to take it: without one polling, the stored state answers after a short wait.
       const client = this.deps.client();
-      const live = await client.withDeadline(Date.now() + liveStatusDeadlineMs, () =>
+      const live = await client.withDeadline(Date.now() + liveDeadlineMs, () =>
         client.workflow.getHandle(replayWorkflowId(orgId, replayId)).query(replayStatusQuery),
       );
       return { ...record, status: live.status, approvals: live.approvals, error: live.error, report: live.report ?? record.report };
@@ -115,7 +115,8 @@ export class ReplayService {
    * itself, as it does for a raw signal: this service writes no entry.
    */
   async decide(orgId: string, by: Principal, replayId: string, decision: 'approve' | 'deny', comment?: string): Promise<ReplayRecord> {
-    const record = await this.get(orgId, replayId);
+    // The decision is judged on the live status: it may wait as long as the decision itself would.
+    const record = await this.get(orgId, replayId, decisionDeadlineMs);
     if (record.status !== 'awaiting_approval') throw conflict(`the replay is ${record.status}, not awaiting approval`);
     if (record.requested_by === by.keyId) throw forbidden('a replay cannot be approved or denied with the key that requested it');
     const client = this.deps.client();

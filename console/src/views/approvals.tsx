@@ -22,20 +22,23 @@ function timeLeft(replay: Replay, policy: Policy | undefined): string {
 export function ApprovalsView({ me }: { me: Me }) {
   const waiting = useLoad(() => get('/v1/approvals', { query: { limit: 100 } }), [], 3000);
   const policies = useLoad(() => get('/v1/policies', { query: { status: 'active', limit: 100 } }), []);
+  // A replay this approver acted on stays on screen with its outcome, though the list refreshes without it.
+  const [acted, setActed] = useState<Record<string, Replay>>({});
   const policy = gatingPolicy(policies.data?.data ?? []);
-  const rows = waiting.data?.data ?? [];
+  const listed = waiting.data?.data ?? [];
+  const rows = [...listed, ...Object.values(acted).filter((a) => !listed.some((r) => r.replay_id === a.replay_id))];
   return (
     <Section title="Approvals">
       {waiting.error ? <ErrorNote error={waiting.error} retry={waiting.reload} /> : null}
       {waiting.data && rows.length === 0 ? <p>No replay is waiting for a decision.</p> : null}
       {rows.map((r) => (
-        <WaitingReplay key={r.replay_id} me={me} replay={r} policy={policy} onDecided={waiting.reload} />
+        <WaitingReplay key={r.replay_id} me={me} replay={r} policy={policy} onDeciding={() => setActed((a) => ({ ...a, [r.replay_id]: r }))} onDecided={waiting.reload} />
       ))}
     </Section>
   );
 }
 
-function WaitingReplay({ me, replay, policy, onDecided }: { me: Me; replay: Replay; policy?: Policy; onDecided: () => void }) {
+function WaitingReplay({ me, replay, policy, onDeciding, onDecided }: { me: Me; replay: Replay; policy?: Policy; onDeciding: () => void; onDecided: () => void }) {
   const incident = useLoad(() => get('/v1/incidents/{id}', { params: { id: replay.incident_id } }), [replay.incident_id]);
   const [comment, setComment] = useState('');
   const [error, setError] = useState<ApiError>();
@@ -43,6 +46,7 @@ function WaitingReplay({ me, replay, policy, onDecided }: { me: Me; replay: Repl
   const own = replay.requested_by === me.key_id;
   const decide = (decision: 'approve' | 'deny') => () => {
     const path = decision === 'approve' ? '/v1/replays/{id}/approve' : '/v1/replays/{id}/deny';
+    onDeciding();
     post(path, { params: { id: replay.replay_id }, body: comment ? { comment } : {} }).then(
       () => { setSent(decision); onDecided(); },
       (err: unknown) => setError(asApiError(err)),
