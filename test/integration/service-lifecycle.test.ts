@@ -91,6 +91,8 @@ describe('the service process on embedded defaults', () => {
     expect(health.status).toBe('ok');
     expect(health.engines.clickhouse.detail).toBe('chdb');
     expect(health.loops.collector?.status).toBe('up');
+    // Webhook secrets are sealed with a key kept beside the admin key, readable by its owner only.
+    expect(fs.statSync(path.join(dataDir, 'webhook-secrets-key')).mode & 0o777).toBe(0o600);
     const minted = (await (
       await fetch(`${first.url}/v1/api-keys`, { method: 'POST', headers: { authorization: `Bearer ${first.adminKey}` } })
     ).json()) as MintedKeyView;
