@@ -11,6 +11,7 @@ import {
 import type { CloudEvent } from '../core/webhook-events';
 import { counter, engineErrorsCounter, type Registry } from '../observability/metrics';
 import type { NatsClient } from './nats-client';
+import { putStream } from './put-stream';
 
 /**
  * The notification outbox as JetStream topology:
@@ -38,15 +39,6 @@ export const outboxNames = (prefix: string) => ({
 const duplicateWindowMs = 3_600_000;
 /** The outbox streams' byte limit: at most 1 GiB, and never more than the telemetry stream's. */
 const outboxMaxBytes = (telemetryMaxBytes: number) => Math.min(telemetryMaxBytes, 1024 ** 3);
-
-async function putStream(jsm: JetStreamManager, stream: Partial<StreamConfig> & { name: string }): Promise<void> {
-  const existing = await jsm.streams.info(stream.name).catch((err: unknown) => {
-    if ((err as { api_error?: { err_code?: number } }).api_error?.err_code === 10059) return undefined;
-    throw err;
-  });
-  if (existing) await jsm.streams.update(stream.name, stream);
-  else await jsm.streams.add(stream);
-}
 
 const workQueue = (name: string, subjects: string[], maxBytes: number): Partial<StreamConfig> & { name: string } => ({
   name,

@@ -10,6 +10,7 @@ import {
 } from 'nats';
 import type { StreamKind } from '../core/telemetry';
 import { ensureOutboxTopology } from './outbox';
+import { apiErrorCode, jsErrors, putStream } from './put-stream';
 
 /**
  * The JetStream topology as code, created or updated idempotently at start.
@@ -58,19 +59,6 @@ export const names = (prefix: string) => ({
   deadLetter: `${prefix.toUpperCase()}_DEAD_LETTER`,
   deadLetterSubject: (kind: string, orgId: string) => `${prefix}.dead.${kind}.${orgId}`,
 });
-
-/** JetStream API error codes (err_code) this module branches on. */
-const jsErrors = { streamNotFound: 10059, consumerNotFound: 10014 } as const;
-const apiErrorCode = (err: unknown) => (err as { api_error?: { err_code?: number } }).api_error?.err_code;
-
-async function putStream(jsm: JetStreamManager, stream: Partial<StreamConfig> & { name: string }): Promise<void> {
-  const existing = await jsm.streams.info(stream.name).catch((err: unknown) => {
-    if (apiErrorCode(err) === jsErrors.streamNotFound) return undefined;
-    throw err;
-  });
-  if (existing) await jsm.streams.update(stream.name, stream);
-  else await jsm.streams.add(stream);
-}
 
 export async function ensureTopology(jsm: JetStreamManager, config: TopologyConfig): Promise<void> {
   const n = names(config.prefix);
