@@ -6,6 +6,7 @@ import type { ApiDeps } from './deps';
 import { registerDocsRoutes } from './docs';
 import { errorMiddleware } from './error-middleware';
 import { httpMetrics, type HttpMetrics } from './http-metrics';
+import { securityHeaders } from './security-headers';
 import { registerAuditRoutes } from './routes/audit';
 import { registerDetectionRuleRoutes } from './routes/detection-rules';
 import { registerExporterRoutes } from './routes/exporters';
@@ -42,7 +43,7 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   if (deps.console) registerConsoleRoutes(publicRouter, deps.console);
 
   const tenantRouter = new Router();
-  tenantRouter.use(authenticate(deps.keys));
+  tenantRouter.use(authenticate({ keys: deps.keys, throttle: deps.authThrottle, trustedProxies: deps.trustedProxies }));
   registerKeyRoutes(tenantRouter, deps);
   registerWhoamiRoutes(tenantRouter);
   registerAuditRoutes(tenantRouter, deps);
@@ -57,6 +58,7 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
 
   const routes = routesOf([[publicRouter, false], [tenantRouter, true]]);
   app.use(countRequests(metrics, new Set(routes.map((r) => r.path))));
+  app.use(securityHeaders());
   app.use(errorMiddleware({ log: deps.log, metrics }));
   // The console's files at `/` and `/assets/*` only; every other path reaches the routers.
   if (deps.console) app.use(serveConsole(deps.console));

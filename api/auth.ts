@@ -1,15 +1,36 @@
 import type { Context, Next } from 'koa';
-import { forbidden } from '../core/errors';
+import { AppError, forbidden } from '../core/errors';
+import { clientAddress, throttleKeyOf, type TrustedProxies } from '../core/client-address';
 import { roleAllows, type Permission } from '../core/roles';
+import type { AuthThrottle } from '../application/auth-throttle';
 import type { KeysService, Principal } from '../application/keys-service';
 
 export interface AuthState {
   principal: Principal;
 }
 
-export function authenticate(keys: KeysService) {
+/** What checks a credential: the keys, and the throttle of clients that fail too often. */
+export interface AuthGuard {
+  keys: KeysService;
+  throttle: AuthThrottle;
+  trustedProxies: TrustedProxies;
+}
+
+/** The request's principal; 429 for a client over its failures, 401 (counted as a failure) for a bad credential. */
+export async function principalFromRequest(ctx: Context, guard: AuthGuard): Promise<Principal> {
+  const client = throttleKeyOf(clientAddress(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for') || undefined, guard.trustedProxies));
+  guard.throttle.check(client);
+  try {
+    return await guard.keys.authenticate(ctx.get('authorization') || undefined);
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'UNAUTHORIZED') guard.throttle.recordFailure(client);
+    throw err;
+  }
+}
+
+export function authenticate(guard: AuthGuard) {
   return async function authenticateRequest(ctx: Context, next: Next): Promise<void> {
-    (ctx.state as AuthState).principal = await keys.authenticate(ctx.get('authorization') || undefined);
+    (ctx.state as AuthState).principal = await principalFromRequest(ctx, guard);
     await next();
   };
 }

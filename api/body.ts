@@ -140,3 +140,13 @@ function parseNdjson(text: string): unknown[] {
   if (details.length > 0) throw validationError(`${details.length} malformed NDJSON line(s)`, details.slice(0, 100));
   return values;
 }
+
+/**
+ * A JSON body the request may leave out, which then reads as `{}`. Only a
+ * missing body does: a JSON `null` (or any other value) is the request's own,
+ * for its schema to judge.
+ */
+export async function readOptionalJson(ctx: Context, limitBytes: number): Promise<unknown> {
+  const body = await readBody(ctx, { limitBytes, accept: ['json'], optional: true });
+  return body === undefined ? {} : body.value;
+}

@@ -1,3 +1,4 @@
+import type { AuthThrottle } from '../application/auth-throttle';
 import type { AuditLedger } from '../application/audit-ledger';
 import type { DetectionRulesService } from '../application/detection-rules-service';
 import type { ExporterService } from '../application/exporter-service';
@@ -7,6 +8,7 @@ import type { KeysService } from '../application/keys-service';
 import type { PolicyService } from '../application/policy-service';
 import type { ReplayService } from '../application/replay-service';
 import type { WebhookService } from '../application/webhook-service';
+import type { TrustedProxies } from '../core/client-address';
 import type { Logger } from '../observability/logger';
 import type { Registry } from '../observability/metrics';
 import type { AnalyticsRepo } from '../storage/analytics-repo';
@@ -22,6 +24,9 @@ export interface HealthProbe {
 export interface ApiDeps {
   bodyLimitBytes: number;
   keys: KeysService;
+  /** Failed authentication per client address, taken from the socket or, behind trusted proxies, X-Forwarded-For. */
+  authThrottle: AuthThrottle;
+  trustedProxies: TrustedProxies;
   audit: AuditLedger;
   ingest: IngestService;
   incidents: IncidentService;

@@ -1,41 +1,56 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { Registry } from '../observability/metrics';
+import { httpMetrics } from './http-metrics';
 
 export interface HttpServerConfig {
   host: string;
   /** 0 picks a free port; `boundPort` tells which. */
   port: number;
-  /** Headers must arrive within this: a stalled client cannot hold a socket open for long. */
+  /**
+   * Headers, then the whole request, must arrive within these: a client that
+   * trickles bytes (slowloris) holds its socket no longer, and is answered 408.
+   */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
+  /** Sockets open at once; past it Node closes new ones at once. */
+  maxConnections: number;
 }
-
-export const defaultHttpServerConfig: HttpServerConfig = {
-  host: '0.0.0.0',
-  port: 8080,
-  headersTimeoutMs: 20_000,
-  requestTimeoutMs: 120_000,
-  keepAliveTimeoutMs: 65_000,
-};
 
 /** The listening socket of the API; the handler is the Koa app's callback. */
 export class HttpServer {
   private server?: http.Server;
   private port: number;
+  private readonly errors;
 
   constructor(
     private readonly config: HttpServerConfig,
     private readonly handler: http.RequestListener,
+    registry: Registry,
   ) {
     this.port = config.port;
+    this.errors = httpMetrics(registry).errors;
   }
 
   async start(): Promise<void> {
-    const server = http.createServer({ keepAliveTimeout: this.config.keepAliveTimeoutMs }, this.handler);
-    server.on('clientError', answerClientError);
-    server.headersTimeout = this.config.headersTimeoutMs;
-    server.requestTimeout = this.config.requestTimeoutMs;
+    const { headersTimeoutMs, requestTimeoutMs } = this.config;
+    const server = http.createServer(
+      {
+        keepAliveTimeout: this.config.keepAliveTimeoutMs,
+        // Node refuses a headers timeout longer than the request's: headers are part of the request.
+        headersTimeout: Math.min(headersTimeoutMs, requestTimeoutMs),
+        requestTimeout: requestTimeoutMs,
+        // Node checks the two timeouts every 30 s by default: a slow socket would outlive its timeout by as much.
+        connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(headersTimeoutMs / 4))),
+      },
+      this.handler,
+    );
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+      const code = answerClientError(err, socket);
+      if (code) this.errors.inc({ code });
+    });
+    server.maxConnections = this.config.maxConnections;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.port, this.config.host, () => resolve());
@@ -66,23 +81,32 @@ export class HttpServer {
   }
 }
 
+const clientErrorAnswers: Record<string, { status: string; code: string; message: string }> = {
+  HPE_HEADER_OVERFLOW: { status: '431 Request Header Fields Too Large', code: 'HEADERS_TOO_LARGE', message: 'request headers are too large' },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: '408 Request Timeout', code: 'REQUEST_TIMEOUT', message: 'the request did not arrive in time' },
+};
+const malformed = { status: '400 Bad Request', code: 'VALIDATION_ERROR', message: 'malformed HTTP request' };
+
 /**
  * Requests Node's parser rejects before Koa sees them (junk headers, oversized
- * header blocks) still get the error body.
+ * header blocks, a request that did not arrive within its timeout) still get
+ * the error body and the headers every answer carries. Returns the code of
+ * the answer, counted like every error answer; none when the client is gone
+ * (a reset connection is no error of the client's request).
  */
-function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
-  if (!socket.writable) {
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): string | undefined {
+  // As Node's own handler: a reset or closed socket, or one whose answer has begun (a timeout while Koa read
+  // the body answers through Koa), gets no second answer written over it.
+  const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || answering?.headersSent) {
     socket.destroy();
-    return;
+    return undefined;
   }
-  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-  const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
-  const body = JSON.stringify({
-    error: tooLarge
-      ? { code: 'HEADERS_TOO_LARGE', message: 'request headers are too large' }
-      : { code: 'VALIDATION_ERROR', message: 'malformed HTTP request' },
-  });
+  const answer = clientErrorAnswers[err.code ?? ''] ?? malformed;
+  const body = JSON.stringify({ error: { code: answer.code, message: answer.message } });
   socket.end(
-    `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${answer.status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
   );
+  return answer.code;
 }

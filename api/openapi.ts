@@ -33,7 +33,7 @@ const errorText: Record<number, string> = {
   409: "CONFLICT: the change conflicts with the object's state",
   413: 'PAYLOAD_TOO_LARGE: the body, inflated, is over BODY_LIMIT_BYTES',
   415: 'UNSUPPORTED_MEDIA_TYPE: a content type, charset or encoding the route does not take',
-  429: "RATE_LIMITED: the workspace is over its records per second; Retry-After says when the batch fits",
+  429: 'RATE_LIMITED: this client address failed authentication too often (AUTH_FAILURES_PER_MINUTE), or, on ingestion, the workspace is over its records per second; Retry-After says when to retry',
   500: 'INTERNAL: a bug; the cause is logged',
   503: 'UNAVAILABLE: an engine is down or the telemetry backlog is full',
 };
@@ -41,7 +41,7 @@ const errorText: Record<number, string> = {
 /** Every error status a route can answer, from its shape: auth, inputs, engines, and what its contract adds. */
 export function errorStatuses(c: RouteContract): number[] {
   const statuses = new Set<number>([500, ...(c.errors ?? [])]);
-  if (c.access !== 'public') [401, 403, 503].forEach((s) => statuses.add(s));
+  if (c.access !== 'public') [401, 403, 429, 503].forEach((s) => statuses.add(s));
   if (c.query || c.body || c.extraQuery) statuses.add(400);
   if (c.params) statuses.add(404);
   if (c.body) [413, 415].forEach((s) => statuses.add(s));

@@ -1,5 +1,7 @@
 import type { Transition } from '../core/correlation';
 import { conflict, notFound } from '../core/errors';
+import type { SignalRow } from '../core/telemetry';
+import type { IncidentSignals, SignalCursor } from '../storage/incident-signals';
 import type { IncidentCursor, IncidentFilters, IncidentsRepo, StoredIncident } from '../storage/incidents-repo';
 import type { AuditLedger } from './audit-ledger';
 import type { Correlator } from './correlator';
@@ -14,7 +16,13 @@ const stateAfter = { acknowledge: 'acknowledged', resolve: 'resolved' } as const
  */
 export class IncidentService {
   constructor(
-    private readonly deps: { incidents: IncidentsRepo; correlator: Correlator; audit: AuditLedger; now?: () => number },
+    private readonly deps: {
+      incidents: IncidentsRepo;
+      signals: IncidentSignals;
+      correlator: Correlator;
+      audit: AuditLedger;
+      now?: () => number;
+    },
   ) {}
 
   list(orgId: string, filters: IncidentFilters, limit: number, after?: IncidentCursor): Promise<StoredIncident[]> {
@@ -25,6 +33,11 @@ export class IncidentService {
     const incident = await this.deps.incidents.get(orgId, id);
     if (!incident) throw notFound('incident');
     return incident;
+  }
+
+  /** The incident's signals in event-time order, a page at a time. */
+  async signals(orgId: string, id: string, limit: number, after?: SignalCursor): Promise<SignalRow[]> {
+    return this.deps.signals.page(orgId, await this.get(orgId, id), limit, after);
   }
 
   async transition(orgId: string, actor: string, id: string, action: IncidentAction): Promise<StoredIncident> {

@@ -43,6 +43,18 @@ export interface KeyAudit {
 const cacheTtlMs = 5_000;
 /** How long a cached key still serves while ClickHouse cannot be reached. */
 const staleIfErrorMs = 15 * 60_000;
+/**
+ * How long, and how many, ids that no key has are remembered, so that a
+ * client retrying a key that never existed (or a guesser repeating ids) costs
+ * no storage lookup. Safe across processes: an id is 80 random bits drawn at
+ * mint and its holder learns it only once it is stored, so no id looked up
+ * before can turn into a key afterwards (but by guessing 80 random bits).
+ * Short all the same: behind a load balancer on replicated tables, a key
+ * minted through another process may reach this one's replica a moment
+ * after its holder first uses it, and must not stay refused for long.
+ */
+const missTtlMs = 5_000;
+const maxMisses = 50_000;
 
 /**
  * Mints, authenticates and revokes keys. A key is `ntk_<id>_<secret>`: the id
@@ -51,8 +63,11 @@ const staleIfErrorMs = 15 * 60_000;
  */
 export class KeysService {
   private readonly adminHash?: Buffer;
-  private readonly cache = new Map<string, { record?: KeyRecord; fetchedAt: number }>();
+  private readonly cache = new Map<string, { record: KeyRecord; fetchedAt: number }>();
+  /** Ids without a key, with when each was looked up: the negative cache. */
+  private readonly misses = new Map<string, number>();
   private readonly authFailures;
+  private readonly storeLookups;
   private readonly engineErrors;
 
   constructor(
@@ -62,11 +77,18 @@ export class KeysService {
       registry: Registry;
       adminApiKey?: string;
       now?: () => number;
+      /** The 20 hex digits of a new key's id; random unless a test fixes them. */
+      newKeyHex?: () => string;
     },
   ) {
     this.adminHash = deps.adminApiKey ? sha256(deps.adminApiKey) : undefined;
     this.authFailures = counter(deps.registry, { name: 'nettel_auth_failures_total', help: 'Rejected credentials by reason', labelNames: ['reason'] as const });
     this.engineErrors = engineErrorsCounter(deps.registry);
+    this.storeLookups = counter(deps.registry, {
+      name: 'nettel_key_store_lookups_total',
+      help: 'Key records read from storage to authenticate, by result (found, missing, error); cached ones are not counted',
+      labelNames: ['result'] as const,
+    });
   }
 
   private now(): number {
@@ -93,26 +115,42 @@ export class KeysService {
   }
 
   private async lookup(keyId: string): Promise<KeyRecord | undefined> {
+    const missedAt = this.misses.get(keyId);
+    if (missedAt !== undefined && this.now() - missedAt < missTtlMs) return undefined;
     const cached = this.cache.get(keyId);
     if (cached && this.now() - cached.fetchedAt < cacheTtlMs) return cached.record;
     let record: KeyRecord | undefined;
     try {
       record = await this.deps.repo.get(keyId);
     } catch (err) {
+      this.storeLookups.inc({ result: 'error' });
       this.engineErrors.inc({ engine: 'clickhouse', operation: 'key_lookup' });
       // ClickHouse unreachable: a key seen recently stays valid, so ingestion
       // (which needs only JetStream) goes on through a ClickHouse outage.
       if (cached && this.now() - cached.fetchedAt < staleIfErrorMs) return cached.record;
       throw err;
     }
+    this.storeLookups.inc({ result: record ? 'found' : 'missing' });
+    if (!record) {
+      this.rememberMiss(keyId);
+      return undefined;
+    }
+    // Only keys that exist are cached here: unknown ids, however many, cannot crowd them out.
     if (this.cache.size > 100_000) this.cache.clear();
     this.cache.set(keyId, { record, fetchedAt: this.now() });
     return record;
   }
 
+  private rememberMiss(keyId: string): void {
+    this.misses.delete(keyId);
+    // A Map iterates in insertion order: past the bound, the oldest miss goes.
+    if (this.misses.size >= maxMisses) this.misses.delete(this.misses.keys().next().value!);
+    this.misses.set(keyId, this.now());
+  }
+
   async mint(by: Principal, request: MintRequest): Promise<MintedKey> {
     const orgId = this.orgForMint(by, request.orgId);
-    const keyHex = randomBytes(10).toString('hex');
+    const keyHex = this.deps.newKeyHex?.() ?? randomBytes(10).toString('hex');
     const key = `ntk_${keyHex}_${randomBytes(32).toString('base64url')}`;
     const createdAt = this.now();
     const record: KeyRecord = {
@@ -129,6 +167,7 @@ export class KeysService {
     };
     await this.deps.repo.put(record);
     this.cache.delete(record.key_id);
+    this.misses.delete(record.key_id);
     await this.deps.audit.append({
       orgId,
       actor: by.keyId,

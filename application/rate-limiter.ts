@@ -1,5 +1,5 @@
 import { AppError } from '../core/errors';
-import { TokenBucket } from '../core/token-bucket';
+import { TokenBuckets } from '../core/token-bucket';
 import { counter, type Registry } from '../observability/metrics';
 
 export interface RateLimitConfig {
@@ -13,7 +13,7 @@ const maxTrackedWorkspaces = 100_000;
 
 /** Per-workspace limits on telemetry records, answered with 429 RATE_LIMITED and Retry-After. */
 export class RateLimiter {
-  private readonly buckets = new Map<string, TokenBucket>();
+  private readonly buckets: TokenBuckets;
   private readonly limited;
 
   constructor(
@@ -21,6 +21,7 @@ export class RateLimiter {
     registry: Registry,
     private readonly now: () => number = Date.now,
   ) {
+    this.buckets = new TokenBuckets(config.recordsPerSecond, config.recordsPerSecond * config.burstSeconds, maxTrackedWorkspaces);
     this.limited = counter(registry, {
       name: 'nettel_rate_limited_requests_total',
       help: 'Ingest requests refused with 429 because their workspace was over its record rate',
@@ -29,18 +30,12 @@ export class RateLimiter {
 
   /** Gives back a refused or failed request's records (validation error, JetStream unavailable). */
   refundRecords(orgId: string, records: number): void {
-    this.buckets.get(orgId)?.refund(records);
+    this.buckets.peek(orgId)?.refund(records);
   }
 
   takeRecords(orgId: string, records: number): void {
     if (!this.config.recordsPerSecond) return;
-    let bucket = this.buckets.get(orgId);
-    if (!bucket) {
-      if (this.buckets.size >= maxTrackedWorkspaces) this.buckets.clear();
-      bucket = new TokenBucket(this.config.recordsPerSecond, this.config.recordsPerSecond * this.config.burstSeconds, this.now());
-      this.buckets.set(orgId, bucket);
-    }
-    const taken = bucket.take(records, this.now());
+    const taken = this.buckets.get(orgId, this.now()).take(records, this.now());
     if (!taken.ok) {
       this.limited.inc();
       throw new AppError('RATE_LIMITED', `the workspace is over ${this.config.recordsPerSecond} telemetry records per second`, {

@@ -1,4 +1,4 @@
-import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { historyOf, windowMsOf } from '../core/detection-rules';
 import { AppError, conflict, forbidden, notFound, policyDenied, unavailable } from '../core/errors';
 import { randomId } from '../core/ids';
@@ -20,6 +20,36 @@ const liveStatusDeadlineMs = 5_000;
 
 /** Workflow ids are business keys: the org and the replay id. */
 export const replayWorkflowId = (orgId: string, replayId: string) => `replay:${orgId}:${replayId}`;
+
+/**
+ * Starts a replay's workflow. Its id is the replay's business key and a
+ * second start of that id is refused (WorkflowExecutionAlreadyStartedError),
+ * even once the first run closed: a replay runs once.
+ */
+export async function startReplayWorkflow(client: Client, taskQueue: string, input: ReplayInput): Promise<void> {
+  await client.workflow.start(replayWorkflow, {
+    taskQueue,
+    workflowId: replayWorkflowId(input.orgId, input.replayId),
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    args: [input],
+  });
+}
+
+/**
+ * The workflow input of a stored replay whose workflow never started: the
+ * window it was stored with (computed when it was requested) is the one it
+ * runs on.
+ */
+export function storedReplayInput(record: ReplayRecord): ReplayInput {
+  return {
+    orgId: record.org_id,
+    replayId: record.replay_id,
+    incidentId: record.incident_id,
+    requestedBy: record.requested_by,
+    requestedAt: record.requested_at,
+    windowMinutes: record.window_minutes,
+  };
+}
 
 /**
  * Requests, reads and decides replays. A request a policy forbids is refused
@@ -69,22 +99,27 @@ export class ReplayService {
       approvals: [],
       report: null,
       error: null,
+      decision_deadline: null,
+      approval_policies: [],
       version: 1,
     };
     await this.deps.replays.put(record);
     const input: ReplayInput = { orgId, replayId: record.replay_id, incidentId, requestedBy: by.keyId, requestedAt: now, windowMinutes };
     try {
-      await this.deps.client().workflow.start(replayWorkflow, {
-        taskQueue: this.deps.taskQueue,
-        workflowId: replayWorkflowId(orgId, record.replay_id),
-        args: [input],
-      });
+      await startReplayWorkflow(this.deps.client(), this.deps.taskQueue, input);
     } catch (err) {
-      await this.deps.replays.put({ ...record, status: 'failed', error: { code: 'UNAVAILABLE', message: 'the workflow could not start' }, version: 2 });
-      throw unavailable('Temporal', err);
+      // The reconciler started it while this start was slow (Temporal restarting, say): it runs, which is what
+      // was asked, and the reconciler audits the request it started.
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return record;
+      await this.failToStart(record, err);
     }
     await this.deps.audit.append({ orgId, actor: by.keyId, action: 'replay.request', target: record.replay_id, details: { incident_id: incidentId } });
     return record;
+  }
+
+  private async failToStart(record: ReplayRecord, err: unknown): Promise<never> {
+    await this.deps.replays.put({ ...record, status: 'failed', error: { code: 'UNAVAILABLE', message: 'the workflow could not start' }, version: 2 });
+    throw unavailable('Temporal', err);
   }
 
   list(orgId: string, opts: Parameters<ReplaysRepo['list']>[1]): Promise<ReplayRecord[]> {
@@ -102,7 +137,15 @@ export class ReplayService {
       const live = await client.withDeadline(Date.now() + liveDeadlineMs, () =>
         client.workflow.getHandle(replayWorkflowId(orgId, replayId)).query(replayStatusQuery),
       );
-      return { ...record, status: live.status, approvals: live.approvals, error: live.error, report: live.report ?? record.report };
+      return {
+        ...record,
+        status: live.status,
+        approvals: live.approvals,
+        error: live.error,
+        report: live.report ?? record.report,
+        decision_deadline: live.decision_deadline ?? record.decision_deadline,
+        approval_policies: live.approval_policies ?? record.approval_policies,
+      };
     } catch {
       // The workflow cannot answer now (finished, or no worker polling): the stored state is the latest known.
       return record;

@@ -26,6 +26,17 @@ export interface BenchResult {
   collector_flows_per_s: number;
   collector_loss_pct: number;
   goflow2_alone_flows_per_s: number;
+  /** Scenario 1 up to the last acknowledgement (the API's answer follows JetStream's, after its sync). */
+  batched_accepted_flows_per_s: number;
+  /** Scenario 11: the same ingest on a nats-server that syncs every write before acknowledging it, and on one that leaves syncing to its default. */
+  synced_nats_raw_jetstream_events_per_s: number;
+  unsynced_nats_raw_jetstream_events_per_s: number;
+  synced_nats_accepted_flows_per_s: number;
+  unsynced_nats_accepted_flows_per_s: number;
+  synced_nats_single_ingest_rps: number;
+  unsynced_nats_single_ingest_rps: number;
+  synced_nats_publish_ack_p50_ms: number;
+  unsynced_nats_publish_ack_p50_ms: number;
 }
 
 export function machine() {
@@ -96,7 +107,11 @@ export function writeBenchmarks(file: string, result: BenchResult, extra: Record
       `raw ClickHouse / engine JSONEachRow = ${fmt(result.raw_clickhouse_rows_per_s / result.engine_jsoneachrow_rows_per_s)}, ` +
       `end to end / raw JetStream = ${fmt(result.batched_e2e_flows_per_s / result.raw_jetstream_events_per_s)}, ` +
       `single / bare http = ${fmt(result.single_ingest_rps / result.bare_http_rps)}, ` +
-      `collector / GoFlow2 alone = ${fmt(result.collector_flows_per_s / result.goflow2_alone_flows_per_s)}.`,
+      `collector / GoFlow2 alone = ${fmt(result.collector_flows_per_s / result.goflow2_alone_flows_per_s)}; ` +
+      `syncing / unsynced NATS: raw JetStream = ${fmt(result.synced_nats_raw_jetstream_events_per_s / result.unsynced_nats_raw_jetstream_events_per_s)}, ` +
+      `batched accepted = ${fmt(result.synced_nats_accepted_flows_per_s / result.unsynced_nats_accepted_flows_per_s)}, ` +
+      `one flow per request = ${fmt(result.synced_nats_single_ingest_rps / result.unsynced_nats_single_ingest_rps)}, ` +
+      `one publish's acknowledgement = ${fmt(result.synced_nats_publish_ack_p50_ms)} ms and ${fmt(result.unsynced_nats_publish_ack_p50_ms)} ms.`,
     '',
     '```json',
     JSON.stringify(extra, null, 2),

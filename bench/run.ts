@@ -19,6 +19,7 @@ import {
 } from './scenarios';
 import { chdbFolderOf, peakRssMib, startBenchStack, type BenchStack } from './stack';
 import { endToEndBytesPerFlow, engineInserts, rawClickHouse, serviceStore, type ClickHouseSettings } from './storage-scenarios';
+import { syncCost, type SyncCost } from './sync-cost';
 import { topTalkersOverSeededFlows } from './top-talkers';
 import { allowLoopbackWebhooks, webhookProbe } from './webhooks';
 
@@ -43,6 +44,9 @@ async function measure(stack: BenchStack, config: Config) {
   const now = Date.now();
   const day = 86_400_000;
   const e2eData = flowBatches({ flows: sizes.e2eFlows, batchSize: 5_000, from: now - day, spanMs: day - 60_000, seed: 1 });
+  const e2eRange = { from: now - day - 60_000, to: now + 60_000 };
+  // First, while the stack's service is idle: ingest on a syncing nats-server and on one that syncs every two minutes.
+  const syncing = runs('sync') ? await syncCost(stack, config, sizes, log) : undefined;
 
   log(`raw JetStream publish of ${sizes.e2eFlows} flows`);
   const rawJs = runs('rawjs') ? await rawJetStream(stack.natsUrl, e2eData) : NaN;
@@ -52,7 +56,7 @@ async function measure(stack: BenchStack, config: Config) {
   const engine = runs('engine') ? await engineInserts(stack.dir, e2eData, config.clickhouse.retention) : undefined;
   log(`batched end to end: ${sizes.e2eFlows} flows`);
   const analyst = await mintKey(stack.url, stack.adminKey);
-  const e2e = runs('e2e') ? await batchedEndToEnd(stack, analyst.key, e2eData, { from: now - day - 60_000, to: now + 60_000 }) : skipped;
+  const e2e = runs('e2e') ? await batchedEndToEnd(stack, analyst.key, e2eData, e2eRange) : skipped;
   const e2eRows = { orgId: analyst.org_id, before: Date.now() };
 
   log(`one flow per request for ${sizes.singleSeconds}s at concurrency 64, then the bare http baseline`);
@@ -78,7 +82,8 @@ async function measure(stack: BenchStack, config: Config) {
   // Read before the collector scenario, so the API's peak stays comparable with runs before the collector; its peak after is in the details.
   const rss = serviceRss(stack);
   const collector = runs('collector') ? await collectorScenario(stack, config, quick ? collectorSizes.quick : collectorSizes.full, log) : undefined;
-  return { rawJs, rawCh, engine, e2e, e2eRows, single, incidents, webhooks, queries, replay, rss, collector, rssAfterCollector: collector && serviceRss(stack) };
+  const rssAfterCollector = collector && serviceRss(stack);
+  return { syncing, rawJs, rawCh, engine, e2e, e2eRows, single, incidents, webhooks, queries, replay, rss, collector, rssAfterCollector };
 }
 
 /** Peak RSS of the API process and of the workers' process, read while they still run. */
@@ -99,6 +104,18 @@ async function measureAfterStop(stack: BenchStack, config: Config, e2eRows: { or
   return { stored, top };
 }
 
+/** Scenario 11's figures, each side's medians. */
+const syncCostKeys = (s: SyncCost | undefined) => ({
+  synced_nats_raw_jetstream_events_per_s: Math.round(s?.sync.raw_jetstream_events_per_s ?? NaN),
+  unsynced_nats_raw_jetstream_events_per_s: Math.round(s?.nosync.raw_jetstream_events_per_s ?? NaN),
+  synced_nats_accepted_flows_per_s: Math.round(s?.sync.accepted_flows_per_s ?? NaN),
+  unsynced_nats_accepted_flows_per_s: Math.round(s?.nosync.accepted_flows_per_s ?? NaN),
+  synced_nats_single_ingest_rps: Math.round(s?.sync.single_ingest_rps ?? NaN),
+  unsynced_nats_single_ingest_rps: Math.round(s?.nosync.single_ingest_rps ?? NaN),
+  synced_nats_publish_ack_p50_ms: s?.sync.publish_ack_p50_ms ?? NaN,
+  unsynced_nats_publish_ack_p50_ms: s?.nosync.publish_ack_p50_ms ?? NaN,
+});
+
 type Measured = Awaited<ReturnType<typeof measure>> & Awaited<ReturnType<typeof measureAfterStop>>;
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
@@ -106,6 +123,7 @@ const round1 = (n: number) => Math.round(n * 10) / 10;
 function report(stack: BenchStack, m: Measured) {
   const result: BenchResult = {
     batched_e2e_flows_per_s: Math.round(m.e2e.flows_per_s),
+    batched_accepted_flows_per_s: Math.round(m.e2e.accepted_flows_per_s),
     raw_jetstream_events_per_s: Math.round(m.rawJs),
     raw_clickhouse_rows_per_s: Math.round(m.rawCh),
     engine_jsoneachrow_rows_per_s: Math.round(m.engine?.jsoneachrow_rows_per_s ?? NaN),
@@ -129,11 +147,12 @@ function report(stack: BenchStack, m: Measured) {
     collector_flows_per_s: Math.round(m.collector?.flows_per_s ?? NaN),
     collector_loss_pct: m.collector?.loss_pct ?? NaN,
     goflow2_alone_flows_per_s: Math.round(m.collector?.goflow2_alone_flows_per_s ?? NaN),
+    ...syncCostKeys(m.syncing),
   };
   const details = {
     roles_per_process: stack.processes.map((p) => p.role),
-    accepted_flows_per_s: Math.round(m.e2e.accepted_flows_per_s),
     engine_inserts: m.engine,
+    sync_cost: m.syncing,
     stored_e2e_flows: m.stored,
     single_ingest: m.single.service,
     bare_http: m.single.baseline,

@@ -17,17 +17,19 @@ export interface Sizes {
   metricEvents: number;
   /** Flows seeded over 30 days for the top-talkers scenario. */
   topFlows: number;
+  /** Rounds of each side in scenario 11, the cost of syncing. */
+  syncRounds: number;
 }
 
-export const fullSizes: Sizes = { e2eFlows: 1_000_000, storedFlows: 10_000_000, replayFlows: 1_000_000, singleSeconds: 20, incidentSeconds: 20, queryRuns: 40, metricEvents: 200_000, topFlows: 100_000_000 };
-export const quickSizes: Sizes = { e2eFlows: 50_000, storedFlows: 150_000, replayFlows: 50_000, singleSeconds: 3, incidentSeconds: 4, queryRuns: 5, metricEvents: 10_000, topFlows: 1_000_000 };
+export const fullSizes: Sizes = { e2eFlows: 1_000_000, storedFlows: 10_000_000, replayFlows: 1_000_000, singleSeconds: 20, incidentSeconds: 20, queryRuns: 40, metricEvents: 200_000, topFlows: 100_000_000, syncRounds: 3 };
+export const quickSizes: Sizes = { e2eFlows: 50_000, storedFlows: 150_000, replayFlows: 50_000, singleSeconds: 3, incidentSeconds: 4, queryRuns: 5, metricEvents: 10_000, topFlows: 1_000_000, syncRounds: 1 };
 
 const day = 86_400_000;
 const batchSize = 5_000;
 const clients = 4;
 
 /** Scenario 1: NDJSON batches by concurrent clients, timed until every row is in ClickHouse. */
-export async function batchedEndToEnd(stack: BenchStack, key: string, data: FlowBatches, range: { from: number; to: number }) {
+export async function batchedEndToEnd(stack: Pick<BenchStack, 'url'>, key: string, data: FlowBatches, range: { from: number; to: number }) {
   const started = performance.now();
   await postFlows(stack.url, key, data.bodies, clients);
   const accepted = performance.now();
@@ -61,7 +63,8 @@ export async function rawJetStream(natsUrl: string, data: FlowBatches) {
   return data.flows / seconds;
 }
 
-function runLoad(url: string, key: string, seconds: number): Promise<LoadResult> {
+/** One flow per request with keep-alive at concurrency 64 for `seconds`, by autocannon in its own process. */
+export function runLoad(url: string, key: string, seconds: number): Promise<LoadResult> {
   const child = fork(path.join(__dirname, 'http-load.js'), { stdio: 'inherit' });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve(m as LoadResult));

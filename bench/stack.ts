@@ -25,6 +25,13 @@ export interface ServiceRun {
   stop(): Promise<void>;
 }
 
+export interface LaunchOptions {
+  dataDir: string;
+  database: string;
+  natsUrl?: string;
+  withoutCollector?: boolean;
+}
+
 export interface BenchStack extends ServiceRun {
   adminKey: string;
   natsUrl: string;
@@ -32,8 +39,11 @@ export interface BenchStack extends ServiceRun {
   dir: string;
   /** The collector's UDP ports on 127.0.0.1 (NetFlow v9/IPFIX, sFlow). */
   collectorPorts: { netflow: number; sflow: number };
-  /** Another service on the same engines, on its own data folder and database (e.g. one seeded beforehand). */
-  launch(opts: { dataDir: string; database: string }): Promise<ServiceRun>;
+  /**
+   * Another service on the same engines, on its own data folder and database (e.g. one seeded beforehand);
+   * `natsUrl` puts it on another NATS, and `withoutCollector` leaves out the collector, whose ports the stack's service holds.
+   */
+  launch(opts: LaunchOptions): Promise<ServiceRun>;
   /** Stops the service alone (the engines keep running), so its chDB folder can be opened by the bench. */
   stopService(): Promise<void>;
   /** Stops the service if it still runs, then the engines, and removes the folder. */
@@ -45,13 +55,23 @@ const mainJs = path.resolve(__dirname, '../service/main.js');
 /** The chDB folder of a service whose DATA_DIR is `dataDir`, as service/roles/adapters.ts places it. */
 export const chdbFolderOf = (dataDir: string) => path.join(dataDir, 'chdb');
 
+/**
+ * A nats-server as the embedded default runs it; `interval` leaves syncing to the server's default, for the cost of syncing.
+ * Each service's streams reserve NATS_STREAM_MAX_BYTES and 3 GiB of the store's bound, which the embedded bound
+ * holds once; the bench's server holds the streams of three (the stack's, scenario 11's, the top-talkers').
+ */
+export function benchNatsServer(config: Config, dir: string, port: number, sync: 'always' | 'interval', log: Logger): LocalProcess {
+  const maxFileStoreBytes = 4 * config.nats.embeddedMaxFileStoreBytes;
+  return localNatsServer({ dir, port, binPath: config.binPath, toolsDir: config.toolsDir, server: config.nats.server, maxFileStoreBytes, sync }, log);
+}
+
 /** Local engines in `dir` for what the environment does not name. */
 async function benchEngines(config: Config, dir: string, log: Logger) {
   const engines: LocalProcess[] = [];
   let natsUrl = config.nats.url;
   if (!natsUrl) {
     const port = await freePort();
-    engines.push(localNatsServer({ dir: path.join(dir, 'nats'), port, binPath: config.binPath }, log));
+    engines.push(benchNatsServer(config, path.join(dir, 'nats'), port, 'always', log));
     natsUrl = `nats://127.0.0.1:${port}`;
   }
   let temporalAddress = config.temporal.address;
@@ -84,9 +104,10 @@ async function startService(role: string, env: NodeJS.ProcessEnv, port: number, 
 }
 
 /** One service (one or two processes, by roles) on `dataDir` and `database`, answering on a free port. */
-async function launchService(baseEnv: NodeJS.ProcessEnv, roles: string[], opts: { dataDir: string; database: string; cpuProfileDir?: string }): Promise<ServiceRun> {
+async function launchService(baseEnv: NodeJS.ProcessEnv, roles: string[], opts: { dataDir: string; database: string; natsUrl?: string; cpuProfileDir?: string }): Promise<ServiceRun> {
   const port = await freePort();
-  const env = { ...baseEnv, DATA_DIR: opts.dataDir, CLICKHOUSE_DATABASE: opts.database, NATS_PREFIX: `bench${randomBytes(4).toString('hex')}` };
+  const env: NodeJS.ProcessEnv = { ...baseEnv, DATA_DIR: opts.dataDir, CLICKHOUSE_DATABASE: opts.database, NATS_PREFIX: `bench${randomBytes(4).toString('hex')}` };
+  if (opts.natsUrl) env.NATS_URL = opts.natsUrl;
   const processes: ServiceRun['processes'] = [];
   let running = true;
   const stop = async () => {
@@ -140,7 +161,10 @@ export async function startBenchStack(opts: { cpuProfileDir?: string }): Promise
     COLLECTOR_SFLOW_PORT: String(collectorPorts.sflow),
   };
   const roles = config.clickhouse.url ? ['api', 'stream-workers,temporal-worker,collector'] : ['api,stream-workers,temporal-worker,collector'];
-  const launch = (o: { dataDir: string; database: string }) => launchService(baseEnv, roles, { ...o, cpuProfileDir: opts.cpuProfileDir });
+  const launch = ({ withoutCollector, ...o }: LaunchOptions) => {
+    const launched = withoutCollector ? roles.map((r) => r.split(',').filter((role) => role !== 'collector').join(',')) : roles;
+    return launchService(baseEnv, launched, { ...o, cpuProfileDir: opts.cpuProfileDir });
+  };
   const stopEngines = async () => {
     await Promise.all(engines.map((e) => e.stop()));
     fs.rmSync(dir, { recursive: true, force: true });

@@ -16,20 +16,66 @@ export class TokenBucket {
     this.updatedAt = now;
   }
 
-  /** Takes `n` tokens, or says how many milliseconds until it could. */
-  take(n: number, now: number): { ok: true } | { ok: false; retryAfterMs: number } {
+  private refill(now: number): void {
     this.tokens = Math.min(this.capacity, this.tokens + ((now - this.updatedAt) / 1000) * this.ratePerSecond);
     this.updatedAt = now;
+  }
+
+  /** Takes `n` tokens, or says how many milliseconds until it could. */
+  take(n: number, now: number): { ok: true } | { ok: false; retryAfterMs: number } {
+    const waitMs = this.waitMs(n, now);
+    if (waitMs > 0) return { ok: false, retryAfterMs: waitMs };
+    this.tokens -= n;
+    return { ok: true };
+  }
+
+  /** Milliseconds until `n` tokens could be taken (0: now), taking none. */
+  waitMs(n: number, now: number): number {
+    this.refill(now);
     const needed = Math.min(n, this.capacity);
-    if (this.tokens >= needed) {
-      this.tokens -= n;
-      return { ok: true };
-    }
-    return { ok: false, retryAfterMs: Math.ceil(((needed - this.tokens) / this.ratePerSecond) * 1000) };
+    return this.tokens >= needed ? 0 : Math.ceil(((needed - this.tokens) / this.ratePerSecond) * 1000);
   }
 
   /** Gives back tokens taken for work that was then not done. */
   refund(n: number): void {
     this.tokens = Math.min(this.capacity, this.tokens + n);
+  }
+}
+
+/**
+ * One bucket per key (a workspace, a client address), at most `maxKeys` of
+ * them: past that the bucket used least recently is dropped, so a flood of
+ * new keys cannot grow memory, nor reset the buckets of the keys in use.
+ */
+export class TokenBuckets {
+  private readonly buckets = new Map<string, TokenBucket>();
+
+  constructor(
+    private readonly ratePerSecond: number,
+    private readonly capacity: number,
+    private readonly maxKeys: number,
+  ) {}
+
+  /** The key's bucket, created full when the key is new. */
+  get(key: string, now: number): TokenBucket {
+    let bucket = this.buckets.get(key);
+    if (bucket) {
+      // Re-inserted: a Map iterates in insertion order, so the first key is the least recently used.
+      this.buckets.delete(key);
+    } else {
+      bucket = new TokenBucket(this.ratePerSecond, this.capacity, now);
+      if (this.buckets.size >= this.maxKeys) this.buckets.delete(this.buckets.keys().next().value!);
+    }
+    this.buckets.set(key, bucket);
+    return bucket;
+  }
+
+  /** The key's bucket if it has one: a key without one has all its tokens. */
+  peek(key: string): TokenBucket | undefined {
+    return this.buckets.get(key);
+  }
+
+  get size(): number {
+    return this.buckets.size;
   }
 }

@@ -135,6 +135,9 @@ export interface ReplayPayload {
   approvals: Approval[];
   error: { code: string; message: string } | null;
   report: unknown;
+  /** Epoch ms: events carry it as ISO 8601, as `GET /v1/replays/{id}` does. */
+  decision_deadline: number | null;
+  approval_policies: string[];
 }
 
 const replayEventOfStatus: Partial<Record<ReplayStatus, WebhookEventType>> = {
@@ -151,6 +154,7 @@ export function replayEvents(orgId: string, replay: ReplayPayload, at: number): 
   const data = {
     ...replay,
     requested_at: iso(replay.requested_at),
+    decision_deadline: replay.decision_deadline ? iso(replay.decision_deadline) : null,
     approvals: replay.approvals.map((a) => ({ ...a, at: iso(a.at) })),
   };
   return [cloudEvent(orgId, 'replays', replay.replay_id, type, at, data)];

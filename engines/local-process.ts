@@ -39,6 +39,16 @@ export class LocalProcess {
     return this.processId;
   }
 
+  /** Started or adopted by this process (not shared with the service process that owns it). */
+  get owned(): boolean {
+    return this.processId !== undefined;
+  }
+
+  /** Whether the process this one started or adopted is alive. */
+  get running(): boolean {
+    return this.processId !== undefined && isAlive(this.processId);
+  }
+
   get pidFile(): string {
     return path.join(this.spec.dir, `${this.spec.name}.pid`);
   }
@@ -51,20 +61,35 @@ export class LocalProcess {
   async start(): Promise<void> {
     fs.mkdirSync(this.spec.dir, { recursive: true });
     const existing = readPid(this.pidFile);
-    if (existing && isAlive(existing) && (await this.ready())) {
+    // A pid file outlives its process, and the pid may since be another program's: only a process started on this folder counts.
+    if (existing && isAlive(existing) && startedOn(existing, this.spec.dir) && (await this.ready())) {
       const owner = readPid(this.ownerFile);
       if (owner && owner !== process.pid && isAlive(owner)) {
         // Another service process runs on this engine: share it, and leave stopping it to that process.
         this.log.info({ engine: this.spec.name, pid: existing, owner }, 'sharing an engine another process owns');
         return;
       }
-      // Left behind by a service that died: adopt it, and stop it on exit.
-      this.processId = existing;
-      this.reused = true;
-      fs.writeFileSync(this.ownerFile, String(process.pid));
-      this.log.info({ engine: this.spec.name, pid: existing, port: this.spec.port }, 'reusing running engine');
-      return;
+      if (!runsBinary(existing, this.spec.command)) {
+        // Left behind by an earlier release (another binary, say Debian's nats-server before 2.15.2): replace it.
+        this.log.warn({ engine: this.spec.name, pid: existing, command: this.spec.command }, 'replacing an engine left running with another binary');
+        await stopProcess(existing);
+      } else {
+        // Left behind by a service that died: adopt it, and stop it on exit.
+        this.adopt(existing);
+        return;
+      }
     }
+    await this.spawnEngine();
+  }
+
+  private adopt(existing: number): void {
+    this.processId = existing;
+    this.reused = true;
+    fs.writeFileSync(this.ownerFile, String(process.pid));
+    this.log.info({ engine: this.spec.name, pid: existing, port: this.spec.port }, 'reusing running engine');
+  }
+
+  private async spawnEngine(): Promise<void> {
     if (await portInUse(this.spec.port)) {
       throw new Error(`${this.spec.name}: port ${this.spec.port} is taken by another process`);
     }
@@ -101,17 +126,45 @@ export class LocalProcess {
     return this.spec.isReady ? this.spec.isReady().catch(() => false) : portInUse(this.spec.port);
   }
 
+  /** SIGKILL, for an engine that runs but no longer works: its supervisor starts it again. */
+  kill(): void {
+    if (this.processId) signal(this.processId, 'SIGKILL');
+  }
+
   async stop(): Promise<void> {
     const pid = this.processId;
     if (!pid) return;
     this.processId = undefined;
-    signal(pid, 'SIGTERM');
-    const deadline = Date.now() + 15_000;
-    while (isAlive(pid) && Date.now() < deadline) await sleep(50);
-    if (isAlive(pid)) signal(pid, 'SIGKILL');
+    await stopProcess(pid);
     fs.rmSync(this.pidFile, { force: true });
     fs.rmSync(this.ownerFile, { force: true });
     this.log.info({ engine: this.spec.name, pid, reused: this.reused }, 'engine stopped');
+  }
+}
+
+/** SIGTERM, then SIGKILL after 15 s. */
+async function stopProcess(pid: number): Promise<void> {
+  signal(pid, 'SIGTERM');
+  const deadline = Date.now() + 15_000;
+  while (isAlive(pid) && Date.now() < deadline) await sleep(50);
+  if (isAlive(pid)) signal(pid, 'SIGKILL');
+}
+
+/** Whether the process's command line names this folder (each engine's arguments do), as Linux's /proc tells; elsewhere, assumed so. */
+function startedOn(pid: number, dir: string): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(path.resolve(dir));
+  } catch {
+    return !fs.existsSync('/proc/self/cmdline');
+  }
+}
+
+/** Whether the process runs this executable, as Linux's /proc tells; where it cannot tell, it assumes so (and adopts). */
+function runsBinary(pid: number, command: string): boolean {
+  try {
+    return fs.realpathSync(`/proc/${pid}/exe`) === fs.realpathSync(command);
+  } catch {
+    return true;
   }
 }
 
@@ -124,7 +177,8 @@ function readPid(file: string): number | undefined {
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this id exists (a zombie counts until it is reaped). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -133,7 +187,8 @@ function isAlive(pid: number): boolean {
   }
 }
 
-function signal(pid: number, sig: NodeJS.Signals): void {
+/** Sends a signal, if the process is still there. */
+export function signal(pid: number, sig: NodeJS.Signals): void {
   try {
     process.kill(pid, sig);
   } catch {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Installs what `npm start`, `npm test` and `npm run bench` need on a fresh
-// clone: npm packages, Debian's nats-server and clickhouse-server (as root),
+// clone: npm packages, Debian's clickhouse-server (as root), nats-server,
 // the Temporal CLI and GoFlow2 (built with Go into a cache shared by every
 // clone), the real flow exporters the tests drive (softflowd, pmacct, nfdump,
 // from Debian, daemons left stopped), and the compiled service. Each step is skipped when its result is already there.
@@ -102,6 +102,32 @@ function temporalCli() {
   run(go, ['install', 'github.com/temporalio/cli/cmd/temporal@v1.5.1'], { env: { ...env, GOBIN: toolsDir } });
 }
 
+/**
+ * nats-server from the module proxy, under a versioned name so a stale build
+ * or Debian's 2.9.10 (which syncs to disk every two minutes whatever its
+ * config says) is never the one that runs. engines/binaries.ts names it too.
+ */
+const natsServerVersion = 'v2.15.2';
+const natsServerBinary = `nats-server-${natsServerVersion}`;
+
+function natsServer() {
+  if (env.NATS_SERVER || which(natsServerBinary, [toolsDir])) return;
+  const go = which('go');
+  if (!go) throw new Error('nats-server is missing and Go is not installed to build it; set NATS_SERVER to a nats-server 2.15 binary, or NATS_URL to a running one');
+  const gobin = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-server-build-'));
+  try {
+    run(go, ['install', `github.com/nats-io/nats-server/v2@${natsServerVersion}`], { cwd: os.tmpdir(), env: { ...env, GOBIN: gobin } });
+    fs.mkdirSync(toolsDir, { recursive: true });
+    const target = path.join(toolsDir, natsServerBinary);
+    // Copied then renamed: the temp folder may be on another file system, and a half-copied binary must never carry the name.
+    fs.copyFileSync(path.join(gobin, 'nats-server'), `${target}.tmp`);
+    fs.chmodSync(`${target}.tmp`, 0o755);
+    fs.renameSync(`${target}.tmp`, target);
+  } finally {
+    fs.rmSync(gobin, { recursive: true, force: true });
+  }
+}
+
 function goflow2() {
   if (env.GOFLOW2 || which(goflow2Binary, [toolsDir])) return;
   const go = which('go');
@@ -167,15 +193,19 @@ function buildConsole() {
 }
 
 try {
-  // `goflow2`: only GoFlow2, for the container image's build stage.
+  // `goflow2`: only GoFlow2, for the container image's build stage; `nats-server`: only nats-server.
   if (mode === 'goflow2') {
     goflow2();
+    process.exit(0);
+  }
+  if (mode === 'nats-server') {
+    natsServer();
     process.exit(0);
   }
   npmPackages();
   nativePackages();
   const needsLocal = (name) => mode !== 'start' || !env[name];
-  if (needsLocal('NATS_URL')) debianPackage('nats-server', 'nats-server');
+  if (needsLocal('NATS_URL')) natsServer();
   if (mode === 'test' || (mode === 'bench' && !env.CLICKHOUSE_URL)) debianPackage('clickhouse-server', 'clickhouse-server');
   if (needsLocal('TEMPORAL_ADDRESS')) temporalCli();
   goflow2();

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { TrustedProxies } from '../core/client-address';
 import { allowedHostSet, type RetrySchedule } from '../core/outbound';
+import type { SupervisionConfig } from '../engines/supervisor';
 import type { Retention } from '../storage/migrations/migration';
 
 /**
@@ -12,6 +14,14 @@ export type ProcessRole = (typeof processRoles)[number];
 
 /** An unset or empty variable both mean "not given". */
 const blankAsUnset = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+const commaList = (value: string) => value.split(',').map((v) => v.trim()).filter(Boolean);
+const validProxies = (list: string[]) => {
+  try {
+    return Boolean(new TrustedProxies(list));
+  } catch {
+    return false;
+  }
+};
 const optionalUrl = z.preprocess(blankAsUnset, z.string().trim().optional());
 
 const envSchema = z.object({
@@ -37,10 +47,20 @@ const envSchema = z.object({
     .transform((v) => v.split(',').map((r) => r.trim()).filter(Boolean))
     .pipe(z.array(z.enum(processRoles)).min(1)),
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(10 * 1024 * 1024),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(120_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(65_000),
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(20),
+  TRUSTED_PROXIES: z.string().default('').transform(commaList).refine(validProxies, 'TRUSTED_PROXIES: addresses or CIDR ranges, comma-separated'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   EMBEDDED_NATS_PORT: z.coerce.number().int().min(1).max(65535).default(14222),
   EMBEDDED_TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(17233),
   EMBEDDED_TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(18233),
+  ENGINE_CHECK_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
+  ENGINE_RESTART_BACKOFF_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+  ENGINE_RESTART_MAX_BACKOFF_MS: z.coerce.number().int().min(10).max(600_000).default(30_000),
+  ENGINE_LIVENESS_FAIL_AFTER_MS: z.coerce.number().int().min(1000).max(3_600_000).default(20_000),
   TEMPORAL_UI_URL: optionalUrl,
   CONSOLE_DIR: z.string().default('dist/console'),
   TOOLS_DIR: z.string().optional(),
@@ -48,9 +68,14 @@ const envSchema = z.object({
   HOME: z.string().optional(),
   PATH: z.string().default('/usr/local/bin:/usr/bin:/bin'),
   NATS_STREAM_MAX_BYTES: z.coerce.number().int().positive().default(8 * 1024 ** 3),
+  NATS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  NATS_SERVER: z.preprocess(blankAsUnset, z.string().optional()),
+  EMBEDDED_NATS_MAX_FILE_STORE: z.coerce.number().int().positive().default(20 * 1024 ** 3),
   NATS_ACK_WAIT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   WORKER_MAX_MESSAGES: z.coerce.number().int().min(1).max(10_000).default(256),
   WORKER_MAX_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(200),
+  WORKER_MAX_DELIVERIES: z.coerce.number().int().min(1).max(1_000).default(10),
+  NATS_DEAD_LETTER_MAX_BYTES: z.coerce.number().int().positive().default(1024 ** 3),
   RATE_LIMIT_RECORDS_PER_SECOND: z.coerce.number().min(0).default(0),
   RATE_LIMIT_BURST_SECONDS: z.coerce.number().positive().max(3600).default(2),
   COLLECTOR_HOST: z.preprocess(blankAsUnset, z.string().optional()),
@@ -73,12 +98,29 @@ const envSchema = z.object({
   WEBHOOK_RETRY_MAX_MS: z.coerce.number().int().min(10).max(86_400_000).default(3_600_000),
   WEBHOOK_RETRY_FOR_MS: z.coerce.number().int().min(1_000).max(30 * 86_400_000).default(86_400_000),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
+  REPLAY_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
+  REPLAY_RECONCILE_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(15_000),
+  REPLAY_START_FAIL_AFTER_MS: z.coerce.number().int().min(0).max(86_400_000).default(30_000),
 });
 
 export interface Config {
-  http: { host: string; port: number; bodyLimitBytes: number };
+  http: {
+    host: string;
+    port: number;
+    bodyLimitBytes: number;
+    /** Slow clients: headers, then the whole request, must arrive within these; an idle kept-alive socket closes after the third. */
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    /** Open sockets the API accepts at once (keep it under `ulimit -n`); past it new ones are closed. */
+    maxConnections: number;
+  };
+  /** Failed authentication: per client address, taken from the socket or, behind these proxies, X-Forwarded-For. */
+  auth: { failuresPerMinute: number; trustedProxies: string[] };
   rateLimit: { recordsPerSecond: number; burstSeconds: number };
   dataDir: string;
+  /** How the local engines of the embedded default are kept running (engines/supervisor.ts). */
+  supervision: SupervisionConfig;
   /** Where the set-up script keeps tools it built (the Temporal CLI); shared by every clone. */
   toolsDir: string;
   /** Folders searched for engine binaries. */
@@ -86,8 +128,22 @@ export interface Config {
   adminApiKey?: string;
   roles: ProcessRole[];
   logLevel: string;
-  nats: { url?: string; prefix: string; embeddedPort: number; streamMaxBytes: number; ackWaitMs: number };
+  nats: {
+    url?: string;
+    prefix: string;
+    embeddedPort: number;
+    streamMaxBytes: number;
+    ackWaitMs: number;
+    /** Copies JetStream keeps of every stream and key-value bucket: 1 on the embedded server, 3 on a cluster. */
+    replicas: number;
+    /** A nats-server binary for the embedded server; without one, the set-up's build in the tools folder. */
+    server?: string;
+    /** The embedded server's bound on its JetStream file store (`max_file_store`). */
+    embeddedMaxFileStoreBytes: number;
+  };
   workers: { maxMessages: number; maxWaitMs: number };
+  /** Messages ClickHouse refuses: after how many deliveries they are dead-lettered, and the dead-letter stream's bound. */
+  deadLetter: { afterDeliveries: number; maxBytes: number };
   clickhouse: { url?: string; user: string; password: string; database: string; retention: Retention; chdbSpoolDir?: string };
   /** The collector role: GoFlow2's UDP listeners and how the collector reads the exporter registry. */
   collector: {
@@ -126,6 +182,51 @@ export interface Config {
   };
   /** The browser console's built assets (the set-up builds them with Vite). */
   console: { dir: string };
+  /** Replays stored `queued` whose workflow never started: how often they are looked for, after how long, when one is failed. */
+  replayReconciler: { intervalMs: number; graceMs: number; failAfterMs: number };
+}
+
+type Env = z.infer<typeof envSchema>;
+
+function collectorConfigOf(e: Env): Config['collector'] {
+  return {
+    host: e.COLLECTOR_HOST ?? e.HOST,
+    netflowPort: e.COLLECTOR_NETFLOW_PORT,
+    sflowPort: e.COLLECTOR_SFLOW_PORT,
+    metricsPort: e.COLLECTOR_METRICS_PORT,
+    workers: e.COLLECTOR_WORKERS,
+    queueSize: e.COLLECTOR_QUEUE_SIZE,
+    registryRefreshMs: e.COLLECTOR_REGISTRY_REFRESH_MS,
+    goflow2: e.GOFLOW2,
+  };
+}
+
+function webhooksConfigOf(e: Env): Config['webhooks'] {
+  return {
+    allowedHosts: allowedHostSet(e.WEBHOOK_ALLOWED_HOSTS),
+    secretsKey: e.WEBHOOK_SECRETS_KEY,
+    timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    maxResponseBytes: e.WEBHOOK_MAX_RESPONSE_BYTES,
+    retry: { baseMs: e.WEBHOOK_RETRY_BASE_MS, maxMs: e.WEBHOOK_RETRY_MAX_MS, giveUpAfterMs: e.WEBHOOK_RETRY_FOR_MS },
+    concurrency: e.WEBHOOK_CONCURRENCY,
+  };
+}
+
+function natsConfig(e: z.infer<typeof envSchema>): Config['nats'] {
+  // The embedded nats-server is one node: a stream with more replicas than nodes cannot be created.
+  if (!e.NATS_URL && e.NATS_REPLICAS > 1) {
+    throw new Error('invalid configuration: NATS_REPLICAS: more than 1 needs a NATS cluster (NATS_URL); the embedded nats-server is a single node');
+  }
+  return {
+    url: e.NATS_URL,
+    prefix: e.NATS_PREFIX,
+    embeddedPort: e.EMBEDDED_NATS_PORT,
+    streamMaxBytes: e.NATS_STREAM_MAX_BYTES,
+    ackWaitMs: e.NATS_ACK_WAIT_MS,
+    replicas: e.NATS_REPLICAS,
+    server: e.NATS_SERVER,
+    embeddedMaxFileStoreBytes: e.EMBEDDED_NATS_MAX_FILE_STORE,
+  };
 }
 
 export function loadConfig(env: Record<string, string | undefined>): Config {
@@ -136,16 +237,25 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   const e = parsed.data;
   return {
-    http: { host: e.HOST, port: e.PORT, bodyLimitBytes: e.BODY_LIMIT_BYTES },
+    http: { host: e.HOST, port: e.PORT, bodyLimitBytes: e.BODY_LIMIT_BYTES, maxConnections: e.HTTP_MAX_CONNECTIONS,
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS, requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS },
+    auth: { failuresPerMinute: e.AUTH_FAILURES_PER_MINUTE, trustedProxies: e.TRUSTED_PROXIES },
     rateLimit: { recordsPerSecond: e.RATE_LIMIT_RECORDS_PER_SECOND, burstSeconds: e.RATE_LIMIT_BURST_SECONDS },
     dataDir: path.resolve(e.DATA_DIR),
+    supervision: {
+      checkIntervalMs: e.ENGINE_CHECK_INTERVAL_MS,
+      backoffMs: e.ENGINE_RESTART_BACKOFF_MS,
+      maxBackoffMs: e.ENGINE_RESTART_MAX_BACKOFF_MS,
+      livenessFailAfterMs: e.ENGINE_LIVENESS_FAIL_AFTER_MS,
+    },
     toolsDir: e.TOOLS_DIR ?? path.join(e.XDG_CACHE_HOME ?? path.join(e.HOME ?? '/tmp', '.cache'), 'nettel', 'bin'),
     binPath: [...e.PATH.split(':'), '/usr/sbin', '/usr/local/sbin'],
     adminApiKey: e.ADMIN_API_KEY,
     roles: e.ROLES,
     logLevel: e.LOG_LEVEL,
-    nats: { url: e.NATS_URL, prefix: e.NATS_PREFIX, embeddedPort: e.EMBEDDED_NATS_PORT, streamMaxBytes: e.NATS_STREAM_MAX_BYTES, ackWaitMs: e.NATS_ACK_WAIT_MS },
+    nats: natsConfig(e),
     workers: { maxMessages: e.WORKER_MAX_MESSAGES, maxWaitMs: e.WORKER_MAX_WAIT_MS },
+    deadLetter: { afterDeliveries: e.WORKER_MAX_DELIVERIES, maxBytes: e.NATS_DEAD_LETTER_MAX_BYTES },
     clickhouse: {
       url: e.CLICKHOUSE_URL,
       user: e.CLICKHOUSE_USER,
@@ -154,24 +264,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       chdbSpoolDir: e.CHDB_SPOOL_DIR,
       retention: { raw: e.RETENTION_DAYS, minute: e.RETENTION_1M_DAYS, fiveMinutes: e.RETENTION_5M_DAYS, hour: e.RETENTION_1H_DAYS },
     },
-    collector: {
-      host: e.COLLECTOR_HOST ?? e.HOST,
-      netflowPort: e.COLLECTOR_NETFLOW_PORT,
-      sflowPort: e.COLLECTOR_SFLOW_PORT,
-      metricsPort: e.COLLECTOR_METRICS_PORT,
-      workers: e.COLLECTOR_WORKERS,
-      queueSize: e.COLLECTOR_QUEUE_SIZE,
-      registryRefreshMs: e.COLLECTOR_REGISTRY_REFRESH_MS,
-      goflow2: e.GOFLOW2,
-    },
-    webhooks: {
-      allowedHosts: allowedHostSet(e.WEBHOOK_ALLOWED_HOSTS),
-      secretsKey: e.WEBHOOK_SECRETS_KEY,
-      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
-      maxResponseBytes: e.WEBHOOK_MAX_RESPONSE_BYTES,
-      retry: { baseMs: e.WEBHOOK_RETRY_BASE_MS, maxMs: e.WEBHOOK_RETRY_MAX_MS, giveUpAfterMs: e.WEBHOOK_RETRY_FOR_MS },
-      concurrency: e.WEBHOOK_CONCURRENCY,
-    },
+    collector: collectorConfigOf(e),
+    webhooks: webhooksConfigOf(e),
     temporal: {
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,
@@ -183,5 +277,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       uiUrl: e.TEMPORAL_UI_URL ?? (e.TEMPORAL_ADDRESS ? undefined : `http://127.0.0.1:${e.EMBEDDED_TEMPORAL_UI_PORT}`),
     },
     console: { dir: path.resolve(e.CONSOLE_DIR) },
+    replayReconciler: { intervalMs: e.REPLAY_RECONCILE_INTERVAL_MS, graceMs: e.REPLAY_RECONCILE_GRACE_MS, failAfterMs: e.REPLAY_START_FAIL_AFTER_MS },
   };
 }

@@ -48,11 +48,15 @@ async function main(): Promise<void> {
 
   if (stack.url) {
     const keyFile = path.join(config.dataDir, 'admin-api-key');
+    // The key is shown once, when it is made: later starts (and their logs, kept by whatever runs them) never carry it.
+    const adminLine = config.adminApiKey
+      ? 'admin key: the ADMIN_API_KEY you set'
+      : admin.generated
+        ? `admin key (generated, shown this once): ${admin.key}  (kept in ${keyFile}, mode 0600)`
+        : `admin key: the one in ${keyFile}`;
     const lines = [
       `nettel is up: ${stack.url}  (roles: ${config.roles.join(', ')}; clickhouse: ${stack.clickhouse.transport})`,
-      config.adminApiKey
-        ? 'admin key: the ADMIN_API_KEY you set'
-        : `admin key${admin.generated ? ' (generated)' : ''}: ${admin.key}  (kept in ${keyFile})`,
+      adminLine,
       `try: curl -s -X POST ${stack.url}/v1/api-keys -H "Authorization: Bearer <admin key>"`,
     ];
     process.stdout.write(lines.join('\n') + '\n');

@@ -13,6 +13,7 @@ import { sharedAdapters, type Adapters } from './roles/adapters';
 import { apiRole } from './roles/api';
 import { collectorRole } from './roles/collector';
 import { localEngines } from './roles/engines';
+import { JetStreamWriteProbe } from '../streams/jetstream-write-probe';
 import { streamWorkersRole } from './roles/stream-workers';
 import { temporalWorkerRole } from './roles/temporal-worker';
 
@@ -44,10 +45,10 @@ export interface Stack {
  */
 export async function startStack(config: Config, log: Logger): Promise<Stack> {
   const registry = createRegistry();
-  const engines = localEngines(config, log);
+  const engines = localEngines(config, log, registry);
   const { components: adapterComponents, adapters } = sharedAdapters(config, engines.addresses, registry, log);
   const components: Component[] = [...engines.components, ...adapterComponents];
-  const loops: HealthProbe[] = [];
+  const loops: HealthProbe[] = [...engines.probes];
   const has = (role: Config['roles'][number]) => config.roles.includes(role);
 
   const streamWorkers = has('stream-workers') ? streamWorkersRole(config, adapters) : undefined;
@@ -64,6 +65,17 @@ export async function startStack(config: Config, log: Logger): Promise<Stack> {
   if (collector) {
     components.push(...collector.components);
     loops.push({ name: 'collector', probe: () => collector.collector.probe() });
+  }
+  // The embedded nats-server is alive only while JetStream stores and serves: a full disk leaves it up but
+  // refusing every write to the streams and consumers that hit it.
+  if (engines.nats) {
+    const writeProbe = new JetStreamWriteProbe({ nats: adapters.nats, prefix: config.nats.prefix, timeoutMs: 5_000, telemetry: adapters.telemetryWrites });
+    const check = async () => {
+      const verdict = await writeProbe.check();
+      if (verdict === 'live') await streamWorkers?.worker.canConsume();
+      return verdict;
+    };
+    engines.nats.watchLiveness({ check, intervalMs: 2_000, afterRestart: () => adapters.telemetryWrites.reset() });
   }
   const api = has('api') ? apiRole(config, adapters, loops) : undefined;
   if (api) components.push(...api.components);

@@ -2,7 +2,6 @@ import type { Approval, ReplayStatus } from '../core/replay';
 import type { ClickHouse } from './clickhouse';
 import { int, str } from './sql';
 
-
 export interface ReplayRecord {
   org_id: string;
   replay_id: string;
@@ -15,12 +14,16 @@ export interface ReplayRecord {
   approvals: Approval[];
   report: unknown;
   error: { code: string; message: string } | null;
+  /** When the approval gate closes (epoch ms), set once the replay awaits a decision and kept after it (when it would have closed); null before. */
+  decision_deadline: number | null;
+  /** The active policies that asked for approval when the gate opened; empty before. */
+  approval_policies: string[];
   /** The workflow's step count: each state it records has a higher version than the last. */
   version: number;
 }
 
 const columns = `org_id, replay_id, incident_id, status, requested_by, requested_at, updated_at, window_minutes, approvals,
-  report, error, version`;
+  report, error, decision_deadline, approval_policies, version`;
 
 function fromRow(r: Record<string, unknown>): ReplayRecord {
   return {
@@ -35,6 +38,8 @@ function fromRow(r: Record<string, unknown>): ReplayRecord {
     approvals: JSON.parse(String(r.approvals)) as Approval[],
     report: JSON.parse(String(r.report)),
     error: JSON.parse(String(r.error)) as ReplayRecord['error'],
+    decision_deadline: Number(r.decision_deadline) || null,
+    approval_policies: JSON.parse(typeof r.approval_policies === 'string' && r.approval_policies ? r.approval_policies : '[]') as string[],
     version: Number(r.version),
   };
 }
@@ -45,7 +50,14 @@ export class ReplaysRepo {
   async put(r: ReplayRecord): Promise<void> {
     await this.ch.insertJsonEachRow(
       'replays',
-      JSON.stringify({ ...r, approvals: JSON.stringify(r.approvals), report: JSON.stringify(r.report ?? null), error: JSON.stringify(r.error) }) + '\n',
+      JSON.stringify({
+        ...r,
+        approvals: JSON.stringify(r.approvals),
+        report: JSON.stringify(r.report ?? null),
+        error: JSON.stringify(r.error),
+        decision_deadline: r.decision_deadline ?? 0,
+        approval_policies: JSON.stringify(r.approval_policies),
+      }) + '\n',
     );
   }
 
@@ -54,6 +66,16 @@ export class ReplaysRepo {
       `SELECT ${columns} FROM ${this.ch.database}.replays FINAL WHERE org_id = ${str(orgId)} AND replay_id = ${str(replayId)}`,
     );
     return rows[0] ? fromRow(rows[0]) : undefined;
+  }
+
+  /** Replays of every workspace still `queued` that were requested before `beforeMs`, oldest first. */
+  async queuedBefore(beforeMs: number, limit: number): Promise<ReplayRecord[]> {
+    // Filtered after FINAL: a replay's latest version decides whether it is still queued.
+    const rows = await this.ch.query(
+      `SELECT * FROM (SELECT ${columns} FROM ${this.ch.database}.replays FINAL)
+       WHERE status = 'queued' AND requested_at < ${int(beforeMs)} ORDER BY requested_at LIMIT ${int(limit)}`,
+    );
+    return rows.map(fromRow);
   }
 
   async list(

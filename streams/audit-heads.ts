@@ -1,5 +1,6 @@
 import type { KV } from 'nats';
 import type { AuditEntry } from '../core/audit-chain';
+import { openBucket } from './kv-bucket';
 import type { NatsClient } from './nats-client';
 
 /**
@@ -26,10 +27,12 @@ export class AuditHeads {
   constructor(
     private readonly nats: NatsClient,
     private readonly prefix: string,
+    /** Copies JetStream keeps of the bucket (NATS_REPLICAS). */
+    private readonly replicas: number,
   ) {}
 
   async start(): Promise<void> {
-    this.kv = await this.nats.js().views.kv(auditHeadsBucket(this.prefix), { history: 1 });
+    this.kv = await openBucket(this.nats, auditHeadsBucket(this.prefix), { history: 1, replicas: this.replicas });
   }
 
   stop(): Promise<void> {

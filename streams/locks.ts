@@ -1,5 +1,6 @@
 import type { KV } from 'nats';
 import type { Logger } from '../observability/logger';
+import { openBucket } from './kv-bucket';
 import type { NatsClient } from './nats-client';
 
 /**
@@ -13,9 +14,11 @@ export interface LockConfig {
   ttlMs: number;
   /** How often a waiting process tries again. */
   retryMs: number;
+  /** Copies JetStream keeps of the bucket (NATS_REPLICAS). */
+  replicas: number;
 }
 
-export const defaultLockConfig = (prefix: string): LockConfig => ({ prefix, ttlMs: 60_000, retryMs: 250 });
+export const defaultLockConfig = (prefix: string): LockConfig => ({ prefix, ttlMs: 60_000, retryMs: 250, replicas: 1 });
 
 /** JetStream's "wrong last sequence": the key exists, another process holds the lock. */
 const wrongLastSequence = 10071;
@@ -32,7 +35,7 @@ export class Locks {
   ) {}
 
   async start(): Promise<void> {
-    this.kv = await this.nats.js().views.kv(locksBucket(this.config.prefix), { history: 1, ttl: this.config.ttlMs });
+    this.kv = await openBucket(this.nats, locksBucket(this.config.prefix), { history: 1, ttl: this.config.ttlMs, replicas: this.config.replicas });
   }
 
   stop(): Promise<void> {
@@ -44,7 +47,19 @@ export class Locks {
   async withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
     const kv = this.bucket;
     const owner = `${process.pid}-${Date.now()}`;
-    let revision = await this.acquire(kv, name, owner);
+    return this.hold(kv, name, owner, await this.acquire(kv, name, owner), work);
+  }
+
+  /** Runs `work` holding the lock `name` if no other process holds it; otherwise does nothing and returns undefined. */
+  async tryWithLock<T>(name: string, work: () => Promise<T>): Promise<T | undefined> {
+    const kv = this.bucket;
+    const owner = `${process.pid}-${Date.now()}`;
+    const revision = await this.tryAcquire(kv, name, owner);
+    return revision === undefined ? undefined : this.hold(kv, name, owner, revision, work);
+  }
+
+  private async hold<T>(kv: KV, name: string, owner: string, acquired: number, work: () => Promise<T>): Promise<T> {
+    let revision = acquired;
     const refresh = setInterval(() => {
       kv.update(name, owner, revision).then(
         (r) => (revision = r),
@@ -61,13 +76,20 @@ export class Locks {
     }
   }
 
+  /** The lock's revision once taken, or undefined while another process holds it. */
+  private async tryAcquire(kv: KV, name: string, owner: string): Promise<number | undefined> {
+    try {
+      return await kv.create(name, owner);
+    } catch (err) {
+      if ((err as { api_error?: { err_code?: number } }).api_error?.err_code !== wrongLastSequence) throw err;
+      return undefined;
+    }
+  }
+
   private async acquire(kv: KV, name: string, owner: string): Promise<number> {
     for (;;) {
-      try {
-        return await kv.create(name, owner);
-      } catch (err) {
-        if ((err as { api_error?: { err_code?: number } }).api_error?.err_code !== wrongLastSequence) throw err;
-      }
+      const revision = await this.tryAcquire(kv, name, owner);
+      if (revision !== undefined) return revision;
       await new Promise((resolve) => setTimeout(resolve, this.config.retryMs));
     }
   }

@@ -40,7 +40,7 @@ const duplicateWindowMs = 3_600_000;
 /** The outbox streams' byte limit: at most 1 GiB, and never more than the telemetry stream's. */
 const outboxMaxBytes = (telemetryMaxBytes: number) => Math.min(telemetryMaxBytes, 1024 ** 3);
 
-const workQueue = (name: string, subjects: string[], maxBytes: number): Partial<StreamConfig> & { name: string } => ({
+const workQueue = (name: string, subjects: string[], maxBytes: number, replicas: number): Partial<StreamConfig> & { name: string } => ({
   name,
   subjects,
   retention: RetentionPolicy.Workqueue,
@@ -49,6 +49,7 @@ const workQueue = (name: string, subjects: string[], maxBytes: number): Partial<
   discard: DiscardPolicy.New,
   max_bytes: maxBytes,
   duplicate_window: nanos(duplicateWindowMs),
+  num_replicas: replicas,
 });
 
 /** A durable consumer of the outbox's streams; `ackWaitMs` covers one delivery attempt with room to spare. */
@@ -60,10 +61,10 @@ export const outboxConsumer = (durable: string, ackWaitMs: number): Partial<Cons
   max_ack_pending: 1_000,
 });
 
-export async function ensureOutboxTopology(jsm: JetStreamManager, prefix: string, telemetryMaxBytes: number): Promise<void> {
+export async function ensureOutboxTopology(jsm: JetStreamManager, prefix: string, telemetryMaxBytes: number, replicas: number): Promise<void> {
   const n = outboxNames(prefix);
-  await putStream(jsm, workQueue(n.outbox, [`${prefix}.outbox.>`], outboxMaxBytes(telemetryMaxBytes)));
-  await putStream(jsm, workQueue(n.deliveries, [`${prefix}.whdeliver.>`], outboxMaxBytes(telemetryMaxBytes)));
+  await putStream(jsm, workQueue(n.outbox, [`${prefix}.outbox.>`], outboxMaxBytes(telemetryMaxBytes), replicas));
+  await putStream(jsm, workQueue(n.deliveries, [`${prefix}.whdeliver.>`], outboxMaxBytes(telemetryMaxBytes), replicas));
 }
 
 /** Where producers put events: the correlator, the incident service, the replay activities. */

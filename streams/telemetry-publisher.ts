@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { headers as natsHeaders, type MsgHdrs } from 'nats';
+import { ErrorCode, headers as natsHeaders, type MsgHdrs } from 'nats';
+import type { JetStreamWriteHealth } from './jetstream-write-health';
 import { unavailable } from '../core/errors';
 import type { StreamKind } from '../core/telemetry';
 import { counter, engineErrorsCounter, type Registry } from '../observability/metrics';
@@ -89,7 +90,14 @@ export class TelemetryPublisher {
   private readonly metrics;
 
   constructor(
-    private readonly deps: { nats: PublishConnection; prefix: string; registry: Registry; timeoutMs?: number },
+    private readonly deps: {
+      nats: PublishConnection;
+      prefix: string;
+      registry: Registry;
+      timeoutMs?: number;
+      /** Told whether each publish was stored or timed out (the embedded nats-server's liveness reads it). */
+      writes?: Pick<JetStreamWriteHealth, 'stored' | 'timedOut'>;
+    },
   ) {
     this.metrics = publisherMetrics(deps.registry);
   }
@@ -172,8 +180,10 @@ export class TelemetryPublisher {
       );
     } catch (err) {
       this.metrics.engineErrors.inc({ engine: 'nats', operation: 'publish' });
+      if ((err as { code?: string }).code === ErrorCode.Timeout) this.deps.writes?.timedOut();
       throw unavailable('telemetry log (NATS JetStream)', err);
     }
+    this.deps.writes?.stored();
     // A message JetStream already held (a client's retry within its duplicate window) is not accepted twice.
     acks.forEach((ack, i) => {
       const count = chunks[i]!.count;

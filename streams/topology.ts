@@ -22,8 +22,10 @@ import { apiErrorCode, jsErrors, putStream } from './put-stream';
  *   publish fails and the API answers 503; nothing accepted is dropped.
  * - A two-minute de-duplication window on `Nats-Msg-Id`.
  * - One durable pull consumer shared by every stream worker process.
- * - Stream `<PREFIX>_DEAD_LETTER` keeps messages a worker could not write
- *   after `maxDeliveries` attempts, for an operator to inspect and replay.
+ * - Stream `<PREFIX>_DEAD_LETTER` keeps messages ClickHouse refused
+ *   `maxDeliveries` times, for an operator to inspect and replay. `discard:
+ *   new`: when full it refuses the next dead letter (which then stays in the
+ *   telemetry stream, unacknowledged) and never drops one it holds.
  */
 export interface TopologyConfig {
   prefix: string;
@@ -33,6 +35,8 @@ export interface TopologyConfig {
   ackWaitMs: number;
   maxAckPending: number;
   deadLetterMaxBytes: number;
+  /** Copies JetStream keeps of every stream (NATS_REPLICAS); consumers follow their stream. */
+  replicas: number;
 }
 
 export const defaultTopology = (prefix: string): TopologyConfig => ({
@@ -44,6 +48,7 @@ export const defaultTopology = (prefix: string): TopologyConfig => ({
   ackWaitMs: 30_000,
   maxAckPending: 10_000,
   deadLetterMaxBytes: 1024 ** 3,
+  replicas: 1,
 });
 
 export const names = (prefix: string) => ({
@@ -71,6 +76,7 @@ export async function ensureTopology(jsm: JetStreamManager, config: TopologyConf
     max_bytes: config.maxBytes,
     max_age: nanos(config.maxAgeMs),
     duplicate_window: nanos(config.duplicateWindowMs),
+    num_replicas: config.replicas,
   };
   await putStream(jsm, stream);
   await putStream(jsm, {
@@ -78,11 +84,12 @@ export async function ensureTopology(jsm: JetStreamManager, config: TopologyConf
     subjects: [`${config.prefix}.dead.>`],
     retention: RetentionPolicy.Limits,
     storage: StorageType.File,
-    discard: DiscardPolicy.Old,
+    discard: DiscardPolicy.New,
     max_bytes: config.deadLetterMaxBytes,
+    num_replicas: config.replicas,
   });
   // The notification outbox and its deliveries (streams/outbox.ts).
-  await ensureOutboxTopology(jsm, config.prefix, config.maxBytes);
+  await ensureOutboxTopology(jsm, config.prefix, config.maxBytes, config.replicas);
 
   await ensureWritersConsumer(jsm, config);
 }

@@ -36,6 +36,9 @@ export class ConsumeLoop {
   private current?: OpenedConsumer;
   private loop?: Promise<void>;
   private wake?: () => void;
+  /** Since when no pull has delivered or held: set when a pull ends, cleared by a message or a pull that lasts. */
+  private troubleSince?: number;
+  private openedAt = 0;
 
   constructor(
     private readonly backoff: ReopenBackoff,
@@ -60,6 +63,18 @@ export class ConsumeLoop {
     this.current?.stop();
     this.wake?.();
     await this.loop;
+  }
+
+  /**
+   * Whether JetStream lets this worker consume: rejects while every pull ends
+   * at once (a consumer whose store refuses writes, say), however briefly
+   * each one opens. For the embedded nats-server's liveness.
+   */
+  canConsume(): Promise<void> {
+    const now = (this.deps.now ?? Date.now)();
+    if (this.state.consuming && now - this.openedAt >= this.backoff.maxMs) this.troubleSince = undefined;
+    if (this.troubleSince === undefined) return Promise.resolve();
+    return Promise.reject(new Error(`pulls fail since ${new Date(this.troubleSince).toISOString()}`));
   }
 
   /** Resolves while messages flow in; rejects, with the reason, while the worker cannot consume. */
@@ -93,16 +108,21 @@ export class ConsumeLoop {
   private async consume(opened: OpenedConsumer): Promise<void> {
     this.current = opened;
     this.state = { consuming: true };
+    this.openedAt = (this.deps.now ?? Date.now)();
     let reason = 'ended';
     let error: unknown;
     try {
-      for await (const m of opened.messages) await this.deps.batches.add(m);
+      for await (const m of opened.messages) {
+        this.troubleSince = undefined;
+        await this.deps.batches.add(m);
+      }
     } catch (err) {
       reason = err instanceof ConsumeInterrupted ? err.reason : 'error';
       error = err;
     }
     this.current = undefined;
     if (this.running) {
+      this.troubleSince ??= (this.deps.now ?? Date.now)();
       this.state = { consuming: false, reason };
       this.deps.log.warn({ reason, err: error }, 'telemetry consumer stopped; writing what was taken, then opening it again');
     }

@@ -1,6 +1,6 @@
+import { classifyWriteFailure, type FailureVerdict } from '../core/write-failure';
 import type { Logger } from '../observability/logger';
 import { ClickHouseError } from '../storage/clickhouse';
-import { UnreadableMessageError } from './batch-writer';
 import type { StreamWorkerMetrics } from './stream-worker-metrics';
 import type { DeadLetterSink, WorkMessage } from './stream-worker-ports';
 
@@ -19,24 +19,41 @@ export function nakDelayMs(deliveries: number, retryDelayMs: number): number {
   return Math.min(maxNakDelayMs, retryDelayMs * 2 ** Math.max(0, deliveries - 1));
 }
 
-/**
- * Whether a failure is the message's own fault, so that no retry will
- * change it: ClickHouse refused the rows (it answered with a server error
- * code), or the body is not NDJSON. An outage (no answer, no code) and any
- * other error are retried however long they last, since nothing is wrong
- * with the message.
- */
-export function refusedForGood(err: unknown): boolean {
-  if (err instanceof ClickHouseError) return err.code !== undefined;
-  return err instanceof UnreadableMessageError;
+/** A system error code anywhere in the error's chain of causes (the HTTP client's ECONNREFUSED under the ClickHouseError). */
+function systemCodeOf(err: unknown): string | undefined {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth += 1) {
+    if (typeof e.code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(e.code)) return e.code;
+  }
+  return undefined;
+}
+
+/** What a failed write's error says, classified (core/write-failure). */
+export function failureOf(err: unknown): FailureVerdict {
+  return classifyWriteFailure({
+    clickhouseCode: err instanceof ClickHouseError ? err.code : undefined,
+    systemCode: systemCodeOf(err),
+    name: err instanceof Error ? err.name : undefined,
+  });
 }
 
 export type GiveBackDecision = { action: 'dead-letter' } | { action: 'retry'; delayMs: number };
 
-/** A failed message is offered again with a growing delay, or dead-lettered once refused maxDeliveries times. */
+/**
+ * A message that failed is offered again with a growing delay. A transient
+ * failure is retried however long it lasts; a refusal of the rows (or an
+ * answer whose code is unknown) is dead-lettered once the message was
+ * delivered maxDeliveries times: the retries leave a schema migration that
+ * lags a rolling deploy the time to land.
+ */
 export function giveBackDecision(err: unknown, deliveries: number, policy: GiveBackPolicy): GiveBackDecision {
-  if (refusedForGood(err) && deliveries >= policy.maxDeliveries) return { action: 'dead-letter' };
+  if (failureOf(err).class !== 'transient' && deliveries >= policy.maxDeliveries) return { action: 'dead-letter' };
   return { action: 'retry', delayMs: nakDelayMs(deliveries, policy.retryDelayMs) };
+}
+
+/** A transient failure that lasts: what the worker's health probe reports until a write succeeds. */
+export interface WriteOutage {
+  since: number;
+  reason: string;
 }
 
 /**
@@ -45,6 +62,8 @@ export function giveBackDecision(err: unknown, deliveries: number, policy: GiveB
  * does not hold the others back, and each that fails again is given back.
  */
 export class BatchHandler {
+  private outage?: WriteOutage;
+
   constructor(
     private readonly policy: GiveBackPolicy,
     private readonly deps: {
@@ -52,14 +71,21 @@ export class BatchHandler {
       deadLetters: DeadLetterSink;
       metrics: StreamWorkerMetrics;
       log: Logger;
+      now?: () => number;
     },
   ) {}
+
+  /** Since when writes fail for a transient reason; undefined once one succeeds. */
+  get failingSince(): WriteOutage | undefined {
+    return this.outage;
+  }
 
   async handle(batch: WorkMessage[]): Promise<void> {
     try {
       await this.deps.process(batch);
       for (const m of batch) m.ack();
       this.deps.metrics.batches.inc({ outcome: 'written' });
+      this.outage = undefined;
       return;
     } catch (err) {
       this.deps.metrics.batches.inc({ outcome: 'failed' });
@@ -70,6 +96,7 @@ export class BatchHandler {
       try {
         await this.deps.process([m], { retry: true });
         m.ack();
+        this.outage = undefined;
       } catch (err) {
         await this.giveBack(m, err);
       }
@@ -78,18 +105,27 @@ export class BatchHandler {
 
   private async giveBack(m: WorkMessage, err: unknown): Promise<void> {
     const deliveries = m.info.redeliveryCount;
+    const failure = failureOf(err);
+    this.deps.metrics.writeFailures.inc({ class: failure.class, reason: failure.reason });
+    if (failure.class === 'transient') this.outage ??= { since: (this.deps.now ?? Date.now)(), reason: failure.reason };
     const decision = giveBackDecision(err, deliveries, this.policy);
     if (decision.action === 'dead-letter') {
       try {
         await this.deps.deadLetters.deadLetter(m, err);
         m.term();
+        // Work moved on: an outage reported earlier is not this message's to keep reporting.
+        this.outage = undefined;
         this.deps.metrics.deadLetters.inc();
-        this.deps.log.error({ err, subject: m.subject, deliveries }, 'message moved to the dead-letter stream');
+        this.deps.log.error({ err, subject: m.subject, deliveries, reason: failure.reason }, 'message moved to the dead-letter stream');
         return;
       } catch (publishErr) {
+        // A full (or unreachable) dead-letter stream refuses: the message stays in the telemetry stream, nothing is dropped.
+        this.deps.metrics.deadLetterRefusals.inc();
         this.deps.metrics.engineErrors.inc({ engine: 'nats', operation: 'dead_letter' });
-        this.deps.log.error({ err: publishErr }, 'unable to dead-letter a message; it will be redelivered');
+        this.deps.log.error({ err: publishErr, subject: m.subject, deliveries }, 'the dead-letter stream refused a message; it stays unacknowledged and will be redelivered');
       }
+    } else {
+      this.deps.log.warn({ err, subject: m.subject, deliveries, class: failure.class, reason: failure.reason, retryInMs: decision.delayMs }, 'unable to write a telemetry message; it will be redelivered');
     }
     m.nak(decision.action === 'retry' ? decision.delayMs : nakDelayMs(deliveries, this.policy.retryDelayMs));
   }

@@ -2,7 +2,7 @@ import { counter, engineErrorsCounter, histogram, type Registry } from '../obser
 
 /**
  * What the stream workers count: rows written, duplicates skipped, batches by
- * outcome, dead letters, re-opens of the consumer, and how long and how large
+ * outcome, write failures by class, dead letters and their refusals, re-opens of the consumer, and how long and how large
  * each ClickHouse insert is. (The consumer's backlog is measured on scrape
  * by streams/consumer-lag.)
  */
@@ -25,6 +25,15 @@ export const streamWorkerMetrics = (registry: Registry) => ({
   deadLetters: counter(registry, {
     name: 'nettel_worker_dead_letters_total',
     help: 'Messages moved to the dead-letter stream after ClickHouse kept refusing them',
+  }),
+  deadLetterRefusals: counter(registry, {
+    name: 'nettel_worker_dead_letter_refusals_total',
+    help: 'Messages the dead-letter stream refused (full or unreachable): left unacknowledged in the telemetry stream',
+  }),
+  writeFailures: counter(registry, {
+    name: 'nettel_worker_write_failures_total',
+    help: 'Messages whose write failed on their own, by class (transient, permanent, unknown) and reason',
+    labelNames: ['class', 'reason'] as const,
   }),
   consumeRestarts: counter(registry, {
     name: 'nettel_worker_consume_restarts_total',

@@ -61,6 +61,7 @@ export interface StreamWorkerDeps {
 export class StreamWorker {
   private readonly writer: BatchWriter;
   private readonly loop: ConsumeLoop;
+  private readonly handler: BatchHandler;
 
   constructor(
     private readonly config: StreamWorkerConfig,
@@ -77,12 +78,12 @@ export class StreamWorker {
       rules: deps.rules,
       mayHaveACopy: (m) => source.mayHaveBeenDelivered(m) || this.publishedLongAgo(m),
     });
-    const handler = new BatchHandler(config, {
+    const handler = (this.handler = new BatchHandler(config, {
       process: (batch, opts) => this.writer.process(batch, opts),
       deadLetters: new JetStreamDeadLetters(deps.nats, config.prefix),
       metrics,
       log: deps.log,
-    });
+    }));
     const batcher = new Batcher<WorkMessage>(
       { maxMessages: config.maxMessages, maxWaitMs: config.maxWaitMs, keepAliveMs: Math.max(500, Math.floor(config.ackWaitMs / 3)) },
       (batch) => handler.handle(batch),
@@ -96,9 +97,21 @@ export class StreamWorker {
     return this.loop.start();
   }
 
-  /** For /healthz: resolves while the worker consumes, rejects between a failure and a successful re-open. */
-  probe(): Promise<{ detail: string }> {
-    return this.loop.probe();
+  /**
+   * For /healthz: resolves while the worker consumes and writes; rejects
+   * between a failure and a successful re-open, and while writes fail for a
+   * transient reason (they are retried until one succeeds).
+   */
+  async probe(): Promise<{ detail: string }> {
+    const consuming = await this.loop.probe();
+    const outage = this.handler.failingSince;
+    if (outage) throw new Error(`writes failing since ${new Date(outage.since).toISOString()} (${outage.reason}); retrying`);
+    return consuming;
+  }
+
+  /** Whether JetStream lets this worker consume (ClickHouse aside): for the embedded nats-server's liveness. */
+  canConsume(): Promise<void> {
+    return this.loop.canConsume();
   }
 
   stop(): Promise<void> {

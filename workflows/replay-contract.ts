@@ -53,6 +53,10 @@ export interface ReplayState {
   error: { code: string; message: string } | null;
   report: ReplayReport | null;
   window_minutes: number;
+  /** When the approval gate closes (workflow time, epoch ms); absent until the replay awaits a decision. */
+  decision_deadline?: number;
+  /** The policies that asked for approval; absent until the replay awaits a decision. */
+  approval_policies?: string[];
 }
 
 /** What a replay found: parity field by field, and what its automation would do. */

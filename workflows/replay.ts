@@ -209,9 +209,12 @@ export async function replayWorkflow(input: ReplayInput): Promise<ReplayState> {
   state.window_minutes = prepared.window.window_minutes;
   if (prepared.decision.decision === 'deny') return finish('denied', { code: 'POLICY_DENIED', message: prepared.deniedMessage });
   if (prepared.decision.decision === 'approval_required') {
-    await moveTo('awaiting_approval');
     const timeoutMinutes = prepared.decision.timeout_minutes;
-    const decision = await gate.decision(Math.round(timeoutMinutes * 60_000));
+    // Set before the state is recorded, so the stored replay tells approvers exactly when the gate closes.
+    state.decision_deadline = Date.now() + Math.round(timeoutMinutes * 60_000);
+    state.approval_policies = prepared.decision.policies;
+    await moveTo('awaiting_approval');
+    const decision = await gate.decision(state.decision_deadline - Date.now());
     if (!decision) return finish('expired', { code: 'APPROVAL_EXPIRED', message: `no approver decided within ${timeoutMinutes} minutes` });
     await gate.audit(decision);
     if (decision.decision === 'deny') {

@@ -3,6 +3,7 @@ import { roles } from '../../core/roles';
 import { replayStatuses } from '../../core/replay';
 import { webhookEventTypes } from '../../core/webhook-events';
 import { detectionRulesSchema } from '../../core/detection-rules';
+import { telemetryKinds } from '../../core/telemetry';
 
 /**
  * The shapes of the API's answers, as zod schemas. The routes do not parse
@@ -19,7 +20,7 @@ export const errorAnswer = z
     error: z.object({
       code: z.enum([
         'VALIDATION_ERROR', 'UNAUTHORIZED', 'FORBIDDEN', 'POLICY_DENIED', 'NOT_FOUND', 'METHOD_NOT_ALLOWED', 'CONFLICT',
-        'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'HEADERS_TOO_LARGE', 'UNAVAILABLE', 'INTERNAL',
+        'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'HEADERS_TOO_LARGE', 'REQUEST_TIMEOUT', 'UNAVAILABLE', 'INTERNAL',
       ]),
       message: z.string(),
       details: z.array(z.object({ index: z.number().int().optional(), path: z.string().optional(), message: z.string() })).optional(),
@@ -30,6 +31,7 @@ export const errorAnswer = z
 /** `{data, next_cursor}` of any list. */
 export const pageOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), next_cursor: nextCursor });
 
+/** Without a key only `status`; version, detail and error are for the platform admin key. */
 const probe = z.object({ status: z.enum(['up', 'down']), version: z.string().optional(), detail: z.string().optional(), error: z.string().optional() });
 export const healthAnswer = z
   .object({ status: z.enum(['ok', 'degraded']), engines: z.record(z.string(), probe), loops: z.record(z.string(), probe) })
@@ -93,6 +95,22 @@ export const incidentAnswer = z
     updated_at: time,
   })
   .meta({ title: 'Incident' });
+
+export const incidentSignalAnswer = z
+  .object({
+    event_id: z.string(),
+    telemetry: z.enum(telemetryKinds),
+    timestamp: time,
+    received_at: time,
+    rule: z.string().nullable().meta({ description: 'the detector rule that derived the signal; null for a posted signal' }),
+    asn: z.number().int().nullable(),
+    src_ip: z.string().nullable(),
+    dst_ip: z.string().nullable(),
+    dst_port: z.number().int().nullable(),
+    bytes: z.number(),
+    latency_ms: z.number(),
+  })
+  .meta({ title: 'IncidentSignal' });
 
 const segment = z.object({ from: time, to: time, resolution: z.enum(['1h', '5m', '1m', 'raw']) });
 export const flowAnswer = z
@@ -171,6 +189,8 @@ export const replayAnswer = z
     requested_at: time,
     updated_at: time,
     window_minutes: z.number().int(),
+    decision_deadline: timeOrNull.meta({ description: 'when the approval gate closes: set by the workflow once the replay awaits a decision, and kept after the decision (when the gate would have closed); null before' }),
+    approval_policies: z.array(z.string()).meta({ description: 'the ids of the active policies that asked for approval; empty before the replay awaits a decision' }),
     approvals: z.array(z.object({ decision: z.enum(['approve', 'deny']), approver_key_id: z.string(), at: time, comment: z.string().optional() })),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     report: z.unknown().meta({ description: 'the parity report once completed, else null' }),

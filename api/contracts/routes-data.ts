@@ -37,7 +37,8 @@ const flowExample = { src_ip: '10.0.0.1', dst_ip: '10.0.0.2', bytes: 1200, packe
 
 export const dataContracts: RouteContract[] = [
   {
-    method: 'get', path: '/healthz', summary: "Each engine's state and version", tag: 'Operations', access: 'public',
+    method: 'get', path: '/healthz', summary: "Each engine's and loop's state (with the platform admin key: versions and errors too)", tag: 'Operations',
+    access: 'public', errors: [401, 429],
     responses: { 200: json('every engine and loop is up', a.healthAnswer), 503: json('degraded: an engine or a loop is down', a.healthAnswer) },
   },
   {
@@ -85,6 +86,11 @@ export const dataContracts: RouteContract[] = [
   {
     method: 'get', path: '/v1/incidents/{id}', summary: 'One incident', tag: 'Incidents', access: 'workspace', permission: 'read',
     params: { id }, responses: { 200: json('the incident', a.incidentAnswer) },
+  },
+  {
+    method: 'get', path: '/v1/incidents/{id}/signals', summary: "An incident's signals in event-time order", tag: 'Incidents', access: 'workspace',
+    permission: 'read', params: { id }, query: incidents.signalsSchema,
+    responses: { 200: json("a page of the incident's signals", a.pageOf(a.incidentSignalAnswer)) },
   },
   ...(['acknowledge', 'resolve'] as const).map(
     (action): RouteContract => ({

@@ -1,4 +1,7 @@
 import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { AppError } from '../../core/errors';
+import { principalFromRequest, type AuthGuard } from '../auth';
 import type { ApiDeps, HealthProbe } from '../deps';
 
 const probeTimeoutMs = 2_000;
@@ -23,17 +26,45 @@ async function probeAll(probes: HealthProbe[]) {
   return { ok: results.every(([, r]) => r.status === 'up'), byName: Object.fromEntries(results) };
 }
 
+type ProbeResult = Awaited<ReturnType<typeof probeOne>>;
+
+/** Up or down only: versions and errors tell an attacker what runs inside and how it fails. */
+const statusOnly = (byName: Record<string, ProbeResult>) =>
+  Object.fromEntries(Object.entries(byName).map(([name, r]) => [name, { status: r.status }]));
+
 /**
- * Liveness and readiness without auth: each engine's state and version, and
- * each long-running loop of this process's roles (a stream worker that
- * cannot consume makes the service `degraded`).
+ * Whether the caller presented the platform admin key. A credential given
+ * must be valid (401, or 429 past the throttle); a workspace key that cannot
+ * be looked up because ClickHouse is down still gets the plain answer, which
+ * is the one to say so.
+ */
+async function askedByPlatformAdmin(ctx: Context, guard: AuthGuard): Promise<boolean> {
+  if (!ctx.get('authorization')) return false;
+  try {
+    return (await principalFromRequest(ctx, guard)).kind === 'platform_admin';
+  } catch (err) {
+    if (err instanceof AppError && (err.code === 'UNAUTHORIZED' || err.code === 'RATE_LIMITED')) throw err;
+    return false;
+  }
+}
+
+/**
+ * Liveness and readiness without auth: each engine up or down, and each
+ * long-running loop of this process's roles (a stream worker that cannot
+ * consume makes the service `degraded`). With the platform admin key, each
+ * also says its version, transport and, when down, why.
  */
 export function registerHealthRoutes(router: Router, deps: ApiDeps): void {
+  const guard: AuthGuard = { keys: deps.keys, throttle: deps.authThrottle, trustedProxies: deps.trustedProxies };
   router.get('/healthz', async (ctx) => {
+    const detailed = await askedByPlatformAdmin(ctx, guard);
     const [engines, loops] = await Promise.all([probeAll(deps.engines), probeAll(deps.loops)]);
     const ok = engines.ok && loops.ok;
+    const view = detailed ? (byName: Record<string, ProbeResult>) => byName : statusOnly;
     ctx.status = ok ? 200 : 503;
-    ctx.body = { status: ok ? 'ok' : 'degraded', engines: engines.byName, loops: loops.byName };
+    // Like every 503 of the API (and as the OpenAPI document says): when to look again.
+    if (!ok) ctx.set('Retry-After', '5');
+    ctx.body = { status: ok ? 'ok' : 'degraded', engines: view(engines.byName), loops: view(loops.byName) };
   });
 
   router.get('/metrics', async (ctx) => {

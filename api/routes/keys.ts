@@ -5,7 +5,7 @@ import { isRole, roles } from '../../core/roles';
 import { isoOrNull } from '../../core/time';
 import type { KeyRecord } from '../../storage/keys-repo';
 import { principalOf, requirePermission } from '../auth';
-import { readBody } from '../body';
+import { readOptionalJson } from '../body';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, limitSchema, pageOf } from '../pagination';
 import { knownIdForm, parseOrThrow, pathParam, singleQuery } from '../validation';
@@ -43,8 +43,7 @@ export function registerKeyRoutes(router: Router, deps: ApiDeps): void {
   const guard = requirePermission('keys:manage');
 
   router.post('/v1/api-keys', guard, async (ctx) => {
-    const body = await readBody(ctx, { limitBytes: deps.bodyLimitBytes, accept: ['json'], optional: true });
-    const request = parseOrThrow(mintSchema, body?.value ?? {}, 'api key request');
+    const request = parseOrThrow(mintSchema, await readOptionalJson(ctx, deps.bodyLimitBytes), 'api key request');
     const minted = await deps.keys.mint(principalOf(ctx), {
       orgId: request.org_id,
       role: request.role,

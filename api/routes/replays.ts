@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ReplayRecord } from '../../storage/replays-repo';
 import { replayStatuses } from '../../core/replay';
 import { orgOf, principalOf, requirePermission } from '../auth';
-import { readBody } from '../body';
+import { readBody, readOptionalJson } from '../body';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, limitSchema, pageOf } from '../pagination';
 import { iso } from '../../core/time';
@@ -37,6 +37,8 @@ function replayView(r: ReplayRecord) {
     requested_at: iso(r.requested_at),
     updated_at: iso(r.updated_at),
     window_minutes: r.window_minutes,
+    decision_deadline: r.decision_deadline ? iso(r.decision_deadline) : null,
+    approval_policies: r.approval_policies,
     approvals: r.approvals.map((a) => ({ ...a, at: iso(a.at) })),
     error: r.error,
     report: r.report,
@@ -76,8 +78,7 @@ export function registerReplayRoutes(router: Router, deps: ApiDeps): void {
   for (const decision of ['approve', 'deny'] as const) {
     router.post(`/v1/replays/:id/${decision}`, approve, async (ctx) => {
       const id = replayId(ctx);
-      const body = await readBody(ctx, { limitBytes: deps.bodyLimitBytes, accept: ['json'], optional: true });
-      const input = parseOrThrow(decisionSchema, body?.value ?? {}, 'decision');
+      const input = parseOrThrow(decisionSchema, await readOptionalJson(ctx, deps.bodyLimitBytes), 'decision');
       await deps.replays.decide(orgOf(ctx), principalOf(ctx), id, decision, input.comment);
       ctx.status = 202;
       ctx.body = { replay_id: id, decision };

@@ -18,6 +18,7 @@ export interface components {
   schemas: {
     Whoami: Answer<'/v1/whoami', 'get'>;
     Incident: Answer<'/v1/incidents/{id}', 'get'>;
+    IncidentSignal: Answer<'/v1/incidents/{id}/signals', 'get'>['data'][number];
     Policy: Answer<'/v1/policies/{id}', 'get'>;
     Replay: Answer<'/v1/replays/{id}', 'get'>;
   };

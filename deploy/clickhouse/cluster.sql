@@ -262,3 +262,9 @@ CREATE TABLE IF NOT EXISTS nettel.webhook_deliveries ON CLUSTER '{cluster}' (
   response_code UInt16, latency_ms UInt32, error String, first_attempt_at Int64, last_attempt_at Int64,
   next_attempt_at Int64
   ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.webhook_deliveries', '{replica}', attempts) ORDER BY (org_id, webhook_id, event_id);
+
+-- 0016_replay_approval_gate
+ALTER TABLE nettel.replays ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS decision_deadline Int64 DEFAULT 0;
+
+-- 0016_replay_approval_gate
+ALTER TABLE nettel.replays ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS approval_policies String DEFAULT '[]';

@@ -6,6 +6,7 @@ import type { Registry } from '../../observability/metrics';
 import { ChdbClickHouse, HttpClickHouse, type ClickHouse } from '../../storage/clickhouse';
 import { migrate } from '../../storage/migrations';
 import { applyRetentionTtl } from '../../storage/retention';
+import { JetStreamWriteHealth } from '../../streams/jetstream-write-health';
 import { Locks, defaultLockConfig } from '../../streams/locks';
 import { NatsClient } from '../../streams/nats-client';
 import { defaultTopology, ensureTopology, type TopologyConfig } from '../../streams/topology';
@@ -23,6 +24,8 @@ export interface Adapters {
   locks: Locks;
   /** The JetStream topology this process ensures at start; a worker recreates its consumer from it. */
   topology: TopologyConfig;
+  /** Whether this process's telemetry publishes are stored: its publishers report, the nats-server's liveness reads. */
+  telemetryWrites: JetStreamWriteHealth;
   registry: Registry;
   log: Logger;
 }
@@ -36,8 +39,10 @@ export function sharedAdapters(config: Config, addresses: EngineAddresses, regis
     : new ChdbClickHouse({ dataDir: path.join(config.dataDir, 'chdb'), database: config.clickhouse.database, spoolDir: chdbSpoolDir(config) });
   const nats = new NatsClient({ url: addresses.natsUrl, name: 'nettel' }, log);
   const temporal = new TemporalClient({ address: addresses.temporalAddress, namespace: config.temporal.namespace }, log);
-  const topology: TopologyConfig = { ...defaultTopology(config.nats.prefix), maxBytes: config.nats.streamMaxBytes, ackWaitMs: config.nats.ackWaitMs };
-  const locks = new Locks(defaultLockConfig(config.nats.prefix), nats, log);
+  const { prefix, streamMaxBytes, ackWaitMs, replicas } = config.nats;
+  const topology: TopologyConfig = { ...defaultTopology(prefix), maxBytes: streamMaxBytes, ackWaitMs, replicas };
+  topology.deadLetterMaxBytes = config.deadLetter.maxBytes;
+  const locks = new Locks({ ...defaultLockConfig(prefix), replicas }, nats, log);
   const components: Component[] = [
     clickhouse,
     nats,
@@ -54,6 +59,6 @@ export function sharedAdapters(config: Config, addresses: EngineAddresses, regis
     temporal,
     startStep(() => ensureTopology(nats.jsm, topology)),
   ];
-  const adapters: Adapters = { clickhouse, nats, temporal, locks, topology, registry, log };
+  const adapters: Adapters = { clickhouse, nats, temporal, locks, topology, telemetryWrites: new JetStreamWriteHealth(), registry, log };
   return { components, adapters };
 }

@@ -1,6 +1,7 @@
 import { createApp } from '../../api/app';
 import type { ApiDeps, HealthProbe } from '../../api/deps';
-import { HttpServer, defaultHttpServerConfig } from '../../api/http-server';
+import { HttpServer } from '../../api/http-server';
+import { AuthThrottle } from '../../application/auth-throttle';
 import { AuditLedger } from '../../application/audit-ledger';
 import { Correlator } from '../../application/correlator';
 import { DetectionRulesService } from '../../application/detection-rules-service';
@@ -12,10 +13,12 @@ import { PolicyService } from '../../application/policy-service';
 import { RateLimiter } from '../../application/rate-limiter';
 import { ReplayService } from '../../application/replay-service';
 import { WebhookService } from '../../application/webhook-service';
+import { TrustedProxies } from '../../core/client-address';
 import { AnalyticsRepo } from '../../storage/analytics-repo';
 import { AuditRepo } from '../../storage/audit-repo';
 import { DetectionRulesRepo } from '../../storage/detection-rules-repo';
 import { ExportersRepo } from '../../storage/exporters-repo';
+import { IncidentSignals } from '../../storage/incident-signals';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { KeysRepo } from '../../storage/keys-repo';
 import { PoliciesRepo } from '../../storage/policies-repo';
@@ -48,12 +51,14 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
   // A person's acknowledgement or resolution changes an incident here: its events go to the outbox too.
   const events = new JetStreamOutbox({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry });
   const correlator = new Correlator({ store: new TelemetryStore(a.clickhouse), incidents, registry: a.registry, events, rules });
-  const publisher = new TelemetryPublisher({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry });
+  const publisher = new TelemetryPublisher({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry, writes: a.telemetryWrites });
   return {
     audit,
     keys: new KeysService({ repo: new KeysRepo(a.clickhouse), audit, registry: a.registry, adminApiKey: config.adminApiKey }),
+    authThrottle: new AuthThrottle(config.auth, a.registry),
+    trustedProxies: new TrustedProxies(config.auth.trustedProxies),
     ingest: new IngestService({ publisher, rateLimiter: new RateLimiter(config.rateLimit, a.registry), registry: a.registry }),
-    incidents: new IncidentService({ incidents, correlator, audit }),
+    incidents: new IncidentService({ incidents, signals: new IncidentSignals(a.clickhouse), correlator, audit }),
     analytics: new AnalyticsRepo(a.clickhouse),
     policies: new PolicyService({ policies, audit }),
     replays: new ReplayService({
@@ -78,7 +83,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
 
 /** The api role: the HTTP API over this process's adapters; `loops` are the other roles' loops /healthz reports. */
 export function apiRole(config: Config, a: Adapters, loops: HealthProbe[]) {
-  const heads = new AuditHeads(a.nats, config.nats.prefix);
+  const heads = new AuditHeads(a.nats, config.nats.prefix, config.nats.replicas);
   const deps: ApiDeps = {
     ...apiServices(config, a, heads),
     bodyLimitBytes: config.http.bodyLimitBytes,
@@ -89,7 +94,7 @@ export function apiRole(config: Config, a: Adapters, loops: HealthProbe[]) {
     console: { dir: config.console.dir, temporalUiUrl: config.temporal.uiUrl },
   };
   const { app, routes } = createApp(deps);
-  const server = new HttpServer({ ...defaultHttpServerConfig, host: config.http.host, port: config.http.port }, app.callback());
+  const server = new HttpServer(config.http, app.callback(), a.registry);
   const components: Component[] = [heads, server];
   return { components, server, routes, deps };
 }

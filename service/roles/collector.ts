@@ -17,7 +17,7 @@ export function collectorRole(config: Config, a: Adapters) {
       goflow2: { binary, host: c.host, netflowPort: c.netflowPort, sflowPort: c.sflowPort, metricsPort: c.metricsPort, workers: c.workers, queueSize: c.queueSize },
     },
     {
-      publisher: new TelemetryPublisher({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry }),
+      publisher: new TelemetryPublisher({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry, writes: a.telemetryWrites }),
       exporters: new ExportersRepo(a.clickhouse),
       registry: a.registry,
       log: a.log,

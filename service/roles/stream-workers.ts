@@ -20,7 +20,7 @@ export function streamWorkersRole(config: Config, a: Adapters) {
   const events = new JetStreamOutbox({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry });
   const correlator = new Correlator({ store, incidents: new IncidentsRepo(a.clickhouse), registry: a.registry, events, rules });
   const worker = new StreamWorker(
-    { ...defaultStreamWorkerConfig(config.nats.prefix), ...config.workers, ackWaitMs: config.nats.ackWaitMs },
+    { ...defaultStreamWorkerConfig(config.nats.prefix), ...config.workers, maxDeliveries: config.deadLetter.afterDeliveries, ackWaitMs: config.nats.ackWaitMs },
     { nats: a.nats, store, correlator, rules, registry: a.registry, log: a.log, topology: a.topology },
   );
   const retention = new RetentionJob(

@@ -1,4 +1,5 @@
 import { AuditLedger } from '../../application/audit-ledger';
+import { startReplayWorkflow } from '../../application/replay-service';
 import { AuditRepo } from '../../storage/audit-repo';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { KeysRepo } from '../../storage/keys-repo';
@@ -8,6 +9,7 @@ import { ReplaysRepo } from '../../storage/replays-repo';
 import { AuditHeads } from '../../streams/audit-heads';
 import { JetStreamOutbox } from '../../streams/outbox';
 import { createReplayActivities } from '../../workers/activities/replay-activities';
+import { ReplayReconciler, defaultReplayReconcilerConfig } from '../../workers/replay-reconciler';
 import { TemporalWorker } from '../../workers/temporal-worker';
 import type { Component } from '../component';
 import type { Config } from '../config';
@@ -18,18 +20,21 @@ import type { EngineAddresses } from './engines';
 /**
  * The temporal-worker role: run the governance workflows and their
  * activities. The activities audit approvers' decisions, so the role has its
- * own audit ledger over the workspace chains' heads in JetStream.
+ * own audit ledger over the workspace chains' heads in JetStream. The
+ * replay reconciler starts the workflows of replays stranded in `queued`.
  */
 export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a: Adapters) {
-  const heads = new AuditHeads(a.nats, config.nats.prefix);
+  const heads = new AuditHeads(a.nats, config.nats.prefix, config.nats.replicas);
+  const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry);
+  const replays = new ReplaysRepo(a.clickhouse);
   const activities = createReplayActivities({
     incidents: new IncidentsRepo(a.clickhouse),
     policies: new PoliciesRepo(a.clickhouse),
-    replays: new ReplaysRepo(a.clickhouse),
+    replays,
     history: new ReplayHistory(a.clickhouse),
     rules: detectionRulesCacheOf(a),
     keys: new KeysRepo(a.clickhouse),
-    audit: new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry),
+    audit,
     heads,
     registry: a.registry,
     events: new JetStreamOutbox({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry }),
@@ -43,7 +48,20 @@ export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a
     },
     { activities, log: a.log, registry: a.registry },
   );
+  const reconciler = new ReplayReconciler(
+    { ...defaultReplayReconcilerConfig, ...config.replayReconciler },
+    {
+      replays,
+      // Each start within 5 s: with Temporal away, a round must not wait out the client's retries replay by replay.
+      start: (input) => a.temporal.client.withDeadline(Date.now() + 5_000, () => startReplayWorkflow(a.temporal.client, config.temporal.taskQueue, input)),
+      audit,
+      // One process reconciles at a time; the others skip their round.
+      lead: (work) => a.locks.tryWithLock('replay-reconciler', work),
+      registry: a.registry,
+      log: a.log,
+    },
+  );
   // The heads start before the worker runs an activity that appends, and stop after it.
-  const components: Component[] = [heads, worker];
+  const components: Component[] = [heads, worker, reconciler];
   return { components, worker };
 }

@@ -47,6 +47,7 @@ describe('the browser console', () => {
     ];
     expect((await t.request('POST', '/flow', { key, body: flows })).status).toBe(201);
     await t.request('POST', '/ingest', { key, body: { telemetry: 'bgp', service: 'edge', environment: 'prod', region: 'eu', latency_ms: 40, dst_ip: '10.0.0.2' } });
+    await t.request('POST', '/ingest', { key, body: { telemetry: 'dns', service: 'edge', environment: 'prod', region: 'eu', latency_ms: 75, src_ip: '10.9.0.1', dst_ip: '10.0.0.53', dst_port: 53 } });
     await t.request('POST', '/ingest', { key, body: { telemetry: 'dns', service: 'db', environment: 'staging', region: 'eu', latency_ms: 20 } });
     await waitForTelemetryDrained(t.stack.nats.jsm, t.stack.config.nats.prefix);
     const list = await t.request<ListPage<IncidentView>>('GET', '/v1/incidents?service=edge', { key });
@@ -124,6 +125,33 @@ describe('the browser console', () => {
     expect(await bars.textContent()).toContain('65,432 B');
     expect(await page.getByRole('button', { name: 'Acknowledge' }).count()).toBe(0);
     await page.screenshot({ path: path.join(screenshots, 'incident-detail.png'), fullPage: true });
+    await page.close();
+  });
+
+  test("an analyst opens an incident and sees each of its signals on the timeline", async () => {
+    const page = await signedIn(keys.analyst.key);
+    await page.goto(`${t.url}/#/incidents/${incident.id}`);
+    const rows = page.getByRole('table', { name: 'Signals of this incident' }).locator('tbody tr');
+    await waitFor(async () => ((await rows.count()) === 2 ? true : undefined), 10_000, 'two signals on the timeline');
+    const texts = await rows.allTextContents();
+    expect(texts[0]).toContain('bgp');
+    expect(texts[0]).toContain('40 ms');
+    expect(texts[1]).toContain('dns');
+    expect(texts[1]).toContain('10.9.0.1 → 10.0.0.53:53');
+    expect(await page.getByRole('img', { name: /^2 signals from/ }).count()).toBe(1);
+    await page.close();
+  });
+
+  test('an approval shows the policy that asked for it and the time left until the deadline the workflow set', async () => {
+    const replay = (await t.request<ReplayView>('GET', `/v1/replays/${replayId}`, { key: keys.analyst.key })).body;
+    expect(replay.decision_deadline).not.toBeNull();
+    const page = await signedIn(keys.analyst.key);
+    await page.getByRole('link', { name: 'Approvals' }).click();
+    const card = page.getByRole('article', { name: `Replay ${replayId}` });
+    await expectText(card, 'prod needs a human');
+    const deadline = card.locator('time[datetime]');
+    expect(await deadline.getAttribute('datetime')).toBe(replay.decision_deadline);
+    expect(await deadline.textContent()).toMatch(/^about \d+ min$/);
     await page.close();
   });
 

@@ -96,7 +96,7 @@ describe.each(transports)('audit ledger on %s', (transport) => {
     // Two ledgers with their own heads and repositories: what two API processes hold.
     const ledgers = await Promise.all(
       [0, 1].map(async () => {
-        const heads = new AuditHeads(stack.nats, stack.config.nats.prefix);
+        const heads = new AuditHeads(stack.nats, stack.config.nats.prefix, stack.config.nats.replicas);
         await heads.start();
         return new AuditLedger(new AuditRepo(stack.clickhouse), heads, stack.registry);
       }),

@@ -88,6 +88,7 @@ describe('the API against its OpenAPI document', () => {
     ids.id = incident.id;
     await both('GET', '/v1/incidents', { query: '?state=open', status: 200 }, noKey, { query: '?state=closed' });
     await both('GET', '/v1/incidents/{id}', { status: 200 }, noKey, { fill: { id: 'inc_unknown' } });
+    await both('GET', '/v1/incidents/{id}/signals', { query: '?limit=1', status: 200 }, noKey, { query: '?limit=0' }, { fill: { id: 'inc_unknown' } });
     await both('POST', '/v1/incidents/{id}/acknowledge', { status: 200 }, noKey, {});
     ids.incident = incident.id;
   });

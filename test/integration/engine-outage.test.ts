@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { localClickHouseServer, localNatsServer } from '../../engines/engines';
+import { localClickHouseServer } from '../../engines/engines';
 import { freePort, type LocalProcess } from '../../engines/local-process';
 import { loadConfig } from '../../service/config';
 import { createLogger } from '../../observability/logger';
 import type { ErrorBody, FlowView, HealthView, Page } from '../support/api-types';
+import { testNatsServer } from '../support/nats-server';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
 
@@ -27,7 +28,7 @@ describe('an engine outage', () => {
     const config = loadConfig(process.env);
     const log = createLogger('silent');
     const [natsPort, chPort, chTcp] = await Promise.all([freePort(), freePort(), freePort()]);
-    nats = localNatsServer({ dir: path.join(dir, 'nats'), port: natsPort, binPath: config.binPath }, log);
+    nats = testNatsServer(path.join(dir, 'nats'), natsPort, log);
     clickhouse = localClickHouseServer({ dir: path.join(dir, 'ch'), port: chPort, tcpPort: chTcp, binPath: config.binPath }, log);
     await Promise.all([nats.start(), clickhouse.start()]);
     t = await startTestStack('clickhouse-server', {
@@ -83,5 +84,17 @@ describe('an engine outage', () => {
       return r.status === 200 && r.body.data.length === 2 ? r.body.data : undefined;
     }, 30_000, 'the flow accepted during the outage');
     expect(flows.map((f: { dst_ip: string }) => f.dst_ip).sort()).toEqual(['192.0.2.20', '192.0.2.30']);
+  });
+
+  test('with ClickHouse down, healthz with a workspace key it cannot look up still answers, saying ClickHouse is down', async () => {
+    const unseen = (await t.mintKey({ role: 'operator' })).key;
+    await clickhouse.stop();
+    try {
+      const health = await t.request<HealthView>('GET', '/healthz', { key: unseen });
+      expect(health.status).toBe(503);
+      expect(health.body.engines.clickhouse).toEqual({ status: 'down' });
+    } finally {
+      await clickhouse.start();
+    }
   });
 });

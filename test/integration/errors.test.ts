@@ -18,13 +18,28 @@ describe('error answers', () => {
     await t.stop();
   });
 
-  test('healthz answers without a key and reports each engine up with its version', async () => {
+  test('healthz answers without a key and says only up or down for each engine and loop', async () => {
     const res = await t.request<HealthView>('GET', '/healthz');
     expect(res.status).toBe(200);
-    expect(res.body.status).toBe('ok');
+    expect(res.body).toEqual({
+      status: 'ok',
+      engines: { nats: { status: 'up' }, clickhouse: { status: 'up' }, temporal: { status: 'up' } },
+      loops: { 'stream-workers': { status: 'up' } },
+    });
+  });
+
+  test('healthz with the platform admin key reports each engine with its version', async () => {
+    const res = await t.request<HealthView>('GET', '/healthz', { key: t.adminKey });
+    expect(res.status).toBe(200);
     for (const engine of ['nats', 'clickhouse', 'temporal'] as const) {
       expect(res.body.engines[engine]).toMatchObject({ status: 'up', version: anyString() });
     }
+  });
+
+  test('healthz with an invalid key is 401 UNAUTHORIZED', async () => {
+    const res = await t.request('GET', '/healthz', { key: 'nta_not_the_admin_key' });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual(errorBody('UNAUTHORIZED'));
   });
 
   test('an unknown route is 404 NOT_FOUND with the error body', async () => {

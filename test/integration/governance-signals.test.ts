@@ -170,7 +170,7 @@ describe('governance: raw approve and deny signals', () => {
 
   test('an audit append retried for the same decision writes one entry', async () => {
     const w = await awaitingReplay();
-    const heads = new AuditHeads(t.stack.nats, t.stack.config.nats.prefix);
+    const heads = new AuditHeads(t.stack.nats, t.stack.config.nats.prefix, t.stack.config.nats.replicas);
     await heads.start();
     const audit = new AuditLedger(new AuditRepo(t.stack.clickhouse), heads, t.stack.registry);
     const activities = createApprovalActivities({ keys: new KeysRepo(t.stack.clickhouse), audit, heads, registry: t.stack.registry });

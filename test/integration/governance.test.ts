@@ -81,6 +81,23 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     await recordHistory('replay-approved', operator.org_id, id);
   });
 
+  test('a replay awaiting approval carries the deadline its workflow set and the policies that asked for approval', async () => {
+    const { operator, incident } = await workspaceWithIncident();
+    const slow = await t.request<PolicyView>('POST', '/v1/policies', { key: operator.key, body: { name: 'slow gate', requires_approval: true, approval_timeout_minutes: 90 } });
+    const fast = await t.request<PolicyView>('POST', '/v1/policies', { key: operator.key, body: { name: 'fast gate', requires_approval: true, approval_timeout_minutes: 30 } });
+    const requestedAt = Date.now();
+    const id = (await t.request<ReplayRequested>('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
+    const waiting = await replayState(operator.key, id, 'awaiting_approval');
+    // The shortest timeout of the gating policies applies, from when the gate opened.
+    const deadline = Date.parse(waiting.decision_deadline ?? '');
+    expect(deadline).toBeGreaterThanOrEqual(requestedAt + 30 * 60_000);
+    expect(deadline).toBeLessThanOrEqual(Date.now() + 30 * 60_000);
+    expect(waiting.approval_policies).toEqual([slow.body.policy_id, fast.body.policy_id].sort());
+    // The stored record (what /v1/approvals lists) says the same as the workflow.
+    const listed = await t.request<Page<ReplayView>>('GET', '/v1/approvals', { key: operator.key });
+    expect(listed.body.data.find((r) => r.replay_id === id)).toMatchObject({ decision_deadline: waiting.decision_deadline, approval_policies: waiting.approval_policies });
+  });
+
   test('the deny path ends denied carrying POLICY_DENIED', async () => {
     const { operator, approver, incident } = await workspaceWithIncident();
     await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'gate', requires_approval: true } });

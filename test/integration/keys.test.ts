@@ -26,7 +26,7 @@ const stringContaining = (text: string): unknown => expect.stringContaining(text
 async function apiWithClock(t: TestStack, now: () => number) {
   const { config, clickhouse, nats } = t.stack;
   const registry = new Registry();
-  const heads = new AuditHeads(nats, config.nats.prefix);
+  const heads = new AuditHeads(nats, config.nats.prefix, config.nats.replicas);
   await heads.start();
   const audit = new AuditLedger(new AuditRepo(clickhouse), heads, registry, now);
   const keys = new KeysService({ repo: new KeysRepo(clickhouse), audit, registry, adminApiKey: t.adminKey, now });
@@ -66,6 +66,11 @@ describe.each(transports)('API keys on %s', (transport) => {
     const audit = await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key: minted.body.key });
     expect(audit.status).toBe(200);
     expect(audit.body.data[0]).toMatchObject({ action: 'api_key.create', target: minted.body.key_id, actor: 'platform-admin' });
+  });
+
+  test('a JSON null body to POST /v1/api-keys is a wrong request, not a missing one: 400 VALIDATION_ERROR', async () => {
+    const refused = await t.request<ErrorBody>('POST', '/v1/api-keys', { key: t.adminKey, raw: 'null', contentType: 'application/json' });
+    expect([refused.status, refused.body.error.code]).toEqual([400, 'VALIDATION_ERROR']);
   });
 
   test('a request without a key is 401 UNAUTHORIZED with the error body', async () => {

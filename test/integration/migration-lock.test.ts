@@ -8,7 +8,8 @@ import { NatsClient } from '../../streams/nats-client';
 /**
  * Processes that start together migrate one at a time: the schema lock in
  * JetStream's key-value store serializes them, so each migration is applied
- * once even when two processes race for it.
+ * once even when two processes race for it. A loop that one process leads
+ * (the replay reconciler) skips its round where the lock is held.
  */
 const retention = { raw: 30, minute: 30, fiveMinutes: 90, hour: 400 };
 const log = createLogger('silent');
@@ -51,5 +52,14 @@ describe('schema migrations under the lock', () => {
     };
     await Promise.all([a.withLock('exclusive', hold('a')), b.withLock('exclusive', hold('b'))]);
     expect([events.slice(0, 2), events.slice(2)].map((pair) => pair[0]!.split(' ')[0] === pair[1]!.split(' ')[0])).toEqual([true, true]);
+  });
+
+  test('a process that finds the lock held skips its work instead of waiting, and takes the lock once it is free', async () => {
+    const [a, b] = [new Locks(defaultLockConfig(prefix), nats, log), new Locks(defaultLockConfig(prefix), nats, log)];
+    await a.start();
+    await b.start();
+    const skipped = await a.withLock('leader', () => b.tryWithLock('leader', () => Promise.resolve('b ran')));
+    expect(skipped).toBeUndefined();
+    expect(await b.tryWithLock('leader', () => Promise.resolve('b ran'))).toBe('b ran');
   });
 });

@@ -17,7 +17,8 @@ const mainJs = path.resolve(__dirname, '../../dist/service/main.js');
 interface Running {
   child: ChildProcess;
   url: string;
-  adminKey: string;
+  /** Printed only by the start that generated it. */
+  adminKey?: string;
   exited: Promise<number | null>;
 }
 
@@ -33,7 +34,7 @@ async function startService(env: Record<string, string>): Promise<Running> {
       out += c;
       const url = /nettel is up: (\S+)/.exec(out)?.[1];
       const adminKey = /admin key[^:]*: (nta_\S+)/.exec(out)?.[1];
-      if (url && adminKey) {
+      if (url && /^try: /m.test(out)) {
         clearTimeout(timer);
         resolve({ child, url, adminKey, exited });
       }
@@ -87,7 +88,7 @@ describe('the service process on embedded defaults', () => {
 
   test('starts its engines, serves healthz, stops them all on SIGTERM, and keeps keys across a restart', async () => {
     const first = await startService(env);
-    const health = (await (await fetch(`${first.url}/healthz`)).json()) as HealthView;
+    const health = (await (await fetch(`${first.url}/healthz`, { headers: { authorization: `Bearer ${first.adminKey}` } })).json()) as HealthView;
     expect(health.status).toBe('ok');
     expect(health.engines.clickhouse.detail).toBe('chdb');
     expect(health.loops.collector?.status).toBe('up');
@@ -106,7 +107,12 @@ describe('the service process on embedded defaults', () => {
 
     const second = await startService(env);
     try {
-      expect(second.adminKey).toBe(first.adminKey);
+      // Printed once, when generated; kept in the data folder for its owner only.
+      expect(first.adminKey).toMatch(/^nta_/);
+      expect(second.adminKey).toBeUndefined();
+      const keyFile = path.join(dataDir, 'admin-api-key');
+      expect(fs.readFileSync(keyFile, 'utf8').trim()).toBe(first.adminKey);
+      expect(fs.statSync(keyFile).mode & 0o777).toBe(0o600);
       const res = await fetch(`${second.url}/v1/audit`, { headers: { authorization: `Bearer ${minted.key}` } });
       expect(res.status).toBe(200);
       expect(((await res.json()) as Page<AuditEntryView>).data).toHaveLength(1);

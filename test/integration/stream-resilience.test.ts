@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { localNatsServer } from '../../engines/engines';
 import { freePort, type LocalProcess } from '../../engines/local-process';
 import { createLogger } from '../../observability/logger';
-import { loadConfig } from '../../service/config';
 import { names } from '../../streams/topology';
+import { testNatsServer } from '../support/nats-server';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
 
@@ -137,7 +136,7 @@ describe('stream worker resilience', () => {
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-resilience-'));
     const port = await freePort();
-    nats = localNatsServer({ dir: path.join(dir, 'nats'), port, binPath: loadConfig(process.env).binPath }, createLogger('silent'));
+    nats = testNatsServer(path.join(dir, 'nats'), port, createLogger('silent'));
     await nats.start();
     // A short ack wait bounds how long a message whose ack was lost waits for its redelivery.
     t = await startTestStack('chdb', { NATS_URL: `nats://127.0.0.1:${port}`, NATS_ACK_WAIT_MS: '3000', WORKER_MAX_MESSAGES: '32', WORKER_MAX_WAIT_MS: '250' });

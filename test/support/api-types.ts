@@ -68,6 +68,21 @@ export interface IncidentView {
   updated_at: string;
 }
 
+/** A signal on an incident's timeline (GET /v1/incidents/{id}/signals). */
+export interface IncidentSignalView {
+  event_id: string;
+  telemetry: string;
+  timestamp: string;
+  received_at: string;
+  rule: string | null;
+  asn: number | null;
+  src_ip: string | null;
+  dst_ip: string | null;
+  dst_port: number | null;
+  bytes: number;
+  latency_ms: number;
+}
+
 export interface PolicyView {
   policy_id: string;
   id: string;
@@ -127,6 +142,8 @@ export interface ReplayView {
   requested_at: string;
   updated_at: string;
   window_minutes: number;
+  decision_deadline: string | null;
+  approval_policies: string[];
   approvals: ApprovalView[];
   error: { code: string; message: string } | null;
   report: ReplayReport | null;

@@ -1,15 +1,16 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { localClickHouseServer, localNatsServer, localTemporalServer } from '../../engines/engines';
+import { localClickHouseServer, localTemporalServer } from '../../engines/engines';
 import { freePort } from '../../engines/local-process';
 import { loadConfig } from '../../service/config';
 import { createLogger } from '../../observability/logger';
 import type { LocalProcess } from '../../engines/local-process';
+import { testNatsServer } from './nats-server';
 
 /**
  * Starts the real engines the integration tests run against: a nats-server
- * with JetStream, a clickhouse-server (Debian's 18.16) and a Temporal dev
+ * with JetStream as the embedded default runs it, a clickhouse-server (Debian's 18.16) and a Temporal dev
  * server, each on free ports with its store in a fresh temporary folder, so
  * nothing collides with engines already running on the machine.
  */
@@ -22,7 +23,7 @@ export default async function globalSetup(): Promise<void> {
   const log = createLogger('warn', 'test-engines');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-test-'));
   const [natsPort, chPort, chTcpPort, temporalPort, temporalUiPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
-  const nats = localNatsServer({ dir: path.join(dir, 'nats'), port: natsPort, binPath: config.binPath }, log);
+  const nats = testNatsServer(path.join(dir, 'nats'), natsPort, log);
   const clickhouse = localClickHouseServer(
     { dir: path.join(dir, 'clickhouse'), port: chPort, tcpPort: chTcpPort, binPath: config.binPath },
     log,

@@ -68,6 +68,9 @@ function testEnv(transport: Transport, dataDir: string, adminKey: string, extraE
     // The Temporal worker bundles workflows when it starts: only the governance tests ask for it.
     ROLES: 'api,stream-workers',
     NATS_STREAM_MAX_BYTES: String(256 * 1024 * 1024),
+    // Every test calls from loopback, and many call without a key on purpose: the throttle of failed
+    // authentication would refuse them all. Its own test (hardening.test.ts) turns it on.
+    AUTH_FAILURES_PER_MINUTE: '0',
     ...extraEnv,
   };
 }

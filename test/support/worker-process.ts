@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../../service/config';
 
@@ -9,7 +10,14 @@ const mainJs = path.resolve(__dirname, '../../dist/service/main.js');
  * workers, as its own process on the test stack's engines, database and NATS
  * prefix, so a test can kill it (-9) and start it again.
  */
-export function startWorkerProcess(config: Config, dataDir: string, env: Record<string, string> = {}): { child: ChildProcess; exited: Promise<unknown> } {
+export function startWorkerProcess(
+  config: { clickhouse: Pick<Config['clickhouse'], 'database'>; nats: Pick<Config['nats'], 'prefix'> },
+  dataDir: string,
+  env: Record<string, string> = {},
+  /** Where its output goes (appended); none is kept without one. */
+  logFile?: string,
+): { child: ChildProcess; exited: Promise<unknown> } {
+  const log = logFile === undefined ? 'ignore' : fs.openSync(logFile, 'a');
   const child = spawn(process.execPath, [mainJs], {
     env: {
       ...process.env,
@@ -25,7 +33,8 @@ export function startWorkerProcess(config: Config, dataDir: string, env: Record<
       LOG_LEVEL: 'warn',
       ...env,
     },
-    stdio: 'ignore',
+    stdio: ['ignore', log, log],
   });
+  if (typeof log === 'number') fs.closeSync(log);
   return { child, exited: new Promise((r) => child.once('exit', r)) };
 }

@@ -20,7 +20,33 @@ describe('configuration', () => {
     expect(() => loadConfig({ ROLES: 'api,bogus' })).toThrow(/ROLES/);
   });
 
+  test('JetStream keeps one copy of each stream and bucket unless told otherwise', () => {
+    expect(loadConfig({}).nats.replicas).toBe(1);
+    expect(loadConfig({ NATS_URL: 'nats://n1:4222', NATS_REPLICAS: '3' }).nats.replicas).toBe(3);
+  });
+
+  test('more than one replica on the embedded single-node nats-server is refused with the variable named', () => {
+    expect(() => loadConfig({ NATS_REPLICAS: '3' })).toThrow(/NATS_REPLICAS/);
+  });
+
+  test('the embedded nats-server bounds its store at 20 GiB unless told otherwise', () => {
+    expect(loadConfig({}).nats.embeddedMaxFileStoreBytes).toBe(20 * 1024 ** 3);
+    expect(loadConfig({ EMBEDDED_NATS_MAX_FILE_STORE: String(1024 ** 3) }).nats.embeddedMaxFileStoreBytes).toBe(1024 ** 3);
+  });
+
   test('a short admin key is refused', () => {
     expect(() => loadConfig({ ADMIN_API_KEY: 'short' })).toThrow(/ADMIN_API_KEY/);
+  });
+
+  test('failed authentication is throttled at 20 a minute per socket address by default', () => {
+    expect(loadConfig({}).auth).toEqual({ failuresPerMinute: 20, trustedProxies: [] });
+  });
+
+  test('trusted proxies are a comma-separated list of addresses and CIDR ranges', () => {
+    expect(loadConfig({ TRUSTED_PROXIES: '10.0.0.0/8, ::1' }).auth.trustedProxies).toEqual(['10.0.0.0/8', '::1']);
+  });
+
+  test('a trusted proxy that is no address or range is refused with the variable named', () => {
+    expect(() => loadConfig({ TRUSTED_PROXIES: 'lb.internal' })).toThrow(/TRUSTED_PROXIES/);
   });
 });

@@ -13,10 +13,13 @@ interface Manifest {
   spec?: { template: { spec: { containers: Array<{ env: Array<{ name: string; value: string }> }> } } };
 }
 
-/** What the tests read of the compose file: each service's environment. */
+/** What the tests read of the compose file: each service's environment, and the NATS nodes' image, command and volumes. */
 interface ComposeFile {
-  services: Record<string, { environment: Record<string, string> }>;
+  services: Record<string, { environment: Record<string, string>; image?: string; command?: string[]; volumes?: string[] }>;
 }
+
+const readCompose = () => parse(fs.readFileSync(path.join(deploy, 'compose.yaml'), 'utf8'), { merge: true }) as ComposeFile;
+const roleNames = ['api', 'stream-workers', 'temporal-worker', 'collector'];
 
 describe('deployment files', () => {
   test('the cluster DDL is exactly what the migrations generate', () => {
@@ -42,9 +45,30 @@ describe('deployment files', () => {
   });
 
   test('the compose file parses and runs every role against the same engines', () => {
-    const compose = parse(fs.readFileSync(path.join(deploy, 'compose.yaml'), 'utf8'), { merge: true }) as ComposeFile;
-    const roles = ['api', 'stream-workers', 'temporal-worker', 'collector'].map((s) => compose.services[s]?.environment);
+    const compose = readCompose();
+    const roles = roleNames.map((s) => compose.services[s]?.environment);
     expect(roles.map((e) => e?.ROLES)).toEqual(['api', 'stream-workers', 'temporal-worker', 'collector']);
     for (const env of roles) expect(env?.CLICKHOUSE_URL).toBe('http://clickhouse:8123');
+  });
+
+  test('every role of both deployments keeps three copies of each stream and bucket', () => {
+    const docs = parseAllDocuments(fs.readFileSync(path.join(deploy, 'kubernetes/nettel.yaml'), 'utf8')).map((d) => d.toJS() as Manifest);
+    const configMap = docs.find((d) => d.kind === 'ConfigMap');
+    const compose = readCompose();
+    const envs = [...roleNames.map((role) => ({ ...configMap?.data, ROLES: role })), ...roleNames.map((s) => compose.services[s]!.environment)];
+    for (const env of envs) expect(loadConfig({ ...env, ADMIN_API_KEY: 'x'.repeat(32) }).nats.replicas).toBe(3);
+  });
+
+  test('the compose file runs three nats-server 2.15 nodes, each syncing before it acknowledges', () => {
+    const compose = readCompose();
+    const nodes = Object.entries(compose.services).filter(([name]) => name.startsWith('nats-'));
+    expect(nodes.map(([name]) => name)).toEqual(['nats-1', 'nats-2', 'nats-3']);
+    for (const [, node] of nodes) {
+      expect(node.image).toMatch(/^nats:2\.15\./);
+      const mount = node.volumes?.find((v) => v.endsWith(':/etc/nats/nettel.conf:ro'));
+      expect(mount && node.command?.join(' ')).toContain('-c /etc/nats/nettel.conf');
+      const settings = fs.readFileSync(path.join(deploy, mount!.split(':')[0]!), 'utf8');
+      expect(/jetstream \{([^}]*)\}/.exec(settings)?.[1]).toMatch(/^\s*sync_interval: always$/m);
+    }
   });
 });

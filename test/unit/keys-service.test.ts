@@ -30,7 +30,7 @@ function fakeStore() {
   return { store, state, outage };
 }
 
-function keysService() {
+function keysService(opts: { newKeyHex?: () => string } = {}) {
   const clock = { now: 1_700_000_000_000 };
   const { store, state, outage } = fakeStore();
   const events: AuditEvent[] = [];
@@ -41,7 +41,7 @@ function keysService() {
     },
   };
   const registry = new Registry();
-  const service = new KeysService({ repo: store, audit, registry, adminApiKey: 'nta_admin_secret', now: () => clock.now });
+  const service = new KeysService({ repo: store, audit, registry, adminApiKey: 'nta_admin_secret', now: () => clock.now, ...opts });
   const admin = { kind: 'platform_admin', keyId: 'platform-admin' } as const;
   const failures = async (reason: string) =>
     (await registry.getSingleMetric('nettel_auth_failures_total')!.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
@@ -142,5 +142,42 @@ describe('key service', () => {
       expect.objectContaining({ orgId: 'org_a', actor: 'platform-admin', action: 'api_key.create', target: record.key_id }),
       expect.objectContaining({ orgId: 'org_a', actor: 'platform-admin', action: 'api_key.revoke', target: record.key_id }),
     ]);
+  });
+});
+
+describe('key service negative cache', () => {
+  const neverMinted = `Bearer ntk_${'0'.repeat(20)}_${'A'.repeat(43)}`;
+
+  test('an unknown key id is looked up in the store once, however often it is tried within five seconds', async () => {
+    const { service, state, clock } = keysService();
+    for (let i = 0; i < 10; i += 1) {
+      await expect(service.authenticate(neverMinted)).rejects.toMatchObject(unauthorized);
+      clock.now += second / 2;
+    }
+    expect(state.gets).toBe(1);
+  });
+
+  test('an unknown key id is looked up again five seconds after its miss', async () => {
+    const { service, state, clock } = keysService();
+    await expect(service.authenticate(neverMinted)).rejects.toMatchObject(unauthorized);
+    clock.now += 5 * second;
+    await expect(service.authenticate(neverMinted)).rejects.toMatchObject(unauthorized);
+    expect(state.gets).toBe(2);
+  });
+
+  test('a key minted here under an id that was missed before authenticates at once', async () => {
+    const { service, admin } = keysService({ newKeyHex: () => '0'.repeat(20) });
+    await expect(service.authenticate(neverMinted)).rejects.toMatchObject(unauthorized);
+    const { key } = await service.mint(admin, { orgId: 'org_a' });
+    await expect(service.authenticate(bearer(key))).resolves.toMatchObject({ orgId: 'org_a' });
+  });
+
+  test('a store outage is not remembered as a miss', async () => {
+    const { service, admin, state } = keysService();
+    const { key } = await service.mint(admin, { orgId: 'org_a' });
+    state.down = true;
+    await expect(service.authenticate(bearer(key))).rejects.toThrow('ECONNREFUSED');
+    state.down = false;
+    await expect(service.authenticate(bearer(key))).resolves.toMatchObject({ orgId: 'org_a' });
   });
 });

@@ -50,6 +50,11 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('answers 429 with Retry-After on every route that takes a key (failed authentication is throttled)', () => {
+    const without = routeContracts.filter((c) => c.access !== 'public' && !doc.paths[c.path]![c.method]!.responses['429']?.headers?.['Retry-After']);
+    expect(without.map((c) => `${c.method} ${c.path}`)).toEqual([]);
+  });
+
   it('carries an example for every request body', () => {
     for (const ops of Object.values(doc.paths)) {
       for (const op of Object.values(ops)) {

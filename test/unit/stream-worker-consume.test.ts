@@ -131,6 +131,22 @@ describe('stream worker consume loop', () => {
     expect(await restartsBy()).toEqual({ ended: 1 });
   });
 
+  test('canConsume rejects while every pull fails at once, however briefly each opens, and resolves once one delivers', async () => {
+    const pulls = [new FakePull(), new FakePull(), new FakePull()];
+    const { loop, events } = harness(pulls.map(opening));
+    await loop.start();
+    await expect(loop.canConsume()).resolves.toBeUndefined();
+    pulls[0]!.push(new ConsumeInterrupted('error'));
+    await until(() => events.filter((e) => e === 'open').length === 2);
+    pulls[1]!.push(new ConsumeInterrupted('error'));
+    await until(() => events.filter((e) => e === 'open').length === 3);
+    await expect(loop.canConsume()).rejects.toThrow('pulls fail since');
+    pulls[2]!.push(m(1));
+    await new Promise((r) => setTimeout(r, 5));
+    await expect(loop.canConsume()).resolves.toBeUndefined();
+    await loop.stop();
+  });
+
   test('the probe rejects between a failure and a successful re-open, and resolves once consuming again', async () => {
     const first = new FakePull();
     let letOpen!: (pull: OpenedConsumer) => void;

@@ -1,70 +1,23 @@
 import { Registry } from 'prom-client';
 import { createLogger } from '../../observability/logger';
-import { metricTotal } from '../../observability/metrics';
-import { ClickHouseError } from '../../storage/clickhouse';
 import type { TelemetryTable } from '../../storage/telemetry-store';
-import { headerNames } from '../../streams/telemetry-publisher';
 import { BatchWriter, UnreadableMessageError } from '../../workers/batch-writer';
 import { Batcher } from '../../workers/batcher';
-import { BatchHandler, giveBackDecision, nakDelayMs } from '../../workers/give-back';
 import { streamWorkerMetrics } from '../../workers/stream-worker-metrics';
-import type { DeadLetterSink, TelemetryWrites, WorkMessage } from '../../workers/stream-worker-ports';
+import type { TelemetryWrites } from '../../workers/stream-worker-ports';
+import { message, type FakeMessage } from '../support/work-messages';
 
 /**
  * The stream worker's decisions on plain objects: when a batch is flushed,
- * what is acknowledged, retried, given back or dead-lettered, and which rows
- * are looked up before they are written. No engine is involved.
+ * and which rows are looked up before they are written (what happens to a
+ * batch that failed: stream-worker-give-back.test.ts). No engine is involved.
  */
 const log = createLogger('silent');
-
-interface FakeMessage extends WorkMessage {
-  id: number;
-  events: string[];
-}
-
-let nextId = 0;
-function message(opts: { deliveries?: number; rows?: object[]; kind?: string; seq?: number; body?: string; idempotent?: boolean } = {}): FakeMessage {
-  const id = (nextId += 1);
-  const rows = opts.rows ?? [{ org_id: 'org_a', event_id: `evt_${id}`, ts: 1_000, bytes: 10 }];
-  const headers = new Map<string, string>([
-    [headerNames.kind, opts.kind ?? 'flow'],
-    [headerNames.org, 'org_a'],
-    [headerNames.minTs, '1000'],
-    [headerNames.maxTs, '1000'],
-    ...(opts.idempotent ? [[headerNames.idempotent, '1'] as [string, string]] : []),
-  ]);
-  const deliveries = opts.deliveries ?? 1;
-  const events: string[] = [];
-  return {
-    id,
-    events,
-    subject: `t.tel.flow.org_a`,
-    data: Buffer.from(opts.body ?? rows.map((r) => JSON.stringify(r)).join('\n') + '\n'),
-    headers: { get: (k: string) => headers.get(k) ?? '', [Symbol.iterator]: () => [...headers].map(([k, v]) => [k, [v]] as [string, string[]])[Symbol.iterator]() },
-    info: { redelivered: deliveries > 1, redeliveryCount: deliveries, streamSequence: opts.seq ?? id, timestampNanos: Date.now() * 1e6 },
-    ack: () => events.push('ack'),
-    nak: (delay?: number) => events.push(`nak ${delay}`),
-    term: () => events.push('term'),
-    working: () => events.push('working'),
-  };
-}
 
 function deferred() {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
-}
-
-const policy = { retryDelayMs: 1000, maxDeliveries: 3 };
-const refusal = () => new ClickHouseError('clickhouse insert into flows failed: Code: 27, cannot parse input', 27);
-const outage = () => new ClickHouseError('clickhouse insert into flows failed: connect ECONNREFUSED', undefined);
-
-function handlerWith(process: (batch: WorkMessage[], opts?: { retry?: boolean }) => Promise<void>, deadLetters?: DeadLetterSink) {
-  const registry = new Registry();
-  const dead: WorkMessage[] = [];
-  const sink = deadLetters ?? { deadLetter: (m: WorkMessage) => Promise.resolve(void dead.push(m)) };
-  const handler = new BatchHandler(policy, { process, deadLetters: sink, metrics: streamWorkerMetrics(registry), log });
-  return { handler, dead, registry };
 }
 
 describe('stream worker batching', () => {
@@ -145,81 +98,6 @@ describe('stream worker batching', () => {
   });
 });
 
-describe('stream worker give-back', () => {
-  test('a batch written whole is acknowledged only after the write', async () => {
-    const batch = [message(), message()];
-    const seenAtWrite: string[][] = [];
-    const { handler } = handlerWith((b) => Promise.resolve(void seenAtWrite.push(...b.map((m) => [...(m as FakeMessage).events]))));
-    await handler.handle(batch);
-    expect(seenAtWrite).toEqual([[], []]);
-    expect(batch.map((m) => m.events)).toEqual([['ack'], ['ack']]);
-  });
-
-  test('a failed batch is retried message by message, each treated as possibly written', async () => {
-    const calls: Array<{ ids: number[]; retry?: boolean }> = [];
-    const batch = [message(), message()];
-    const { handler } = handlerWith((b, opts) => {
-      calls.push({ ids: b.map((m) => (m as FakeMessage).id), retry: opts?.retry });
-      return b.length > 1 ? Promise.reject(outage()) : Promise.resolve();
-    });
-    await handler.handle(batch);
-    expect(calls).toEqual([{ ids: [batch[0]!.id, batch[1]!.id], retry: undefined }, { ids: [batch[0]!.id], retry: true }, { ids: [batch[1]!.id], retry: true }]);
-    expect(batch.map((m) => m.events)).toEqual([['ack'], ['ack']]);
-  });
-
-  test('a message that fails again on its own is given back while the rest of its batch is acknowledged', async () => {
-    const [good, bad] = [message(), message({ deliveries: 2 })];
-    const { handler } = handlerWith((b) => (b.includes(bad) ? Promise.reject(refusal()) : Promise.resolve()));
-    await handler.handle([good, bad]);
-    expect(good.events).toEqual(['ack']);
-    expect(bad.events).toEqual(['nak 2000']);
-  });
-
-  test('the delay before a message is offered again doubles with each delivery', () => {
-    expect([1, 2, 3, 4].map((d) => nakDelayMs(d, 1000))).toEqual([1000, 2000, 4000, 8000]);
-  });
-
-  test('the delay before a message is offered again stops growing at 30 seconds', () => {
-    expect(nakDelayMs(6, 1000)).toBe(30_000);
-    expect(nakDelayMs(60, 1000)).toBe(30_000);
-  });
-
-  test('a message ClickHouse refused on its maxDeliveries-th delivery goes to the dead-letter stream and is terminated', async () => {
-    const m = message({ deliveries: 3 });
-    const { handler, dead, registry } = handlerWith(() => Promise.reject(refusal()));
-    await handler.handle([m]);
-    expect(dead).toEqual([m]);
-    expect(m.events).toEqual(['term']);
-    expect(await metricTotal(registry, 'nettel_worker_dead_letters_total')).toBe(1);
-  });
-
-  test('a message ClickHouse refused fewer than maxDeliveries times is offered again later', () => {
-    expect(giveBackDecision(refusal(), 2, policy)).toEqual({ action: 'retry', delayMs: 2000 });
-  });
-
-  test('a message that failed in a ClickHouse outage is never dead-lettered, however often it was delivered', async () => {
-    const m = message({ deliveries: 50 });
-    const { handler, dead } = handlerWith(() => Promise.reject(outage()));
-    await handler.handle([m]);
-    expect(dead).toEqual([]);
-    expect(m.events).toEqual(['nak 30000']);
-  });
-
-  test('an error that is neither a ClickHouse refusal nor unreadable data is retried, not dead-lettered', () => {
-    expect(giveBackDecision(new TypeError('a bug'), 10, policy)).toEqual({ action: 'retry', delayMs: 30_000 });
-  });
-
-  test('a message whose body is not NDJSON is dead-lettered after maxDeliveries', () => {
-    expect(giveBackDecision(new UnreadableMessageError('t.tel.flow.org_a'), 3, policy)).toEqual({ action: 'dead-letter' });
-  });
-
-  test('a message that cannot be dead-lettered is offered again instead of being dropped', async () => {
-    const m = message({ deliveries: 3 });
-    const { handler } = handlerWith(() => Promise.reject(refusal()), { deadLetter: () => Promise.reject(new Error('nats down')) });
-    await handler.handle([m]);
-    expect(m.events).toEqual(['nak 4000']);
-  });
-});
 
 describe('stream worker writes', () => {
   function storeHolding(stored: string[]) {

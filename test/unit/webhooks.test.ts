@@ -66,12 +66,21 @@ describe('webhook events from incident changes', () => {
   test('replay states notify only when they are one of the four event types', () => {
     const replay = (status: ReplayPayload['status']): ReplayPayload => ({
       replay_id: 'rep_1', incident_id: 'inc_1', status, requested_by: 'key_1', requested_at: 0, window_minutes: 10, approvals: [], error: null, report: null,
+      decision_deadline: null, approval_policies: [],
     });
     expect(replayEvents('org_a', replay('running'), 1)).toEqual([]);
     for (const s of ['awaiting_approval', 'completed', 'denied', 'expired'] as const) {
       const [e] = replayEvents('org_a', replay(s), 1);
       expect(e).toMatchObject({ type: `replay.${s}`, subject: 'rep_1', data: { replay_id: 'rep_1', status: s, requested_at: '1970-01-01T00:00:00.000Z' } });
     }
+  });
+
+  test("a replay event carries the approval gate's deadline as ISO 8601, as the API shows it", () => {
+    const [e] = replayEvents('org_a', {
+      replay_id: 'rep_1', incident_id: 'inc_1', status: 'awaiting_approval', requested_by: 'key_1', requested_at: 0, window_minutes: 10,
+      approvals: [], error: null, report: null, decision_deadline: 60_000, approval_policies: ['pol_1'],
+    }, 1);
+    expect(e!.data).toMatchObject({ decision_deadline: '1970-01-01T00:01:00.000Z', approval_policies: ['pol_1'] });
   });
 
   test('every test event has a fresh id', () => {

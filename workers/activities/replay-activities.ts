@@ -92,6 +92,8 @@ function replayRecord(input: ReplayInput, state: Parameters<ReplayActivities['re
     approvals: state.approvals,
     report: state.report,
     error: state.error,
+    decision_deadline: state.decision_deadline ?? null,
+    approval_policies: state.approval_policies ?? [],
     version,
   };
 }

@@ -6,25 +6,30 @@ import { asApiError, can, ErrorNote, Section, useLoad, when, type Me } from '../
 type Replay = components['schemas']['Replay'];
 type Policy = components['schemas']['Policy'];
 
-/** With several policies asking for approval the shortest timeout applies (README, Policies). */
-function gatingPolicy(policies: Policy[]): Policy | undefined {
-  return policies.filter((p) => p.requires_approval).sort((a, b) => a.approval_timeout_minutes - b.approval_timeout_minutes)[0];
-}
-
-function timeLeft(replay: Replay, policy: Policy | undefined): string {
-  if (!policy) return 'unknown';
-  const left = Date.parse(replay.updated_at) + policy.approval_timeout_minutes * 60_000 - Date.now();
+/** Until the gate the workflow opened closes (its decision_deadline), as a person reads it. */
+function timeLeft(replay: Replay): string {
+  if (!replay.decision_deadline) return 'not set yet';
+  const left = Date.parse(replay.decision_deadline) - Date.now();
   if (left <= 0) return 'expiring';
   const minutes = Math.floor(left / 60_000);
   return minutes >= 1 ? `about ${minutes} min` : `${Math.ceil(left / 1000)} s`;
 }
 
+/** The policies that asked for approval, by name where this key can read them. */
+function askingPolicies(replay: Replay, policies: Policy[]): string {
+  if (replay.approval_policies.length === 0) return 'unknown';
+  return replay.approval_policies.map((id) => {
+    const p = policies.find((q) => q.policy_id === id);
+    return p ? `${p.name} (${id})` : id;
+  }).join(', ');
+}
+
 export function ApprovalsView({ me }: { me: Me }) {
   const waiting = useLoad(() => get('/v1/approvals', { query: { limit: 100 } }), [], 3000);
-  const policies = useLoad(() => get('/v1/policies', { query: { status: 'active', limit: 100 } }), []);
+  const policies = useLoad(() => get('/v1/policies', { query: { limit: 100 } }), []);
   // A replay this approver acted on stays on screen with its outcome, though the list refreshes without it.
   const [acted, setActed] = useState<Record<string, Replay>>({});
-  const policy = gatingPolicy(policies.data?.data ?? []);
+  const known = policies.data?.data ?? [];
   const listed = waiting.data?.data ?? [];
   const rows = [...listed, ...Object.values(acted).filter((a) => !listed.some((r) => r.replay_id === a.replay_id))];
   return (
@@ -32,13 +37,13 @@ export function ApprovalsView({ me }: { me: Me }) {
       {waiting.error ? <ErrorNote error={waiting.error} retry={waiting.reload} /> : null}
       {waiting.data && rows.length === 0 ? <p>No replay is waiting for a decision.</p> : null}
       {rows.map((r) => (
-        <WaitingReplay key={r.replay_id} me={me} replay={r} policy={policy} onDeciding={() => setActed((a) => ({ ...a, [r.replay_id]: r }))} onDecided={waiting.reload} />
+        <WaitingReplay key={r.replay_id} me={me} replay={r} policies={known} onDeciding={() => setActed((a) => ({ ...a, [r.replay_id]: r }))} onDecided={waiting.reload} />
       ))}
     </Section>
   );
 }
 
-function WaitingReplay({ me, replay, policy, onDeciding, onDecided }: { me: Me; replay: Replay; policy?: Policy; onDeciding: () => void; onDecided: () => void }) {
+function WaitingReplay({ me, replay, policies, onDeciding, onDecided }: { me: Me; replay: Replay; policies: Policy[]; onDeciding: () => void; onDecided: () => void }) {
   const incident = useLoad(() => get('/v1/incidents/{id}', { params: { id: replay.incident_id } }), [replay.incident_id]);
   const [comment, setComment] = useState('');
   const [error, setError] = useState<ApiError>();
@@ -60,8 +65,8 @@ function WaitingReplay({ me, replay, policy, onDeciding, onDecided }: { me: Me; 
       <dl class="facts">
         <dt>Incident</dt>
         <dd><a href={`#/incidents/${replay.incident_id}`}>{replay.incident_id}</a>{i ? ` — ${i.severity}, ${i.service} / ${i.environment} / ${i.region}` : ''}</dd>
-        <dt>Policy asking for approval</dt><dd>{policy ? `${policy.name} (${policy.policy_id})` : 'unknown'}</dd>
-        <dt>Time left</dt><dd>{timeLeft(replay, policy)}</dd>
+        <dt>Policy asking for approval</dt><dd>{askingPolicies(replay, policies)}</dd>
+        <dt>Time left</dt><dd>{replay.decision_deadline ? <time dateTime={replay.decision_deadline} title={when(replay.decision_deadline)}>{timeLeft(replay)}</time> : timeLeft(replay)}</dd>
         <dt>Requested by</dt><dd><code>{replay.requested_by}</code> at {when(replay.requested_at)}</dd>
       </dl>
       {can(me, 'approve') ? (

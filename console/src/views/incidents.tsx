@@ -3,6 +3,7 @@ import { get, post } from '../api';
 import { Bars } from '../chart';
 import type { components, paths } from '../schema';
 import { asApiError, can, ErrorNote, number, Section, Status, useLoad, when, type Me } from '../ui';
+import { SignalTimeline } from './incident-timeline';
 import { ReplayList } from './replays';
 
 type Incident = components['schemas']['Incident'];
@@ -105,28 +106,14 @@ function IncidentDetail({ me, id }: { me: Me; id: string }) {
               <button type="button" onClick={act('resolve')}>Resolve</button>
             </div>
           ) : null}
-          <Timeline incident={i} />
+          <SignalTimeline incident={i} />
+          {i.state !== 'open' ? <p>{i.state[0]!.toUpperCase() + i.state.slice(1)} at <time dateTime={i.updated_at}>{when(i.updated_at)}</time>.</p> : null}
           <IncidentTraffic incident={i} />
           <h3>Replays of this incident</h3>
           <ReplayList incidentId={id} />
         </>
       ) : null}
     </Section>
-  );
-}
-
-function Timeline({ incident: i }: { incident: Incident }) {
-  const span = Math.max(0, Date.parse(i.last_seen) - Date.parse(i.first_seen));
-  return (
-    <>
-      <h3>Signals' timeline</h3>
-      <ol class="timeline">
-        <li><time dateTime={i.first_seen}>{when(i.first_seen)}</time> first signal ({i.kinds.join(', ')})</li>
-        <li>{i.signal_count} signals over {Math.round(span / 1000)} s, kinds: {i.kinds.join(', ')}</li>
-        <li><time dateTime={i.last_seen}>{when(i.last_seen)}</time> last signal</li>
-        {i.state !== 'open' ? <li><time dateTime={i.updated_at}>{when(i.updated_at)}</time> {i.state}</li> : null}
-      </ol>
-    </>
   );
 }
 

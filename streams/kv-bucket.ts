@@ -1,0 +1,23 @@
+import type { KV } from 'nats';
+import type { NatsClient } from './nats-client';
+
+export interface BucketOptions {
+  history: number;
+  /** How long a key lives without a write, in ms; unset: forever. */
+  ttl?: number;
+  replicas: number;
+}
+
+/**
+ * Opens a key-value bucket, creating it if absent. nats.js creates a bucket
+ * with the options given but leaves an existing one as it is, so a changed
+ * replica count is applied here: the bucket follows its configuration at
+ * every start, as the streams do (streams/put-stream.ts).
+ */
+export async function openBucket(nats: Pick<NatsClient, 'js' | 'jsm'>, name: string, opts: BucketOptions): Promise<KV> {
+  const kv = await nats.js().views.kv(name, opts);
+  const stream = `KV_${name}`;
+  const info = await nats.jsm.streams.info(stream);
+  if (info.config.num_replicas !== opts.replicas) await nats.jsm.streams.update(stream, { ...info.config, num_replicas: opts.replicas });
+  return kv;
+}

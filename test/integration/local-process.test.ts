@@ -1,0 +1,79 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { LocalProcess, freePort, portInUse } from '../../engines/local-process';
+import { createLogger } from '../../observability/logger';
+
+/**
+ * A local engine left running by an earlier start is adopted only when it
+ * runs the binary this release would start: one left by an earlier release
+ * (Debian's nats-server 2.9.10 before the set-up built 2.15.2) is replaced.
+ * The engines here are node processes listening on a port; the "earlier
+ * release" is a copy of node at another path.
+ */
+const listen = (port: number) => `require('node:net').createServer().listen(${port}, '127.0.0.1'); setInterval(() => {}, 1000);`;
+
+describe('a local engine left running', () => {
+  let dir: string;
+  let port: number;
+  const started: number[] = [];
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-local-process-'));
+    port = await freePort();
+  });
+  afterEach(() => {
+    for (const pid of started) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Starts `binary` as if an earlier start had, with its pid file, and waits for its port. */
+  async function leftRunning(binary: string): Promise<number> {
+    const child = spawn(binary, ['-e', listen(port), dir], { detached: true, stdio: 'ignore' });
+    child.unref();
+    started.push(child.pid!);
+    fs.writeFileSync(path.join(dir, 'engine.pid'), String(child.pid));
+    for (let i = 0; i < 200 && !(await portInUse(port)); i += 1) await new Promise((r) => setTimeout(r, 50));
+    return child.pid!;
+  }
+
+  // Like every engine's, its command line names its folder (here as an argument the script ignores).
+  const engineOf = (command: string) => new LocalProcess({ name: 'engine', command, args: ['-e', listen(port), dir], dir, port }, createLogger('silent'));
+
+  test('running the same binary, it is adopted', async () => {
+    const pid = await leftRunning(process.execPath);
+    const engine = engineOf(process.execPath);
+    await engine.start();
+    expect(engine.pid).toBe(pid);
+    await engine.stop();
+  });
+
+  test('a process that reuses the pid of an engine, started on no folder of ours, is neither adopted nor stopped', async () => {
+    const stranger = spawn(process.execPath, ['-e', listen(port)], { detached: true, stdio: 'ignore' });
+    stranger.unref();
+    started.push(stranger.pid!);
+    fs.writeFileSync(path.join(dir, 'engine.pid'), String(stranger.pid));
+    for (let i = 0; i < 200 && !(await portInUse(port)); i += 1) await new Promise((r) => setTimeout(r, 50));
+    await expect(engineOf(process.execPath).start()).rejects.toThrow(`port ${port} is taken`);
+    expect(() => process.kill(stranger.pid!, 0)).not.toThrow();
+  });
+
+  test('running another binary, it is stopped and the configured one started', async () => {
+    const older = path.join(dir, 'older-node');
+    fs.copyFileSync(process.execPath, older);
+    fs.chmodSync(older, 0o755);
+    const pid = await leftRunning(older);
+    const engine = engineOf(process.execPath);
+    await engine.start();
+    started.push(engine.pid!);
+    expect(engine.pid).not.toBe(pid);
+    expect(() => process.kill(pid, 0)).toThrow();
+    await engine.stop();
+  });
+});

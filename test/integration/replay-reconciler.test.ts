@@ -1,0 +1,103 @@
+import { Client, Connection } from '@temporalio/client';
+import { startReplayWorkflow } from '../../application/replay-service';
+import { randomId } from '../../core/ids';
+import { createLogger } from '../../observability/logger';
+import { freePort } from '../../engines/local-process';
+import { metricTotal } from '../../observability/metrics';
+import { ReplaysRepo, type ReplayRecord } from '../../storage/replays-repo';
+import { ReplayReconciler } from '../../workers/replay-reconciler';
+import { startTestStack, type TestStack } from '../support/test-stack';
+import type { AuditEntryView, IncidentView, Page, ReplayView } from '../support/api-types';
+import { waitFor } from '../support/wait';
+
+/**
+ * A replay stored `queued` whose workflow never started (the API process
+ * died between the two) is started by the reconciler, on the real Temporal
+ * dev server and ClickHouse, and goes where a requested replay goes.
+ */
+const signal = { telemetry: 'bgp', service: 'edge', environment: 'prod', region: 'us-east-1', asn: 64500, latency_ms: 40 };
+
+describe('replay reconciler on the real Temporal dev server', () => {
+  let t: TestStack;
+  beforeAll(async () => {
+    t = await startTestStack('chdb', {
+      ROLES: 'api,stream-workers,temporal-worker',
+      WORKER_MAX_WAIT_MS: '20',
+      REPLAY_RECONCILE_INTERVAL_MS: '500',
+      REPLAY_RECONCILE_GRACE_MS: '1000',
+    });
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  function stranded(orgId: string, requestedBy: string, incidentId: string): ReplayRecord {
+    const now = Date.now();
+    return {
+      org_id: orgId, replay_id: randomId('rep'), incident_id: incidentId, status: 'queued', requested_by: requestedBy, requested_at: now,
+      updated_at: now, window_minutes: 60, approvals: [], report: null, error: null, decision_deadline: null, approval_policies: [], version: 1,
+    };
+  }
+
+  async function replayState(key: string, id: string, status: string): Promise<ReplayView> {
+    return waitFor(async () => {
+      const r = await t.request<ReplayView>('GET', `/v1/replays/${id}`, { key });
+      return r.body.status === status ? r.body : undefined;
+    }, 60_000, `replay ${status}`);
+  }
+
+  test('a replay stranded in queued is started, waits for approval, completes once approved, and its request is audited', async () => {
+    const operator = await t.mintKey({ role: 'operator' });
+    const approver = await t.mintKey({ role: 'approver', orgId: operator.org_id });
+    await t.request('POST', '/ingest', { key: operator.key, body: signal });
+    const incident = await waitFor(async () => (await t.request<Page<IncidentView>>('GET', '/v1/incidents', { key: operator.key })).body.data[0]);
+    expect((await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'prod needs a human', requires_approval: true } })).status).toBe(201);
+
+    // What the API stores before it starts the workflow: here no workflow is started.
+    const record = stranded(operator.org_id, operator.key_id, incident.id);
+    const replayId = record.replay_id;
+    await new ReplaysRepo(t.stack.clickhouse).put(record);
+
+    await replayState(operator.key, replayId, 'awaiting_approval');
+    expect(await metricTotal(t.stack.registry, 'nettel_replays_reconciled_total')).toBeGreaterThanOrEqual(1);
+    expect((await t.request('POST', `/v1/replays/${replayId}/approve`, { key: approver.key })).status).toBe(202);
+    const done = await replayState(operator.key, replayId, 'completed');
+    expect(done.approvals).toEqual([expect.objectContaining({ decision: 'approve', approver_key_id: approver.key_id })]);
+
+    const ledger = (await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key: operator.key })).body.data;
+    expect(ledger.filter((e) => e.target === replayId).map((e) => ({ action: e.action, actor: e.actor, details: e.details }))).toEqual([
+      { action: 'replay.approve', actor: approver.key_id, details: expect.anything() as unknown },
+      { action: 'replay.request', actor: operator.key_id, details: { incident_id: incident.id, started_by: 'reconciler' } },
+    ]);
+    expect((await t.request<{ valid: boolean }>('GET', '/v1/audit/verify', { key: operator.key })).body).toMatchObject({ valid: true });
+  });
+
+  test('a stranded replay whose workflow cannot start (Temporal unreachable) is failed with the reason once failAfterMs passed', async () => {
+    const operator = await t.mintKey({ role: 'operator' });
+    const record = stranded(operator.org_id, operator.key_id, 'inc_none');
+    const replays = new ReplaysRepo(t.stack.clickhouse);
+    // A Temporal address where nothing listens: the start fails with a real connection refusal.
+    const unreachable = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}` }) });
+    const reconciler = new ReplayReconciler(
+      { intervalMs: 60_000, graceMs: 1_000, failAfterMs: 500, batchSize: 100 },
+      {
+        replays,
+        start: (input) => unreachable.withDeadline(Date.now() + 2_000, () => startReplayWorkflow(unreachable, t.stack.config.temporal.taskQueue, input)),
+        audit: { append: () => Promise.resolve() },
+        lead: (work) => work(),
+        registry: t.stack.registry,
+        log: createLogger('silent'),
+      },
+    );
+    // This test leads: the stack's own reconciler finds the lock held and skips its rounds meanwhile.
+    await t.stack.adapters.locks.withLock('replay-reconciler', async () => {
+      await replays.put({ ...record, requested_at: record.requested_at - 60_000 });
+      expect((await reconciler.runOnce()).get(record.replay_id)).toBe('start_failed');
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect((await reconciler.runOnce()).get(record.replay_id)).toBe('failed');
+    });
+    const failed = await t.request<ReplayView>('GET', `/v1/replays/${record.replay_id}`, { key: operator.key });
+    expect(failed.body).toMatchObject({ status: 'failed', error: { code: 'UNAVAILABLE', message: expect.stringContaining('the workflow could not start') as unknown } });
+    await unreachable.connection.close();
+  });
+});

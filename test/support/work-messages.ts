@@ -1,0 +1,35 @@
+import { headerNames } from '../../streams/telemetry-publisher';
+import type { WorkMessage } from '../../workers/stream-worker-ports';
+
+/** Pulled messages as plain objects for the stream worker's unit tests: what the worker did to each is in `events`. */
+export interface FakeMessage extends WorkMessage {
+  id: number;
+  events: string[];
+}
+
+let nextId = 0;
+export function message(opts: { deliveries?: number; rows?: object[]; kind?: string; seq?: number; body?: string; idempotent?: boolean } = {}): FakeMessage {
+  const id = (nextId += 1);
+  const rows = opts.rows ?? [{ org_id: 'org_a', event_id: `evt_${id}`, ts: 1_000, bytes: 10 }];
+  const headers = new Map<string, string>([
+    [headerNames.kind, opts.kind ?? 'flow'],
+    [headerNames.org, 'org_a'],
+    [headerNames.minTs, '1000'],
+    [headerNames.maxTs, '1000'],
+    ...(opts.idempotent ? [[headerNames.idempotent, '1'] as [string, string]] : []),
+  ]);
+  const deliveries = opts.deliveries ?? 1;
+  const events: string[] = [];
+  return {
+    id,
+    events,
+    subject: `t.tel.flow.org_a`,
+    data: Buffer.from(opts.body ?? rows.map((r) => JSON.stringify(r)).join('\n') + '\n'),
+    headers: { get: (k: string) => headers.get(k) ?? '', [Symbol.iterator]: () => [...headers].map(([k, v]) => [k, [v]] as [string, string[]])[Symbol.iterator]() },
+    info: { redelivered: deliveries > 1, redeliveryCount: deliveries, streamSequence: opts.seq ?? id, timestampNanos: Date.now() * 1e6 },
+    ack: () => events.push('ack'),
+    nak: (delay?: number) => events.push(`nak ${delay}`),
+    term: () => events.push('term'),
+    working: () => events.push('working'),
+  };
+}

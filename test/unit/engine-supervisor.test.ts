@@ -1,0 +1,109 @@
+import { EngineSupervisor, type SupervisedProcess } from '../../engines/supervisor';
+import { createLogger } from '../../observability/logger';
+import { createRegistry, metricTotal } from '../../observability/metrics';
+import { waitFor } from '../support/wait';
+
+/** An engine process as the supervisor sees it: alive or not, and how its starts go. */
+class FakeEngine implements SupervisedProcess {
+  readonly name = 'fake-engine';
+  alive = false;
+  starts = 0;
+  kills = 0;
+  /** Starts that fail before one succeeds. */
+  failingStarts = 0;
+
+  get owned() {
+    return true;
+  }
+  get running() {
+    return this.alive;
+  }
+  start(): Promise<void> {
+    this.starts += 1;
+    if (this.failingStarts > 0) {
+      this.failingStarts -= 1;
+      return Promise.reject(new Error('did not come up'));
+    }
+    this.alive = true;
+    return Promise.resolve();
+  }
+  stop(): Promise<void> {
+    this.alive = false;
+    return Promise.resolve();
+  }
+  kill(): void {
+    this.kills += 1;
+    this.alive = false;
+  }
+}
+
+const fast = { checkIntervalMs: 10, backoffMs: 20, maxBackoffMs: 40, livenessFailAfterMs: 100 };
+
+function supervised(engine: FakeEngine) {
+  const registry = createRegistry();
+  const supervisor = new EngineSupervisor(engine, fast, { log: createLogger('silent'), registry });
+  return { supervisor, registry };
+}
+
+describe('engine supervisor', () => {
+  test('an engine found dead is started again, and the death and the restart are counted', async () => {
+    const engine = new FakeEngine();
+    const { supervisor, registry } = supervised(engine);
+    await supervisor.start();
+    engine.alive = false;
+    await waitFor(() => Promise.resolve(engine.starts === 2 && engine.alive ? true : undefined), 2_000, 'the restart');
+    expect(await metricTotal(registry, 'nettel_engine_deaths_total')).toBe(1);
+    expect(await metricTotal(registry, 'nettel_engine_restarts_total')).toBe(1);
+    await supervisor.stop();
+  });
+
+  test('a restart that fails is tried again after a backoff until the engine comes up, each failure counted', async () => {
+    const engine = new FakeEngine();
+    const { supervisor, registry } = supervised(engine);
+    await supervisor.start();
+    engine.failingStarts = 3;
+    engine.alive = false;
+    await waitFor(() => Promise.resolve(engine.alive ? true : undefined), 2_000, 'the engine back');
+    expect(engine.starts).toBe(5);
+    expect(await metricTotal(registry, 'nettel_engine_restart_failures_total')).toBe(3);
+    await supervisor.stop();
+  });
+
+  test('the probe fails while the engine is being restarted', async () => {
+    const engine = new FakeEngine();
+    const { supervisor } = supervised(engine);
+    await supervisor.start();
+    await expect(supervisor.probe()).resolves.toEqual({ detail: 'supervised, 0 restart(s)' });
+    engine.failingStarts = 1_000;
+    engine.alive = false;
+    await waitFor(async () => ((await supervisor.probe().then(() => false, () => true)) ? true : undefined), 2_000, 'a failing probe');
+    await supervisor.stop();
+  });
+
+  test('an engine that runs but fails its liveness check for livenessFailAfterMs is killed and restarted, and the check told so', async () => {
+    const engine = new FakeEngine();
+    const { supervisor, registry } = supervised(engine);
+    let restarted = 0;
+    supervisor.watchLiveness({ check: () => Promise.reject(new Error('stores nothing')), intervalMs: 10, afterRestart: () => (restarted += 1) });
+    await supervisor.start();
+    await waitFor(() => Promise.resolve(restarted >= 1 ? true : undefined), 2_000, 'a restart for liveness');
+    expect(engine.kills).toBeGreaterThanOrEqual(1);
+    expect(await metricTotal(registry, 'nettel_engine_unresponsive_total')).toBeGreaterThanOrEqual(1);
+    await supervisor.stop();
+  });
+
+  test('a liveness check that cannot tell (its client not connected) never gets the engine killed', async () => {
+    const engine = new FakeEngine();
+    const { supervisor } = supervised(engine);
+    let checks = 0;
+    const cannotTell = () => {
+      checks += 1;
+      return Promise.resolve('unknown' as const);
+    };
+    supervisor.watchLiveness({ check: cannotTell, intervalMs: 10 });
+    await supervisor.start();
+    await waitFor(() => Promise.resolve(checks >= 30 ? true : undefined), 2_000, 'thirty checks, three times livenessFailAfterMs');
+    expect(engine.kills).toBe(0);
+    await supervisor.stop();
+  });
+});

@@ -1,0 +1,153 @@
+import { Registry } from 'prom-client';
+import { createLogger } from '../../observability/logger';
+import { metricTotal } from '../../observability/metrics';
+import { ClickHouseError } from '../../storage/clickhouse';
+import { UnreadableMessageError } from '../../workers/batch-writer';
+import { BatchHandler, giveBackDecision, nakDelayMs } from '../../workers/give-back';
+import { streamWorkerMetrics } from '../../workers/stream-worker-metrics';
+import type { DeadLetterSink, WorkMessage } from '../../workers/stream-worker-ports';
+import { message, type FakeMessage } from '../support/work-messages';
+
+/**
+ * What the stream worker does with a batch that failed, on plain objects:
+ * what is acknowledged, offered again and when, dead-lettered, and reported
+ * as an outage. No engine is involved.
+ */
+const log = createLogger('silent');
+
+const policy = { retryDelayMs: 1000, maxDeliveries: 3 };
+const refusal = () => new ClickHouseError('clickhouse insert into flows failed: Code: 27, cannot parse input', 27);
+const outage = () => new ClickHouseError('clickhouse insert into flows failed: connect ECONNREFUSED', undefined, { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+const memoryLimit = () => new ClickHouseError('clickhouse insert into flows failed: Code: 241. DB::Exception: Memory limit exceeded', 241);
+
+function handlerWith(process: (batch: WorkMessage[], opts?: { retry?: boolean }) => Promise<void>, deadLetters?: DeadLetterSink) {
+  const registry = new Registry();
+  const dead: WorkMessage[] = [];
+  const sink = deadLetters ?? { deadLetter: (m: WorkMessage) => Promise.resolve(void dead.push(m)) };
+  const handler = new BatchHandler(policy, { process, deadLetters: sink, metrics: streamWorkerMetrics(registry), log });
+  return { handler, dead, registry };
+}
+
+describe('stream worker give-back', () => {
+  test('a batch written whole is acknowledged only after the write', async () => {
+    const batch = [message(), message()];
+    const seenAtWrite: string[][] = [];
+    const { handler } = handlerWith((b) => Promise.resolve(void seenAtWrite.push(...b.map((m) => [...(m as FakeMessage).events]))));
+    await handler.handle(batch);
+    expect(seenAtWrite).toEqual([[], []]);
+    expect(batch.map((m) => m.events)).toEqual([['ack'], ['ack']]);
+  });
+
+  test('a failed batch is retried message by message, each treated as possibly written', async () => {
+    const calls: Array<{ ids: number[]; retry?: boolean }> = [];
+    const batch = [message(), message()];
+    const { handler } = handlerWith((b, opts) => {
+      calls.push({ ids: b.map((m) => (m as FakeMessage).id), retry: opts?.retry });
+      return b.length > 1 ? Promise.reject(outage()) : Promise.resolve();
+    });
+    await handler.handle(batch);
+    expect(calls).toEqual([{ ids: [batch[0]!.id, batch[1]!.id], retry: undefined }, { ids: [batch[0]!.id], retry: true }, { ids: [batch[1]!.id], retry: true }]);
+    expect(batch.map((m) => m.events)).toEqual([['ack'], ['ack']]);
+  });
+
+  test('a message that fails again on its own is given back while the rest of its batch is acknowledged', async () => {
+    const [good, bad] = [message(), message({ deliveries: 2 })];
+    const { handler } = handlerWith((b) => (b.includes(bad) ? Promise.reject(refusal()) : Promise.resolve()));
+    await handler.handle([good, bad]);
+    expect(good.events).toEqual(['ack']);
+    expect(bad.events).toEqual(['nak 2000']);
+  });
+
+  test('the delay before a message is offered again doubles with each delivery', () => {
+    expect([1, 2, 3, 4].map((d) => nakDelayMs(d, 1000))).toEqual([1000, 2000, 4000, 8000]);
+  });
+
+  test('the delay before a message is offered again stops growing at 30 seconds', () => {
+    expect(nakDelayMs(6, 1000)).toBe(30_000);
+    expect(nakDelayMs(60, 1000)).toBe(30_000);
+  });
+
+  test('a message ClickHouse refused on its maxDeliveries-th delivery goes to the dead-letter stream and is terminated', async () => {
+    const m = message({ deliveries: 3 });
+    const { handler, dead, registry } = handlerWith(() => Promise.reject(refusal()));
+    await handler.handle([m]);
+    expect(dead).toEqual([m]);
+    expect(m.events).toEqual(['term']);
+    expect(await metricTotal(registry, 'nettel_worker_dead_letters_total')).toBe(1);
+  });
+
+  test('a message ClickHouse refused fewer than maxDeliveries times is offered again later', () => {
+    expect(giveBackDecision(refusal(), 2, policy)).toEqual({ action: 'retry', delayMs: 2000 });
+  });
+
+  test('a message that failed in a ClickHouse outage is never dead-lettered, however often it was delivered', async () => {
+    const m = message({ deliveries: 50 });
+    const { handler, dead } = handlerWith(() => Promise.reject(outage()));
+    await handler.handle([m]);
+    expect(dead).toEqual([]);
+    expect(m.events).toEqual(['nak 30000']);
+  });
+
+  test('an error that is neither a ClickHouse refusal nor unreadable data is retried, not dead-lettered', () => {
+    expect(giveBackDecision(new TypeError('a bug'), 10, policy)).toEqual({ action: 'retry', delayMs: 30_000 });
+  });
+
+  test('a message whose body is not NDJSON is dead-lettered after maxDeliveries', () => {
+    expect(giveBackDecision(new UnreadableMessageError('t.tel.flow.org_a'), 3, policy)).toEqual({ action: 'dead-letter' });
+  });
+
+  test('a message that cannot be dead-lettered is offered again instead of being dropped, and the refusal is counted', async () => {
+    const m = message({ deliveries: 3 });
+    const { handler, registry } = handlerWith(() => Promise.reject(refusal()), { deadLetter: () => Promise.reject(new Error('maximum bytes exceeded')) });
+    await handler.handle([m]);
+    expect(m.events).toEqual(['nak 4000']);
+    expect(await metricTotal(registry, 'nettel_worker_dead_letter_refusals_total')).toBe(1);
+    expect(await metricTotal(registry, 'nettel_worker_dead_letters_total')).toBe(0);
+  });
+
+  test('a message ClickHouse could not take for a transient reason (memory limit) is never dead-lettered, however often it was delivered', async () => {
+    const m = message({ deliveries: 50 });
+    const { handler, dead } = handlerWith(() => Promise.reject(memoryLimit()));
+    await handler.handle([m]);
+    expect(dead).toEqual([]);
+    expect(m.events).toEqual(['nak 30000']);
+  });
+
+  test('a message refused with a ClickHouse code the classification does not know is dead-lettered after maxDeliveries', () => {
+    const unknown = new ClickHouseError('clickhouse insert into flows failed: Code: 4242', 4242);
+    expect(giveBackDecision(unknown, 2, policy)).toEqual({ action: 'retry', delayMs: 2000 });
+    expect(giveBackDecision(unknown, 3, policy)).toEqual({ action: 'dead-letter' });
+  });
+
+  test('each message that fails on its own is counted by class and reason', async () => {
+    const { handler, registry } = handlerWith(() => Promise.reject(outage()));
+    await handler.handle([message(), message()]);
+    const values = (await registry.getSingleMetric('nettel_worker_write_failures_total')!.get()).values;
+    expect(values.map((v) => ({ labels: v.labels, value: v.value }))).toEqual([{ labels: { class: 'transient', reason: 'network' }, value: 2 }]);
+  });
+
+  test('a transient failure is reported as an outage until a write succeeds', async () => {
+    let failing = true;
+    const { handler } = handlerWith(() => (failing ? Promise.reject(memoryLimit()) : Promise.resolve()));
+    await handler.handle([message()]);
+    expect(handler.failingSince?.reason).toBe('memory_limit');
+    failing = false;
+    await handler.handle([message()]);
+    expect(handler.failingSince).toBeUndefined();
+  });
+
+  test('an outage reported earlier ends when a message is dead-lettered', async () => {
+    let err = memoryLimit();
+    const { handler } = handlerWith(() => Promise.reject(err));
+    await handler.handle([message()]);
+    err = refusal();
+    await handler.handle([message({ deliveries: 3 })]);
+    expect(handler.failingSince).toBeUndefined();
+  });
+
+  test('a refusal of one message is not reported as an outage', async () => {
+    const { handler } = handlerWith(() => Promise.reject(refusal()));
+    await handler.handle([message()]);
+    expect(handler.failingSince).toBeUndefined();
+  });
+});
