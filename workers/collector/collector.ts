@@ -104,18 +104,19 @@ export class Collector {
     return this.goflow2.pid;
   }
 
-  /** For /healthz: up while GoFlow2 runs; says what it listens on and what it has seen. */
-  probe(): Promise<{ detail: string }> {
+  /** For /healthz: up while GoFlow2 runs with its listeners bound; says what it listens on and what it has seen. */
+  async probe(): Promise<{ detail: string }> {
     const c = this.config.goflow2;
     if (!this.goflow2.running) {
-      return Promise.reject(new Error(`GoFlow2 is not running (last exit: ${this.goflow2.lastExit ?? 'none'}, restarts: ${this.goflow2.restarts})`));
+      throw new Error(`GoFlow2 is not running (last exit: ${this.goflow2.lastExit ?? 'none'}, restarts: ${this.goflow2.restarts})`);
     }
+    if (!(await this.goflow2.listening())) throw new Error('GoFlow2 is starting: its UDP listeners are not bound yet');
     const lastFlow = this.lastFlowAt ? new Date(this.lastFlowAt).toISOString() : 'never';
-    return Promise.resolve({
+    return {
       detail:
         `netflow/ipfix udp ${c.host}:${c.netflowPort}, sflow udp ${c.host}:${c.sflowPort}; ` +
         `${this.directory.size} exporters registered; last flow ${lastFlow}; goflow2 restarts ${this.goflow2.restarts}`,
-    });
+    };
   }
 
   private onChunk(chunk: Buffer): void {

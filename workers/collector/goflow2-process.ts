@@ -2,6 +2,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import net from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Logger } from '../../observability/logger';
+import { udpPortsBoundBy } from './udp-sockets';
 
 export interface GoFlow2Config {
   binary: string;
@@ -15,9 +16,12 @@ export interface GoFlow2Config {
   workers: number;
   /** Datagrams GoFlow2 holds while its decoders are busy (its buffered mode). */
   queueSize: number;
+  /** How long a start waits for GoFlow2 to bind its listeners before it fails. */
+  bindTimeoutMs?: number;
 }
 
 const firstRestartDelayMs = 500;
+const defaultBindTimeoutMs = 15_000;
 const maxRestartDelayMs = 30_000;
 /** A run this long counts as healthy: the next crash restarts at once again. */
 const healthyRunMs = 60_000;
@@ -78,7 +82,33 @@ export class GoFlow2Process {
     this.stopping = false;
     this.port = this.config.metricsPort || (await freeLoopbackPort());
     this.launch();
+    const timeoutMs = this.config.bindTimeoutMs ?? defaultBindTimeoutMs;
+    const deadline = Date.now() + timeoutMs;
+    while (!(await this.listening())) {
+      if (Date.now() > deadline) {
+        await this.stop();
+        const c = this.config;
+        throw new Error(`GoFlow2 did not bind udp ${c.host}:${c.netflowPort} and ${c.sflowPort} within ${timeoutMs} ms (last exit: ${this.lastExit ?? 'none'})`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
+
+  /**
+   * Whether the running GoFlow2 has bound both UDP listeners: a run counts as
+   * up only from then, since a datagram sent before the bind is dropped.
+   */
+  async listening(): Promise<boolean> {
+    const child = this.child;
+    if (!child?.pid) return false;
+    if (this.listeningRun === child) return true;
+    const bound = await udpPortsBoundBy(child.pid);
+    const wanted = [this.config.netflowPort, this.config.sflowPort].filter((port) => port > 0);
+    const listening = bound === undefined || wanted.every((port) => bound.has(port));
+    if (listening && this.child === child) this.listeningRun = child;
+    return listening && this.child === child;
+  }
+  private listeningRun?: ChildProcessByStdio<null, Readable, Readable>;
 
   private launch(): void {
     const args = goflow2Args({ ...this.config, metricsPort: this.port });
