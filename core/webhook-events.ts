@@ -124,20 +124,39 @@ export function recomputeEvents(writes: readonly IncidentWrite[], stored: Readon
   return events;
 }
 
-/** A replay as an event carries it. */
-export interface ReplayPayload {
+/** A replay's stored facts (epoch ms times) that clients see. */
+export interface ReplayFacts {
   replay_id: string;
   incident_id: string;
   status: ReplayStatus;
   requested_by: string;
   requested_at: number;
+  updated_at: number;
   window_minutes: number;
   approvals: Approval[];
   error: { code: string; message: string } | null;
   report: unknown;
-  /** Epoch ms: events carry it as ISO 8601, as `GET /v1/replays/{id}` does. */
+  /** When the approval gate closes (epoch ms); null before it opens. */
   decision_deadline: number | null;
   approval_policies: string[];
+}
+
+/** A replay as clients see it, in `GET /v1/replays/{id}` and in `replay.*` events alike: times as ISO 8601, nothing internal. */
+export function replayPayload(r: ReplayFacts) {
+  return {
+    replay_id: r.replay_id,
+    incident_id: r.incident_id,
+    status: r.status,
+    requested_by: r.requested_by,
+    requested_at: iso(r.requested_at),
+    updated_at: iso(r.updated_at),
+    window_minutes: r.window_minutes,
+    decision_deadline: r.decision_deadline ? iso(r.decision_deadline) : null,
+    approval_policies: r.approval_policies,
+    approvals: r.approvals.map((a) => ({ ...a, at: iso(a.at) })),
+    error: r.error,
+    report: r.report,
+  };
 }
 
 const replayEventOfStatus: Partial<Record<ReplayStatus, WebhookEventType>> = {
@@ -148,16 +167,10 @@ const replayEventOfStatus: Partial<Record<ReplayStatus, WebhookEventType>> = {
 };
 
 /** The event a replay's new state makes, if any: each state is reached once per replay. */
-export function replayEvents(orgId: string, replay: ReplayPayload, at: number): CloudEvent[] {
+export function replayEvents(orgId: string, replay: ReplayFacts, at: number): CloudEvent[] {
   const type = replayEventOfStatus[replay.status];
   if (!type) return [];
-  const data = {
-    ...replay,
-    requested_at: iso(replay.requested_at),
-    decision_deadline: replay.decision_deadline ? iso(replay.decision_deadline) : null,
-    approvals: replay.approvals.map((a) => ({ ...a, at: iso(a.at) })),
-  };
-  return [cloudEvent(orgId, 'replays', replay.replay_id, type, at, data)];
+  return [cloudEvent(orgId, 'replays', replay.replay_id, type, at, replayPayload(replay))];
 }
 
 /** The test event of one subscription: a fresh id each time, so every test is delivered. */

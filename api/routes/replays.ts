@@ -3,11 +3,11 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { ReplayRecord } from '../../storage/replays-repo';
 import { replayStatuses } from '../../core/replay';
+import { replayPayload } from '../../core/webhook-events';
 import { orgOf, principalOf, requirePermission } from '../auth';
 import { readBody, readOptionalJson } from '../body';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, limitSchema, pageOf } from '../pagination';
-import { iso } from '../../core/time';
 import { knownIdForm, parseOrThrow, pathParam, singleQuery } from '../validation';
 
 export const requestSchema = z
@@ -28,22 +28,7 @@ export const listSchema = z
 const cursorSchema = z.object({ requested_at: z.number().int(), replay_id: z.string().max(64) });
 const replayId = (ctx: Context) => knownIdForm('rep', pathParam(ctx, 'id'), 'replay');
 
-function replayView(r: ReplayRecord) {
-  return {
-    replay_id: r.replay_id,
-    incident_id: r.incident_id,
-    status: r.status,
-    requested_by: r.requested_by,
-    requested_at: iso(r.requested_at),
-    updated_at: iso(r.updated_at),
-    window_minutes: r.window_minutes,
-    decision_deadline: r.decision_deadline ? iso(r.decision_deadline) : null,
-    approval_policies: r.approval_policies,
-    approvals: r.approvals.map((a) => ({ ...a, at: iso(a.at) })),
-    error: r.error,
-    report: r.report,
-  };
-}
+const replayView = (r: ReplayRecord) => replayPayload(r);
 
 export function registerReplayRoutes(router: Router, deps: ApiDeps): void {
   const read = requirePermission('read');

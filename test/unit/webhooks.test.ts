@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { Incident } from '../../core/correlation';
 import { allowedHostSet, defaultRetrySchedule, isInternalAddress, pickAddress, retryDelayMs, urlRefusal } from '../../core/outbound';
 import { open, seal } from '../../core/secret-box';
-import { incidentEventTypesOf, recomputeEvents, replayEvents, testEvent, type ReplayPayload } from '../../core/webhook-events';
+import { incidentEventTypesOf, recomputeEvents, replayEvents, replayPayload, testEvent, type ReplayFacts } from '../../core/webhook-events';
 import { newSecret, signatureHeaders, verifySignature } from '../../core/webhook-signature';
 
 const incident = (over: Partial<Incident> = {}): Incident =>
@@ -64,8 +64,8 @@ describe('webhook events from incident changes', () => {
   });
 
   test('replay states notify only when they are one of the four event types', () => {
-    const replay = (status: ReplayPayload['status']): ReplayPayload => ({
-      replay_id: 'rep_1', incident_id: 'inc_1', status, requested_by: 'key_1', requested_at: 0, window_minutes: 10, approvals: [], error: null, report: null,
+    const replay = (status: ReplayFacts['status']): ReplayFacts => ({
+      replay_id: 'rep_1', incident_id: 'inc_1', status, requested_by: 'key_1', requested_at: 0, updated_at: 0, window_minutes: 10, approvals: [], error: null, report: null,
       decision_deadline: null, approval_policies: [],
     });
     expect(replayEvents('org_a', replay('running'), 1)).toEqual([]);
@@ -77,10 +77,22 @@ describe('webhook events from incident changes', () => {
 
   test("a replay event carries the approval gate's deadline as ISO 8601, as the API shows it", () => {
     const [e] = replayEvents('org_a', {
-      replay_id: 'rep_1', incident_id: 'inc_1', status: 'awaiting_approval', requested_by: 'key_1', requested_at: 0, window_minutes: 10,
+      replay_id: 'rep_1', incident_id: 'inc_1', status: 'awaiting_approval', requested_by: 'key_1', requested_at: 0, updated_at: 0, window_minutes: 10,
       approvals: [], error: null, report: null, decision_deadline: 60_000, approval_policies: ['pol_1'],
     }, 1);
     expect(e!.data).toMatchObject({ decision_deadline: '1970-01-01T00:01:00.000Z', approval_policies: ['pol_1'] });
+  });
+
+  test('a replay event carries the replay as the API shows it, and nothing the store keeps for itself', () => {
+    const stored = {
+      org_id: 'org_a', version: 7, replay_id: 'rep_1', incident_id: 'inc_1', status: 'completed' as const, requested_by: 'key_1', requested_at: 0,
+      updated_at: 1_000, window_minutes: 10, approvals: [], error: null, report: { parity: true }, decision_deadline: null, approval_policies: [],
+    };
+    const [e] = replayEvents('org_a', stored, 1);
+    expect(e!.data).toEqual(replayPayload(stored));
+    expect(e!.data).not.toHaveProperty('org_id');
+    expect(e!.data).toMatchObject({ updated_at: '1970-01-01T00:00:01.000Z' });
+    expect(e!.data).not.toHaveProperty('version');
   });
 
   test('every test event has a fresh id', () => {
