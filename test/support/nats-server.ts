@@ -10,7 +10,7 @@ import { loadConfig } from '../../service/config';
 const testMaxFileStoreBytes = 64 * 1024 ** 3;
 
 /** A nats-server as the embedded default runs it (the set-up's 2.15.2, syncing always), on `port` with its store in `dir`. */
-export function testNatsServer(dir: string, port: number, log: Logger): LocalProcess {
+export function testNatsServer(dir: string, port: number, log: Logger, maxFileStoreBytes = testMaxFileStoreBytes): LocalProcess {
   const config = loadConfig(process.env);
-  return localNatsServer({ dir, port, binPath: config.binPath, toolsDir: config.toolsDir, server: config.nats.server, maxFileStoreBytes: testMaxFileStoreBytes }, log);
+  return localNatsServer({ dir, port, binPath: config.binPath, toolsDir: config.toolsDir, server: config.nats.server, maxFileStoreBytes }, log);
 }
