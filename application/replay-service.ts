@@ -104,22 +104,26 @@ export class ReplayService {
       version: 1,
     };
     await this.deps.replays.put(record);
+    // Audited before the workflow starts: a process that dies after the start leaves nothing unaudited, and
+    // one that dies before it leaves a queued replay the reconciler starts (and audits only if this did not).
+    await this.deps.audit
+      .append({ orgId, actor: by.keyId, action: 'replay.request', target: record.replay_id, details: { incident_id: incidentId } })
+      .catch((err: unknown) => this.failToStart(record, err, 'the audit ledger was unavailable'));
     const input: ReplayInput = { orgId, replayId: record.replay_id, incidentId, requestedBy: by.keyId, requestedAt: now, windowMinutes };
     try {
       await startReplayWorkflow(this.deps.client(), this.deps.taskQueue, input);
     } catch (err) {
-      // The reconciler started it while this start was slow (Temporal restarting, say): it runs, which is what
-      // was asked, and the reconciler audits the request it started.
+      // The reconciler started it while this start was slow (Temporal restarting, say): it runs, which is what was asked.
       if (err instanceof WorkflowExecutionAlreadyStartedError) return record;
-      await this.failToStart(record, err);
+      await this.failToStart(record, unavailable('Temporal', err), 'the workflow could not start');
     }
-    await this.deps.audit.append({ orgId, actor: by.keyId, action: 'replay.request', target: record.replay_id, details: { incident_id: incidentId } });
     return record;
   }
 
-  private async failToStart(record: ReplayRecord, err: unknown): Promise<never> {
-    await this.deps.replays.put({ ...record, status: 'failed', error: { code: 'UNAVAILABLE', message: 'the workflow could not start' }, version: 2 });
-    throw unavailable('Temporal', err);
+  /** Fails the replay that could not be started and throws `err` (an AppError: the ledger's or Temporal's 503). */
+  private async failToStart(record: ReplayRecord, err: unknown, message: string): Promise<never> {
+    await this.deps.replays.put({ ...record, status: 'failed', error: { code: 'UNAVAILABLE', message }, version: 2 });
+    throw err;
   }
 
   list(orgId: string, opts: Parameters<ReplaysRepo['list']>[1]): Promise<ReplayRecord[]> {

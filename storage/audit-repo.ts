@@ -39,6 +39,14 @@ export class AuditRepo {
     return Number(rows[0]?.n ?? 0) > 0;
   }
 
+  /** Whether the ledger holds an entry of this action on this target (the reconciler's check before it audits a request). */
+  async hasAction(orgId: string, action: string, target: string): Promise<boolean> {
+    const rows = await this.ch.query<{ n: string }>(
+      `SELECT count() AS n FROM ${this.ch.database}.audit_log WHERE org_id = ${str(orgId)} AND action = ${str(action)} AND target = ${str(target)}`,
+    );
+    return Number(rows[0]?.n ?? 0) > 0;
+  }
+
   /**
    * Entries newest first, below `beforeSeq` when given. DISTINCT folds the
    * identical copy a repair may have written twice; a copy that differs stays

@@ -25,7 +25,11 @@ export interface ReplayReconcilerDeps {
   replays: { queuedBefore(beforeMs: number, limit: number): Promise<ReplayRecord[]>; put(record: ReplayRecord): Promise<void> };
   /** Starts the replay's workflow; a second start of one replay throws WorkflowExecutionAlreadyStartedError. */
   start(input: ReplayInput): Promise<void>;
-  audit: { append(event: { orgId: string; actor: string; action: string; target: string; details?: Record<string, unknown> }): Promise<unknown> };
+  audit: {
+    append(event: { orgId: string; actor: string; action: string; target: string; details?: Record<string, unknown> }): Promise<unknown>;
+    /** Whether the ledger holds an entry of this action on this target. */
+    recorded(orgId: string, action: string, target: string): Promise<boolean>;
+  };
   /** Runs the work only in the one process that leads (a lock across processes); undefined elsewhere. */
   lead<T>(work: () => Promise<T>): Promise<T | undefined>;
   registry: Registry;
@@ -39,7 +43,8 @@ export interface ReplayReconcilerDeps {
  * workflow will ever move. This loop, led by one process at a time, starts
  * the workflow of each replay queued longer than the grace period (the
  * replay's business key makes a second start impossible: one the API did
- * start is only found running), audits the request the API could not, and
+ * start is only found running), audits the request if the ledger lacks it
+ * (the API may have died after starting the workflow, before auditing), and
  * fails with a reason a replay whose workflow cannot be started for
  * `failAfterMs`.
  */
@@ -107,18 +112,28 @@ export class ReplayReconciler {
     try {
       await this.deps.start(storedReplayInput(record));
     } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) {
-        this.firstFailure.delete(id);
-        return 'already_started';
-      }
-      return this.startFailed(record, err, now);
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) return this.startFailed(record, err, now);
+      this.firstFailure.delete(id);
+      await this.auditRequest(record, 'api');
+      return 'already_started';
     }
     this.firstFailure.delete(id);
     this.deps.log.warn({ org_id: record.org_id, replay_id: id, requested_at: record.requested_at }, 'started the workflow of a replay stranded in queued');
-    await this.deps.audit
-      .append({ orgId: record.org_id, actor: record.requested_by, action: 'replay.request', target: id, details: { incident_id: record.incident_id, started_by: 'reconciler' } })
-      .catch((err: unknown) => this.deps.log.error({ err, replay_id: id }, 'unable to audit the request of a reconciled replay'));
+    await this.auditRequest(record, 'reconciler');
     return 'started';
+  }
+
+  /** Audits the replay's request once: the API audits it after starting the workflow, unless it died in between. */
+  private async auditRequest(record: ReplayRecord, startedBy: 'api' | 'reconciler'): Promise<void> {
+    const { org_id: orgId, replay_id: id } = record;
+    try {
+      if (await this.deps.audit.recorded(orgId, 'replay.request', id)) return;
+      await this.deps.audit.append({ orgId, actor: record.requested_by, action: 'replay.request', target: id, details: { incident_id: record.incident_id, started_by: startedBy } });
+    } catch (err) {
+      // The next round finds the replay again only while it stays queued; the failure is counted and logged.
+      this.engineErrors.inc({ engine: 'clickhouse', operation: 'replay_reconcile_audit' });
+      this.deps.log.error({ err, replay_id: id }, 'unable to audit the request of a reconciled replay');
+    }
   }
 
   private async startFailed(record: ReplayRecord, err: unknown, now: number): Promise<ReconcileOutcome> {

@@ -4,7 +4,11 @@ import { randomId } from '../../core/ids';
 import { createLogger } from '../../observability/logger';
 import { freePort } from '../../engines/local-process';
 import { metricTotal } from '../../observability/metrics';
+import { Registry } from 'prom-client';
+import { AuditLedger } from '../../application/audit-ledger';
+import { AuditRepo } from '../../storage/audit-repo';
 import { ReplaysRepo, type ReplayRecord } from '../../storage/replays-repo';
+import { AuditHeads } from '../../streams/audit-heads';
 import { ReplayReconciler } from '../../workers/replay-reconciler';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import type { AuditEntryView, IncidentView, Page, ReplayView } from '../support/api-types';
@@ -72,6 +76,29 @@ describe('replay reconciler on the real Temporal dev server', () => {
     expect((await t.request<{ valid: boolean }>('GET', '/v1/audit/verify', { key: operator.key })).body).toMatchObject({ valid: true });
   });
 
+  test('a replay whose request was audited but whose workflow never started is started, and its request stays audited once', async () => {
+    const operator = await t.mintKey({ role: 'operator' });
+    await t.request('POST', '/ingest', { key: operator.key, body: signal });
+    const incident = await waitFor(async () => (await t.request<Page<IncidentView>>('GET', '/v1/incidents', { key: operator.key })).body.data[0]);
+
+    // What the API does before it starts the workflow: store the replay, audit the request; then the process dies.
+    const record = stranded(operator.org_id, operator.key_id, incident.id);
+    await new ReplaysRepo(t.stack.clickhouse).put(record);
+    const heads = new AuditHeads(t.stack.nats, t.stack.config.nats.prefix, t.stack.config.nats.replicas);
+    await heads.start();
+    try {
+      const ledger = new AuditLedger(new AuditRepo(t.stack.clickhouse), heads, new Registry());
+      await ledger.append({ orgId: operator.org_id, actor: operator.key_id, action: 'replay.request', target: record.replay_id, details: { incident_id: incident.id } });
+    } finally {
+      await heads.stop();
+    }
+
+    await replayState(operator.key, record.replay_id, 'completed');
+    const entries = (await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key: operator.key })).body.data.filter((e) => e.target === record.replay_id);
+    expect(entries.map((e) => ({ action: e.action, details: e.details }))).toEqual([{ action: 'replay.request', details: { incident_id: incident.id } }]);
+    expect((await t.request<{ valid: boolean }>('GET', '/v1/audit/verify', { key: operator.key })).body).toMatchObject({ valid: true });
+  });
+
   test('a stranded replay whose workflow cannot start (Temporal unreachable) is failed with the reason once failAfterMs passed', async () => {
     const operator = await t.mintKey({ role: 'operator' });
     const record = stranded(operator.org_id, operator.key_id, 'inc_none');
@@ -83,7 +110,7 @@ describe('replay reconciler on the real Temporal dev server', () => {
       {
         replays,
         start: (input) => unreachable.withDeadline(Date.now() + 2_000, () => startReplayWorkflow(unreachable, t.stack.config.temporal.taskQueue, input)),
-        audit: { append: () => Promise.resolve() },
+        audit: { append: () => Promise.resolve(), recorded: () => Promise.resolve(false) },
         lead: (work) => work(),
         registry: t.stack.registry,
         log: createLogger('silent'),

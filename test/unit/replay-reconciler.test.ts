@@ -19,7 +19,7 @@ function queued(id: string, requestedAt: number): ReplayRecord {
   };
 }
 
-function reconcilerWith(opts: { records: ReplayRecord[]; start?: (input: ReplayInput) => Promise<void>; leads?: boolean }) {
+function reconcilerWith(opts: { records: ReplayRecord[]; start?: (input: ReplayInput) => Promise<void>; leads?: boolean; ledger?: string[] }) {
   let now = 100_000;
   const asked: number[] = [];
   const stored: ReplayRecord[] = [];
@@ -32,7 +32,10 @@ function reconcilerWith(opts: { records: ReplayRecord[]; start?: (input: ReplayI
       put: (r) => Promise.resolve(void stored.push(r)),
     },
     start: opts.start ?? ((input) => Promise.resolve(void started.push(input))),
-    audit: { append: (e) => Promise.resolve(void audited.push(e)) },
+    audit: {
+      append: (e) => Promise.resolve(void audited.push(e)),
+      recorded: (_org, action, target) => Promise.resolve([...(opts.ledger ?? []), ...audited.map((e) => `${e.action} ${e.target}`)].includes(`${action} ${target}`)),
+    },
     lead: (work) => (opts.leads === false ? Promise.resolve(undefined) : work()),
     registry,
     log: createLogger('silent'),
@@ -60,12 +63,20 @@ describe('replay reconciler', () => {
     expect(asked).toEqual([100_000 - config.graceMs]);
   });
 
-  test('a replay whose workflow was started already is left to it, and not audited again', async () => {
-    const exists = () => Promise.reject(new WorkflowExecutionAlreadyStartedError('already started', 'replay:org_a:rep_1', 'replayWorkflow'));
-    const { reconciler, audited, stored } = reconcilerWith({ records: [queued('rep_1', 50_000)], start: exists });
+  const exists = () => Promise.reject(new WorkflowExecutionAlreadyStartedError('already started', 'replay:org_a:rep_1', 'replayWorkflow'));
+
+  test('a replay whose workflow was started and whose request the ledger holds is left to it, and not audited again', async () => {
+    const { reconciler, audited, stored } = reconcilerWith({ records: [queued('rep_1', 50_000)], start: exists, ledger: ['replay.request rep_1'] });
     expect([...(await reconciler.runOnce())]).toEqual([['rep_1', 'already_started']]);
     expect(audited).toEqual([]);
     expect(stored).toEqual([]);
+  });
+
+  test('a replay whose workflow the API started but whose request it never audited (it died in between) has its request audited once', async () => {
+    const { reconciler, audited } = reconcilerWith({ records: [queued('rep_1', 50_000)], start: exists });
+    await reconciler.runOnce();
+    await reconciler.runOnce();
+    expect(audited).toEqual([{ orgId: 'org_a', actor: 'key_req', action: 'replay.request', target: 'rep_1', details: { incident_id: 'inc_1', started_by: 'api' } }]);
   });
 
   test('a workflow that cannot start is tried again at the next round', async () => {
