@@ -227,7 +227,7 @@ async function registerSender(stack: BenchStack, socket: dgram.Socket): Promise<
 /** What the service counted between two readings of its /metrics: the collector's counters and the rows the workers wrote. */
 const countedBetween = (before: Map<string, number>, after: Map<string, number>) =>
   Object.fromEntries(
-    [...after].filter(([k, v]) => /^nettel_(collector_.*_total|worker_rows_written_total)/.test(k) && v !== (before.get(k) ?? 0)).map(([k, v]) => [k, v - (before.get(k) ?? 0)]),
+    [...after].filter(([k, v]) => /^nettel_(collector_.*_total|worker_rows_written_total|worker_batches_total|worker_clickhouse_write_seconds_(sum|count)|worker_write_batch_rows_(sum|count))/.test(k) && v !== (before.get(k) ?? 0)).map(([k, v]) => [k, v - (before.get(k) ?? 0)]),
   );
 
 /** Peak RSS of the service's GoFlow2 (the collector process's child), in MiB. */

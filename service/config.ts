@@ -74,6 +74,7 @@ const envSchema = z.object({
   NATS_ACK_WAIT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   WORKER_MAX_MESSAGES: z.coerce.number().int().min(1).max(10_000).default(256),
   WORKER_MAX_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(200),
+  WORKER_MAX_BATCH_BYTES: z.coerce.number().int().min(1024).max(1024 ** 3).default(32 * 1024 ** 2),
   WORKER_MAX_DELIVERIES: z.coerce.number().int().min(1).max(1_000).default(10),
   NATS_DEAD_LETTER_MAX_BYTES: z.coerce.number().int().positive().default(1024 ** 3),
   RATE_LIMIT_RECORDS_PER_SECOND: z.coerce.number().min(0).default(0),
@@ -141,7 +142,7 @@ export interface Config {
     /** The embedded server's bound on its JetStream file store (`max_file_store`). */
     embeddedMaxFileStoreBytes: number;
   };
-  workers: { maxMessages: number; maxWaitMs: number };
+  workers: { maxMessages: number; maxWaitMs: number; maxBatchBytes: number };
   /** Messages ClickHouse refuses: after how many deliveries they are dead-lettered, and the dead-letter stream's bound. */
   deadLetter: { afterDeliveries: number; maxBytes: number };
   clickhouse: { url?: string; user: string; password: string; database: string; retention: Retention; chdbSpoolDir?: string };
@@ -254,7 +255,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     roles: e.ROLES,
     logLevel: e.LOG_LEVEL,
     nats: natsConfig(e),
-    workers: { maxMessages: e.WORKER_MAX_MESSAGES, maxWaitMs: e.WORKER_MAX_WAIT_MS },
+    workers: { maxMessages: e.WORKER_MAX_MESSAGES, maxWaitMs: e.WORKER_MAX_WAIT_MS, maxBatchBytes: e.WORKER_MAX_BATCH_BYTES },
     deadLetter: { afterDeliveries: e.WORKER_MAX_DELIVERIES, maxBytes: e.NATS_DEAD_LETTER_MAX_BYTES },
     clickhouse: {
       url: e.CLICKHOUSE_URL,

@@ -19,6 +19,8 @@ export interface StreamWorkerConfig {
   maxMessages: number;
   /** Longest a message waits for its batch to fill: the flush interval under light load. */
   maxWaitMs: number;
+  /** A batch whose messages reach this many bytes is written at once (bounds one insert's memory). */
+  maxBatchBytes: number;
   /** Delay before a failed message is offered again; doubles with each delivery, up to 30 s. */
   retryDelayMs: number;
   /** Deliveries after which a message ClickHouse keeps refusing goes to the dead-letter stream. */
@@ -31,6 +33,7 @@ export const defaultStreamWorkerConfig = (prefix: string): StreamWorkerConfig =>
   prefix,
   maxMessages: 256,
   maxWaitMs: 200,
+  maxBatchBytes: 32 * 1024 ** 2,
   retryDelayMs: 1000,
   maxDeliveries: 10,
   ackWaitMs: 30_000,
@@ -85,7 +88,7 @@ export class StreamWorker {
       log: deps.log,
     }));
     const batcher = new Batcher<WorkMessage>(
-      { maxMessages: config.maxMessages, maxWaitMs: config.maxWaitMs, keepAliveMs: Math.max(500, Math.floor(config.ackWaitMs / 3)) },
+      { maxMessages: config.maxMessages, maxBytes: config.maxBatchBytes, maxWaitMs: config.maxWaitMs, keepAliveMs: Math.max(500, Math.floor(config.ackWaitMs / 3)) },
       (batch) => handler.handle(batch),
       (err, batch) => deps.log.error({ err, messages: batch.length }, 'unable to handle a telemetry batch; JetStream will redeliver it'),
     );

@@ -25,7 +25,7 @@ describe('stream worker batching', () => {
 
   test('a batch is flushed as soon as it holds maxMessages', async () => {
     const handled: number[][] = [];
-    const batcher = new Batcher<FakeMessage>({ maxMessages: 3, maxWaitMs: 60_000, keepAliveMs: 60_000 }, (b) => Promise.resolve(void handled.push(b.map((m) => m.id))), () => undefined);
+    const batcher = new Batcher<FakeMessage>({ maxMessages: 3, maxBytes: 1e9, maxWaitMs: 60_000, keepAliveMs: 60_000 }, (b) => Promise.resolve(void handled.push(b.map((m) => m.id))), () => undefined);
     const [a, b, c] = [message(), message(), message()];
     await batcher.add(a);
     await batcher.add(b);
@@ -37,7 +37,7 @@ describe('stream worker batching', () => {
   test('a batch that does not fill is flushed once maxWaitMs passed since its first message', async () => {
     jest.useFakeTimers();
     const handled: number[] = [];
-    const batcher = new Batcher<FakeMessage>({ maxMessages: 100, maxWaitMs: 200, keepAliveMs: 60_000 }, (b) => Promise.resolve(void handled.push(b.length)), () => undefined);
+    const batcher = new Batcher<FakeMessage>({ maxMessages: 100, maxBytes: 1e9, maxWaitMs: 200, keepAliveMs: 60_000 }, (b) => Promise.resolve(void handled.push(b.length)), () => undefined);
     await batcher.add(message());
     await jest.advanceTimersByTimeAsync(150);
     await batcher.add(message());
@@ -47,12 +47,63 @@ describe('stream worker batching', () => {
     expect(handled).toEqual([2]);
   });
 
+  test('a batch is flushed as soon as its messages reach maxBytes', async () => {
+    const handled: number[][] = [];
+    const batcher = new Batcher<FakeMessage>({ maxMessages: 100, maxBytes: 100, maxWaitMs: 60_000, keepAliveMs: 60_000 }, (b) => Promise.resolve(void handled.push(b.map((m) => m.id))), () => undefined);
+    const [a, b] = [message({ body: 'x'.repeat(60) }), message({ body: 'x'.repeat(40) })];
+    await batcher.add(a);
+    expect(handled).toEqual([]);
+    await batcher.add(b);
+    expect(handled).toEqual([[a.id, b.id]]);
+  });
+
+  test('a batch due while a flush runs keeps growing, and is flushed as soon as that flush ends', async () => {
+    jest.useFakeTimers();
+    const gate = deferred();
+    const handled: number[] = [];
+    const batcher = new Batcher<FakeMessage>({ maxMessages: 100, maxBytes: 1e9, maxWaitMs: 200, keepAliveMs: 60_000 }, async (b) => {
+      handled.push(b.length);
+      if (handled.length === 1) await gate.promise;
+    }, () => undefined);
+    await batcher.add(message());
+    await jest.advanceTimersByTimeAsync(200);
+    expect(handled).toEqual([1]);
+    for (let i = 0; i < 3; i += 1) {
+      await batcher.add(message());
+      await jest.advanceTimersByTimeAsync(300);
+    }
+    expect(handled).toEqual([1]);
+    gate.resolve();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(handled).toEqual([1, 3]);
+  });
+
+  test('messages due while a flush runs are kept alive with working() until their own flush takes them', async () => {
+    jest.useFakeTimers();
+    const gate = deferred();
+    let flushes = 0;
+    const batcher = new Batcher<FakeMessage>({ maxMessages: 100, maxBytes: 1e9, maxWaitMs: 200, keepAliveMs: 1_000 }, async () => {
+      flushes += 1;
+      if (flushes === 1) await gate.promise;
+    }, () => undefined);
+    await batcher.add(message());
+    await jest.advanceTimersByTimeAsync(200);
+    const waiting = message();
+    await batcher.add(waiting);
+    await jest.advanceTimersByTimeAsync(2_200);
+    expect(waiting.events).toEqual(['working', 'working']);
+    gate.resolve();
+    await jest.advanceTimersByTimeAsync(5_000);
+    expect(flushes).toBe(2);
+    expect(waiting.events).toEqual(['working', 'working']);
+  });
+
   test('flushes run one at a time, in the order the batches filled', async () => {
     const gates = [deferred(), deferred()];
     const started: number[] = [];
     let running = 0;
     let mostAtOnce = 0;
-    const batcher = new Batcher<FakeMessage>({ maxMessages: 1, maxWaitMs: 60_000, keepAliveMs: 60_000 }, async (b) => {
+    const batcher = new Batcher<FakeMessage>({ maxMessages: 1, maxBytes: 1e9, maxWaitMs: 60_000, keepAliveMs: 60_000 }, async (b) => {
       started.push(b[0]!.id);
       running += 1;
       mostAtOnce = Math.max(mostAtOnce, running);
@@ -76,7 +127,7 @@ describe('stream worker batching', () => {
   test('a batch handed to a flush is kept alive with working() until it is handled, and no longer', async () => {
     jest.useFakeTimers();
     const gate = deferred();
-    const batcher = new Batcher<FakeMessage>({ maxMessages: 1, maxWaitMs: 60_000, keepAliveMs: 1_000 }, () => gate.promise, () => undefined);
+    const batcher = new Batcher<FakeMessage>({ maxMessages: 1, maxBytes: 1e9, maxWaitMs: 60_000, keepAliveMs: 1_000 }, () => gate.promise, () => undefined);
     const m = message();
     const added = batcher.add(m);
     await jest.advanceTimersByTimeAsync(2_500);
@@ -90,7 +141,7 @@ describe('stream worker batching', () => {
   test('a flush that throws does not stop the flushes after it', async () => {
     const handled: number[] = [];
     const errors: unknown[] = [];
-    const batcher = new Batcher<FakeMessage>({ maxMessages: 1, maxWaitMs: 60_000, keepAliveMs: 60_000 }, (b) => (handled.push(b[0]!.id) === 1 ? Promise.reject(new Error('boom')) : Promise.resolve()), (err) => void errors.push(err));
+    const batcher = new Batcher<FakeMessage>({ maxMessages: 1, maxBytes: 1e9, maxWaitMs: 60_000, keepAliveMs: 60_000 }, (b) => (handled.push(b[0]!.id) === 1 ? Promise.reject(new Error('boom')) : Promise.resolve()), (err) => void errors.push(err));
     await batcher.add(message());
     await batcher.add(message());
     expect(handled).toHaveLength(2);
