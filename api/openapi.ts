@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { errorAnswer } from './contracts/answers';
 import type { AnswerContract, BodyContract, RouteContract } from './contracts/contract';
+import { eventContracts, type EventContract } from './contracts/events';
 import { dataContracts } from './contracts/routes-data';
 import { governanceContracts } from './contracts/routes-governance';
 import { metaContracts } from './contracts/routes-meta';
@@ -124,6 +125,29 @@ function operation(c: RouteContract): Json {
   };
 }
 
+const signatureHeaders: Json[] = [
+  { name: 'webhook-id', in: 'header', required: true, description: "the event's id", schema: { type: 'string' } },
+  { name: 'webhook-timestamp', in: 'header', required: true, description: 'seconds since the epoch when this attempt was signed', schema: { type: 'string' } },
+  { name: 'webhook-signature', in: 'header', required: true, description: '`v1,<base64 HMAC-SHA256 of id.timestamp.body under the decoded whsec_ secret>` (Standard Webhooks)', schema: { type: 'string' } },
+];
+
+/** A webhook event as OpenAPI 3.1 `webhooks` describes it: the POST the service makes to a subscriber. */
+function webhook(e: EventContract): Json {
+  return {
+    post: {
+      operationId: `event${e.type.split(/[._]/).map((s) => s[0]!.toUpperCase() + s.slice(1)).join('')}`,
+      summary: e.summary,
+      tags: ['Webhooks'],
+      parameters: signatureHeaders,
+      requestBody: { required: true, content: { 'application/cloudevents+json': { schema: jsonSchema(e.schema, 'output') } } },
+      responses: {
+        '2XX': { description: 'delivered' },
+        default: { description: 'a failed attempt (so is a 3xx: redirects are not followed), retried with backoff for up to 24 h' },
+      },
+    },
+  };
+}
+
 const description = `Multi-tenant network telemetry: ingestion, incidents, analyst queries, governance (policies, replays, approvals), exporters, detection rules and webhooks.
 
 Every error is \`{"error":{"code","message","details?"}}\`. Lists take \`limit\` (1–1000) and the opaque \`cursor\` of the previous page's \`next_cursor\`. Unknown query parameters and body fields are refused with 400.`;
@@ -138,6 +162,7 @@ export function buildOpenApiDocument(contracts: readonly RouteContract[] = route
     tags: [...new Set(contracts.map((c) => c.tag))].map((name) => ({ name })),
     security: [{ apiKey: [] }],
     paths,
+    webhooks: Object.fromEntries(eventContracts.map((e) => [e.type, webhook(e)])),
     components: {
       schemas: { Error: jsonSchema(errorAnswer, 'output') },
       securitySchemes: {

@@ -1,6 +1,7 @@
 import type { IncidentView, Page, ReplayRequested, ReplayView } from '../support/api-types';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
+import { ContractChecker, type OpenApiDoc } from '../support/openapi-check';
 import { WebhookReceiver, type Received } from '../support/webhook-receiver';
 
 /**
@@ -104,7 +105,9 @@ describe('webhooks', () => {
     const delivered = deliveredOf(operator.org_id);
     expect(delivered.map((r) => `${r.event.type} ${r.event.subject}`).sort()).toEqual(expected);
     expect(new Set(delivered.map((r) => r.headers['webhook-id'])).size).toBe(expected.length);
+    const checker = new ContractChecker((await t.request<OpenApiDoc>('GET', '/v1/openapi.json')).body);
     for (const r of receiver.received.filter((x) => x.path === '/all')) {
+      expect(checker.eventProblems(r.event)).toEqual([]);
       expect(receiver.verified(r, hook.secret)).toBe(true);
       expect(r.headers['content-type']).toBe('application/cloudevents+json');
       expect(r.event).toMatchObject({ specversion: '1.0', id: r.headers['webhook-id'], datacontenttype: 'application/json' });
@@ -176,6 +179,7 @@ describe('webhooks', () => {
     expect(tested.status).toBe(202);
     const got = await waitFor(() => Promise.resolve(receiver.delivered().find((r) => r.headers['webhook-id'] === tested.body.event_id)));
     expect(got.event.type).toBe('webhook.test');
+    expect(new ContractChecker((await t.request<OpenApiDoc>('GET', '/v1/openapi.json')).body).eventProblems(got.event)).toEqual([]);
     expect(receiver.verified(got, hook.secret)).toBe(true);
     expect((await t.request('DELETE', `/v1/webhooks/${hook.id}`, { key: operator.key })).status).toBe(200);
     expect((await t.request('DELETE', `/v1/webhooks/${hook.id}`, { key: operator.key })).status).toBe(409);

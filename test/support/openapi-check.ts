@@ -15,6 +15,7 @@ interface Response { content?: Record<string, Media>; headers?: Record<string, u
 interface Operation { responses: Record<string, Response> }
 export interface OpenApiDoc {
   paths: Record<string, Record<string, Operation>>;
+  webhooks: Record<string, { post: { requestBody: { content: Record<string, Media> } } }>;
   components: { schemas: Record<string, Schema> };
 }
 
@@ -51,6 +52,16 @@ export class ContractChecker {
       if (!validate(res.body)) out.push(`${name} ${res.status} body does not match: ${this.ajv.errorsText(validate.errors)} in ${res.text.slice(0, 300)}`);
     }
     return out;
+  }
+
+  /** Returns the problems with one webhook event a receiver got; empty when it matches the document's description of its type. */
+  eventProblems(event: { type?: unknown }): string[] {
+    const type = String(event.type);
+    const text = JSON.stringify(event).slice(0, 300);
+    const schema = this.doc.webhooks[type]?.post.requestBody.content['application/cloudevents+json']?.schema;
+    if (!schema) return [`event type ${type} is missing from the document's webhooks`];
+    const validate = this.ajv.compile(this.resolvable(schema));
+    return validate(event) ? [] : [`${type} event does not match: ${this.ajv.errorsText(validate.errors)} in ${text}`];
   }
 
   /** Local refs (#/components/…) made to point into the registered document. */

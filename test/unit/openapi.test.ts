@@ -3,10 +3,11 @@ import { createApp } from '../../api/app';
 import type { ApiDeps } from '../../api/deps';
 import { buildOpenApiDocument, errorStatuses, routeContracts } from '../../api/openapi';
 import { routerPath } from '../../api/contracts/contract';
+import { testEventType, webhookEventTypes } from '../../core/webhook-events';
 import { createLogger } from '../../observability/logger';
 
 type Operation = { responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, unknown> }>; requestBody?: { content: Record<string, { example?: unknown }> } };
-type Doc = { paths: Record<string, Record<string, Operation>> };
+type Doc = { paths: Record<string, Record<string, Operation>>; webhooks: Record<string, unknown> };
 
 /** The routes the app registers, as `METHOD /path` in the router's form. Registering needs no engine. */
 function appRoutes(): string[] {
@@ -19,6 +20,10 @@ const documented = (doc: Doc) =>
 
 describe('the OpenAPI document', () => {
   const doc = buildOpenApiDocument() as unknown as Doc;
+
+  it('describes every webhook event type, and the test event', () => {
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...webhookEventTypes, testEventType].sort());
+  });
 
   it('describes every route the app registers', () => {
     const missing = appRoutes().filter((r) => !documented(doc).includes(r));
