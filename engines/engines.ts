@@ -58,13 +58,19 @@ export const natsMaxPayload = 8 * 1024 * 1024;
  * Loopback only, JetStream on. `sync_interval: always` makes the server sync
  * every write to disk before it acknowledges it, so an acknowledged publish
  * survives a machine crash, not only a process kill; the store is bounded so
- * a backlog cannot take the whole disk.
+ * a backlog cannot take the whole disk. `max_pending` (64 MiB by default) is
+ * what the server holds for a client that has not read it yet before cutting
+ * it as a slow consumer: a stream worker's pull of 256 messages of a megabyte
+ * or more, while the API's parsing holds the same event loop, passed it in
+ * `npm run bench`, and every publish of the process then failed (503).
  */
+export const natsMaxPendingBytes = 512 * 1024 * 1024;
+
 export function natsConfigText(opts: Omit<LocalNatsOptions, 'binPath' | 'toolsDir'>): string {
   const dir = path.resolve(opts.dir);
   const sync = (opts.sync ?? 'always') === 'always' ? '  sync_interval: always\n' : '';
   return (
-    `listen: "127.0.0.1:${opts.port}"\nmax_payload: ${natsMaxPayload}\n` +
+    `listen: "127.0.0.1:${opts.port}"\nmax_payload: ${natsMaxPayload}\nmax_pending: ${natsMaxPendingBytes}\n` +
     `jetstream {\n  store_dir: "${path.join(dir, 'store')}"\n  max_file_store: ${opts.maxFileStoreBytes}\n${sync}}\n`
   );
 }

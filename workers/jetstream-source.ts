@@ -7,18 +7,9 @@ import { ConsumeInterrupted, type MessageSource, type OpenedConsumer, type WorkM
 export interface JetStreamSourceConfig {
   /** The writers' consumer as the topology defines it: recreated from this when it was deleted. */
   topology: Pick<TopologyConfig, 'prefix' | 'ackWaitMs' | 'maxAckPending'>;
-  /** Most bytes of messages one pull asks for (then at most 100 messages: the client's clamp). */
-  maxPullBytes: number;
+  /** Most messages one pull asks for. */
+  maxMessages: number;
 }
-
-/**
- * The server pushes what a pull asked for as fast as it can, and cuts a
- * client whose unread data passes its max_pending (64 MiB by default) as a
- * slow consumer: a pull of 256 messages of up to 8 MiB did, while the API's
- * parsing held this process's event loop. A pull bounded well below that
- * cannot.
- */
-export const defaultMaxPullBytes = 16 * 1024 * 1024;
 
 /** JetStream API error codes (err_code) and client error codes this module branches on. */
 const jsErrors = { consumerNotFound: 10014, streamNotFound: 10059 } as const;
@@ -72,7 +63,7 @@ export class JetStreamSource implements MessageSource {
       // The first open too: the consumer may have been recreated (by this start, or another process) just before.
       await this.prepareOpen();
       const consumer = await nats.js().consumers.get(n.stream, n.writers);
-      const messages = await consumer.consume({ max_bytes: this.config.maxPullBytes, abort_on_missing_resource: true });
+      const messages = await consumer.consume({ max_messages: this.config.maxMessages, abort_on_missing_resource: true });
       return this.watch(messages);
     } catch (err) {
       if (err instanceof ConsumeInterrupted) throw err;

@@ -9,13 +9,13 @@ import { Batcher } from './batcher';
 import { ConsumeLoop, defaultReopenBackoff } from './consume-loop';
 import { JetStreamDeadLetters } from './dead-letter';
 import { BatchHandler } from './give-back';
-import { defaultMaxPullBytes, JetStreamSource } from './jetstream-source';
+import { JetStreamSource } from './jetstream-source';
 import { streamWorkerMetrics } from './stream-worker-metrics';
 import type { IncidentCorrelation, TelemetryWrites, WorkMessage } from './stream-worker-ports';
 
 export interface StreamWorkerConfig {
   prefix: string;
-  /** Most messages in one batch (each message is one accepted request or one collected batch). */
+  /** Most messages taken in one pull; each message is one accepted request. */
   maxMessages: number;
   /** Longest a message waits for its batch to fill: the flush interval under light load. */
   maxWaitMs: number;
@@ -72,7 +72,7 @@ export class StreamWorker {
   ) {
     const metrics = streamWorkerMetrics(deps.registry);
     const topology = deps.topology ?? { ...defaultTopology(config.prefix), ackWaitMs: config.ackWaitMs };
-    const source = new JetStreamSource({ topology, maxPullBytes: defaultMaxPullBytes }, { nats: deps.nats, log: deps.log });
+    const source = new JetStreamSource({ topology, maxMessages: config.maxMessages }, { nats: deps.nats, log: deps.log });
     this.writer = new BatchWriter({
       store: deps.store,
       correlator: deps.correlator,

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { natsServerBinaryName } from '../../engines/binaries';
-import { natsConfigText, natsMaxPayload } from '../../engines/engines';
+import { natsConfigText, natsMaxPayload, natsMaxPendingBytes } from '../../engines/engines';
 
 const base = { dir: '/data/nats', port: 14222, maxFileStoreBytes: 20 * 1024 ** 3 };
 /** The body of the config's `jetstream { … }` block. */
@@ -26,6 +26,7 @@ describe('the embedded nats-server', () => {
 
   test('its payload limit is within the 8 MB NATS recommends', () => {
     expect(natsConfigText(base)).toMatch(new RegExp(`^max_payload: ${natsMaxPayload}$`, 'm'));
+    expect(natsConfigText(base)).toMatch(new RegExp(`^max_pending: ${natsMaxPendingBytes}$`, 'm'));
     expect(natsMaxPayload).toBeLessThanOrEqual(8 * 1024 * 1024);
   });
 
