@@ -19,6 +19,8 @@ export interface AuditEntryStore {
   append(entry: AuditEntry): Promise<void>;
   last(orgId: string): Promise<AuditEntry | undefined>;
   has(orgId: string, seq: number): Promise<boolean>;
+  /** Whether an entry of this action on this target is stored. */
+  hasAction(orgId: string, action: string, target: string): Promise<boolean>;
   page(orgId: string, opts: { limit: number; beforeSeq?: number }): Promise<AuditEntry[]>;
   ascending(orgId: string, opts: { fromSeq: number; limit: number }): Promise<AuditEntry[]>;
 }
@@ -107,6 +109,17 @@ export class AuditLedger {
     if (this.stored.get(entry.org_id) === entry.seq) return;
     if (!(await this.repo.has(entry.org_id, entry.seq))) await this.repo.append(entry);
     this.stored.set(entry.org_id, entry.seq);
+  }
+
+  /**
+   * Whether the ledger holds an entry of this action on this target. The head
+   * is stored first: an appender that died between claiming an entry and
+   * storing it has still recorded it.
+   */
+  async recorded(orgId: string, action: string, target: string): Promise<boolean> {
+    const head = await this.heads.read(orgId);
+    if (head) await this.ensureStored(head.entry);
+    return this.repo.hasAction(orgId, action, target);
   }
 
   list(orgId: string, opts: { limit: number; beforeSeq?: number }): Promise<AuditEntry[]> {

@@ -104,8 +104,8 @@ export class ReplayService {
       version: 1,
     };
     await this.deps.replays.put(record);
-    // Audited before the workflow starts: a process that dies after the start leaves nothing unaudited, and
-    // one that dies before it leaves a queued replay the reconciler starts (and audits only if this did not).
+    // Audited before the workflow starts, so a running replay always has its request in the ledger; a process
+    // that dies before the start leaves a queued replay the reconciler starts if this entry exists, else fails.
     await this.deps.audit
       .append({ orgId, actor: by.keyId, action: 'replay.request', target: record.replay_id, details: { incident_id: incidentId } })
       .catch((err: unknown) => this.failToStart(record, err, 'the audit ledger was unavailable'));
@@ -120,9 +120,18 @@ export class ReplayService {
     return record;
   }
 
-  /** Fails the replay that could not be started and throws `err` (an AppError: the ledger's or Temporal's 503). */
+  /**
+   * Fails the replay that could not be started and throws `err` (an AppError:
+   * the ledger's or Temporal's 503). If the store refuses too, the answer is
+   * still 503 (with that cause): the replay stays queued, and the reconciler
+   * fails it unless the ledger holds its request.
+   */
   private async failToStart(record: ReplayRecord, err: unknown, message: string): Promise<never> {
-    await this.deps.replays.put({ ...record, status: 'failed', error: { code: 'UNAVAILABLE', message }, version: 2 });
+    try {
+      await this.deps.replays.put({ ...record, status: 'failed', error: { code: 'UNAVAILABLE', message }, version: 2 });
+    } catch (storeErr) {
+      throw unavailable('replay store', new AggregateError([err, storeErr], message));
+    }
     throw err;
   }
 

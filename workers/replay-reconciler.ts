@@ -19,17 +19,14 @@ export interface ReplayReconcilerConfig {
 /** Picked up 15 to 25 s after it was stored, started or failed within a minute. */
 export const defaultReplayReconcilerConfig: ReplayReconcilerConfig = { intervalMs: 10_000, graceMs: 15_000, failAfterMs: 30_000, batchSize: 100 };
 
-export type ReconcileOutcome = 'started' | 'already_started' | 'start_failed' | 'failed';
+export type ReconcileOutcome = 'started' | 'already_started' | 'start_failed' | 'failed' | 'unrecorded';
 
 export interface ReplayReconcilerDeps {
   replays: { queuedBefore(beforeMs: number, limit: number): Promise<ReplayRecord[]>; put(record: ReplayRecord): Promise<void> };
   /** Starts the replay's workflow; a second start of one replay throws WorkflowExecutionAlreadyStartedError. */
   start(input: ReplayInput): Promise<void>;
-  audit: {
-    append(event: { orgId: string; actor: string; action: string; target: string; details?: Record<string, unknown> }): Promise<unknown>;
-    /** Whether the ledger holds an entry of this action on this target. */
-    recorded(orgId: string, action: string, target: string): Promise<boolean>;
-  };
+  /** Whether the ledger holds an entry of this action on this target (AuditLedger.recorded). */
+  audit: { recorded(orgId: string, action: string, target: string): Promise<boolean> };
   /** Runs the work only in the one process that leads (a lock across processes); undefined elsewhere. */
   lead<T>(work: () => Promise<T>): Promise<T | undefined>;
   registry: Registry;
@@ -38,15 +35,17 @@ export interface ReplayReconcilerDeps {
 }
 
 /**
- * No replay is stranded: the API stores a replay `queued` and then starts
- * its workflow; a process that dies between the two leaves a replay no
- * workflow will ever move. This loop, led by one process at a time, starts
- * the workflow of each replay queued longer than the grace period (the
- * replay's business key makes a second start impossible: one the API did
- * start is only found running), audits the request if the ledger lacks it
- * (the API may have died after starting the workflow, before auditing), and
- * fails with a reason a replay whose workflow cannot be started for
- * `failAfterMs`.
+ * No replay is stranded: the API stores a replay `queued`, audits the
+ * request, starts its workflow and only then answers 202; a process that
+ * dies in between leaves a replay no workflow will ever move. This loop, led
+ * by one process at a time, looks at each replay queued longer than the
+ * grace period. One whose request the ledger holds was decided and recorded:
+ * its workflow is started (the replay's business key makes a second start
+ * impossible: one the API did start is only found running), or, if it cannot
+ * start for `failAfterMs`, the replay is failed with the reason. One whose
+ * request the ledger lacks was never recorded (the ledger refused it and the
+ * API answered 503, or the process died first): it is failed, and nothing
+ * runs.
  */
 export class ReplayReconciler {
   private timer?: NodeJS.Timeout;
@@ -109,31 +108,25 @@ export class ReplayReconciler {
 
   private async reconcileOne(record: ReplayRecord, now: number): Promise<ReconcileOutcome> {
     const id = record.replay_id;
+    if (!(await this.deps.audit.recorded(record.org_id, 'replay.request', id))) {
+      await this.fail(record, now, 'its request was never recorded in the audit ledger (the request was answered with an error, or its process died first); nothing ran');
+      this.deps.log.warn({ org_id: record.org_id, replay_id: id }, 'failed a replay stranded in queued whose request was never recorded');
+      return 'unrecorded';
+    }
     try {
       await this.deps.start(storedReplayInput(record));
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) return this.startFailed(record, err, now);
       this.firstFailure.delete(id);
-      await this.auditRequest(record, 'api');
       return 'already_started';
     }
     this.firstFailure.delete(id);
     this.deps.log.warn({ org_id: record.org_id, replay_id: id, requested_at: record.requested_at }, 'started the workflow of a replay stranded in queued');
-    await this.auditRequest(record, 'reconciler');
     return 'started';
   }
 
-  /** Audits the replay's request once: the API audits it after starting the workflow, unless it died in between. */
-  private async auditRequest(record: ReplayRecord, startedBy: 'api' | 'reconciler'): Promise<void> {
-    const { org_id: orgId, replay_id: id } = record;
-    try {
-      if (await this.deps.audit.recorded(orgId, 'replay.request', id)) return;
-      await this.deps.audit.append({ orgId, actor: record.requested_by, action: 'replay.request', target: id, details: { incident_id: record.incident_id, started_by: startedBy } });
-    } catch (err) {
-      // The next round finds the replay again only while it stays queued; the failure is counted and logged.
-      this.engineErrors.inc({ engine: 'clickhouse', operation: 'replay_reconcile_audit' });
-      this.deps.log.error({ err, replay_id: id }, 'unable to audit the request of a reconciled replay');
-    }
+  private fail(record: ReplayRecord, now: number, message: string): Promise<void> {
+    return this.deps.replays.put({ ...record, status: 'failed', updated_at: now, error: { code: 'UNAVAILABLE', message }, version: 2 });
   }
 
   private async startFailed(record: ReplayRecord, err: unknown, now: number): Promise<ReconcileOutcome> {
@@ -144,8 +137,7 @@ export class ReplayReconciler {
       this.deps.log.warn({ err, replay_id: record.replay_id }, 'unable to start the workflow of a stranded replay; trying again');
       return 'start_failed';
     }
-    const message = `the workflow could not start: ${String((err as Error | undefined)?.message ?? err).slice(0, 200)}`;
-    await this.deps.replays.put({ ...record, status: 'failed', updated_at: now, error: { code: 'UNAVAILABLE', message }, version: 2 });
+    await this.fail(record, now, `the workflow could not start: ${String((err as Error | undefined)?.message ?? err).slice(0, 200)}`);
     this.firstFailure.delete(record.replay_id);
     this.deps.log.error({ err, replay_id: record.replay_id }, 'failed a stranded replay whose workflow could not start');
     return 'failed';

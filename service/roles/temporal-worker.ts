@@ -25,8 +25,7 @@ import type { EngineAddresses } from './engines';
  */
 export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a: Adapters) {
   const heads = new AuditHeads(a.nats, config.nats.prefix, config.nats.replicas);
-  const auditRepo = new AuditRepo(a.clickhouse);
-  const audit = new AuditLedger(auditRepo, heads, a.registry);
+  const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry);
   const replays = new ReplaysRepo(a.clickhouse);
   const activities = createReplayActivities({
     incidents: new IncidentsRepo(a.clickhouse),
@@ -55,7 +54,7 @@ export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a
       replays,
       // Each start within 5 s: with Temporal away, a round must not wait out the client's retries replay by replay.
       start: (input) => a.temporal.client.withDeadline(Date.now() + 5_000, () => startReplayWorkflow(a.temporal.client, config.temporal.taskQueue, input)),
-      audit: { append: (event) => audit.append(event), recorded: (orgId, action, target) => auditRepo.hasAction(orgId, action, target) },
+      audit,
       // One process reconciles at a time; the others skip their round.
       lead: (work) => a.locks.tryWithLock('replay-reconciler', work),
       registry: a.registry,

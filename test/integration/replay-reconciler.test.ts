@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { startReplayWorkflow } from '../../application/replay-service';
 import { randomId } from '../../core/ids';
 import { createLogger } from '../../observability/logger';
@@ -16,8 +16,10 @@ import { waitFor } from '../support/wait';
 
 /**
  * A replay stored `queued` whose workflow never started (the API process
- * died between the two) is started by the reconciler, on the real Temporal
- * dev server and ClickHouse, and goes where a requested replay goes.
+ * died before starting it) is started by the reconciler if its request is in
+ * the audit ledger, and goes where a requested replay goes; one whose
+ * request was never recorded is failed. On the real Temporal dev server and
+ * ClickHouse.
  */
 const signal = { telemetry: 'bgp', service: 'edge', environment: 'prod', region: 'us-east-1', asn: 64500, latency_ms: 40 };
 
@@ -43,6 +45,19 @@ describe('replay reconciler on the real Temporal dev server', () => {
     };
   }
 
+  /** What the API does before it starts the workflow: store the replay queued and audit its request. */
+  async function storeAndAudit(record: ReplayRecord): Promise<void> {
+    await new ReplaysRepo(t.stack.clickhouse).put(record);
+    const heads = new AuditHeads(t.stack.nats, t.stack.config.nats.prefix, t.stack.config.nats.replicas);
+    await heads.start();
+    try {
+      const ledger = new AuditLedger(new AuditRepo(t.stack.clickhouse), heads, new Registry());
+      await ledger.append({ orgId: record.org_id, actor: record.requested_by, action: 'replay.request', target: record.replay_id, details: { incident_id: record.incident_id } });
+    } finally {
+      await heads.stop();
+    }
+  }
+
   async function replayState(key: string, id: string, status: string): Promise<ReplayView> {
     return waitFor(async () => {
       const r = await t.request<ReplayView>('GET', `/v1/replays/${id}`, { key });
@@ -50,17 +65,17 @@ describe('replay reconciler on the real Temporal dev server', () => {
     }, 60_000, `replay ${status}`);
   }
 
-  test('a replay stranded in queued is started, waits for approval, completes once approved, and its request is audited', async () => {
+  test('a replay stranded in queued with its request recorded is started, waits for approval, and completes once approved', async () => {
     const operator = await t.mintKey({ role: 'operator' });
     const approver = await t.mintKey({ role: 'approver', orgId: operator.org_id });
     await t.request('POST', '/ingest', { key: operator.key, body: signal });
     const incident = await waitFor(async () => (await t.request<Page<IncidentView>>('GET', '/v1/incidents', { key: operator.key })).body.data[0]);
     expect((await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'prod needs a human', requires_approval: true } })).status).toBe(201);
 
-    // What the API stores before it starts the workflow: here no workflow is started.
+    // The API stored and audited the request, then died before starting the workflow.
     const record = stranded(operator.org_id, operator.key_id, incident.id);
     const replayId = record.replay_id;
-    await new ReplaysRepo(t.stack.clickhouse).put(record);
+    await storeAndAudit(record);
 
     await replayState(operator.key, replayId, 'awaiting_approval');
     expect(await metricTotal(t.stack.registry, 'nettel_replays_reconciled_total')).toBeGreaterThanOrEqual(1);
@@ -71,32 +86,23 @@ describe('replay reconciler on the real Temporal dev server', () => {
     const ledger = (await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key: operator.key })).body.data;
     expect(ledger.filter((e) => e.target === replayId).map((e) => ({ action: e.action, actor: e.actor, details: e.details }))).toEqual([
       { action: 'replay.approve', actor: approver.key_id, details: expect.anything() as unknown },
-      { action: 'replay.request', actor: operator.key_id, details: { incident_id: incident.id, started_by: 'reconciler' } },
+      { action: 'replay.request', actor: operator.key_id, details: { incident_id: incident.id } },
     ]);
     expect((await t.request<{ valid: boolean }>('GET', '/v1/audit/verify', { key: operator.key })).body).toMatchObject({ valid: true });
   });
 
-  test('a replay whose request was audited but whose workflow never started is started, and its request stays audited once', async () => {
+  test('a replay stranded in queued whose request was never recorded is failed, and no workflow runs', async () => {
     const operator = await t.mintKey({ role: 'operator' });
-    await t.request('POST', '/ingest', { key: operator.key, body: signal });
-    const incident = await waitFor(async () => (await t.request<Page<IncidentView>>('GET', '/v1/incidents', { key: operator.key })).body.data[0]);
-
-    // What the API does before it starts the workflow: store the replay, audit the request; then the process dies.
-    const record = stranded(operator.org_id, operator.key_id, incident.id);
+    // The API stored the replay, then the ledger refused the request (the API answered 503) or the process died.
+    const record = stranded(operator.org_id, operator.key_id, 'inc_00000000000000000000');
     await new ReplaysRepo(t.stack.clickhouse).put(record);
-    const heads = new AuditHeads(t.stack.nats, t.stack.config.nats.prefix, t.stack.config.nats.replicas);
-    await heads.start();
-    try {
-      const ledger = new AuditLedger(new AuditRepo(t.stack.clickhouse), heads, new Registry());
-      await ledger.append({ orgId: operator.org_id, actor: operator.key_id, action: 'replay.request', target: record.replay_id, details: { incident_id: incident.id } });
-    } finally {
-      await heads.stop();
-    }
 
-    await replayState(operator.key, record.replay_id, 'completed');
-    const entries = (await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key: operator.key })).body.data.filter((e) => e.target === record.replay_id);
-    expect(entries.map((e) => ({ action: e.action, details: e.details }))).toEqual([{ action: 'replay.request', details: { incident_id: incident.id } }]);
-    expect((await t.request<{ valid: boolean }>('GET', '/v1/audit/verify', { key: operator.key })).body).toMatchObject({ valid: true });
+    const failed = await replayState(operator.key, record.replay_id, 'failed');
+    expect(failed.error).toEqual({ code: 'UNAVAILABLE', message: expect.stringContaining('never recorded') as unknown });
+    const workflow = t.stack.temporal.client.workflow.getHandle(`replay:${record.org_id}:${record.replay_id}`);
+    await expect(workflow.describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    const entries = (await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key: operator.key })).body.data;
+    expect(entries.filter((e) => e.target === record.replay_id)).toEqual([]);
   });
 
   test('a stranded replay whose workflow cannot start (Temporal unreachable) is failed with the reason once failAfterMs passed', async () => {
@@ -110,7 +116,7 @@ describe('replay reconciler on the real Temporal dev server', () => {
       {
         replays,
         start: (input) => unreachable.withDeadline(Date.now() + 2_000, () => startReplayWorkflow(unreachable, t.stack.config.temporal.taskQueue, input)),
-        audit: { append: () => Promise.resolve(), recorded: () => Promise.resolve(false) },
+        audit: { recorded: () => Promise.resolve(true) },
         lead: (work) => work(),
         registry: t.stack.registry,
         log: createLogger('silent'),

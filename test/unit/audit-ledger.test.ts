@@ -44,6 +44,7 @@ function fakeEntries() {
     },
     last: (orgId) => Promise.resolve(ofOrg(orgId).at(-1)),
     has: (orgId, seq) => Promise.resolve(rows.some((e) => e.org_id === orgId && e.seq === seq)),
+    hasAction: (orgId, action, target) => Promise.resolve(rows.some((e) => e.org_id === orgId && e.action === action && e.target === target)),
     page: (orgId, { limit, beforeSeq }) =>
       Promise.resolve(
         ofOrg(orgId)
@@ -107,6 +108,18 @@ describe('audit ledger', () => {
       [2, 'next'],
     ]);
     expect(verifyChain(entries.ofOrg('org_a'))).toMatchObject({ valid: true, entries: 2 });
+  });
+
+  test('an entry whose appender died between claiming and storing it counts as recorded, and is stored by asking', async () => {
+    const entries = fakeEntries();
+    const heads = fakeHeads();
+    entries.hooks.failAppend = new Error('the process died');
+    await expect(ledgerOver(entries.store, heads.store).append(event('lost'))).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    entries.hooks.failAppend = undefined;
+    const ledger = ledgerOver(entries.store, heads.store);
+    expect(await ledger.recorded('org_a', 'test.append', 'lost')).toBe(true);
+    expect(await ledger.recorded('org_a', 'test.append', 'never')).toBe(false);
+    expect(entries.ofOrg('org_a').map((e) => e.target)).toEqual(['lost']);
   });
 
   test('an append gives up with 503 UNAVAILABLE after 50 lost claims and stores nothing', async () => {

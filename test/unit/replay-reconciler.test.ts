@@ -7,8 +7,9 @@ import { ReplayReconciler, type ReplayReconcilerConfig } from '../../workers/rep
 
 /**
  * The replay reconciler's decisions on plain objects: which queued replays it
- * starts, what it audits, what it leaves to a workflow that exists, and when
- * it gives up on one whose workflow cannot start. No engine is involved.
+ * starts (those whose request the ledger holds), which it fails (the others),
+ * what it leaves to a workflow that exists, and when it gives up on one whose
+ * workflow cannot start. No engine is involved.
  */
 const config: ReplayReconcilerConfig = { intervalMs: 1_000, graceMs: 15_000, failAfterMs: 30_000, batchSize: 10 };
 
@@ -20,11 +21,12 @@ function queued(id: string, requestedAt: number): ReplayRecord {
 }
 
 function reconcilerWith(opts: { records: ReplayRecord[]; start?: (input: ReplayInput) => Promise<void>; leads?: boolean; ledger?: string[] }) {
+  // By default every stranded replay's request was recorded, as the API records it before starting the workflow.
+  const ledger = opts.ledger ?? opts.records.map((r) => `replay.request ${r.replay_id}`);
   let now = 100_000;
   const asked: number[] = [];
   const stored: ReplayRecord[] = [];
   const started: ReplayInput[] = [];
-  const audited: Array<{ action: string; actor: string; target: string; details?: Record<string, unknown> }> = [];
   const registry = new Registry();
   const reconciler = new ReplayReconciler(config, {
     replays: {
@@ -32,29 +34,27 @@ function reconcilerWith(opts: { records: ReplayRecord[]; start?: (input: ReplayI
       put: (r) => Promise.resolve(void stored.push(r)),
     },
     start: opts.start ?? ((input) => Promise.resolve(void started.push(input))),
-    audit: {
-      append: (e) => Promise.resolve(void audited.push(e)),
-      recorded: (_org, action, target) => Promise.resolve([...(opts.ledger ?? []), ...audited.map((e) => `${e.action} ${e.target}`)].includes(`${action} ${target}`)),
-    },
+    audit: { recorded: (_org, action, target) => Promise.resolve(ledger.includes(`${action} ${target}`)) },
     lead: (work) => (opts.leads === false ? Promise.resolve(undefined) : work()),
     registry,
     log: createLogger('silent'),
     now: () => now,
   });
-  return { reconciler, asked, stored, started, audited, registry, advance: (ms: number) => (now += ms) };
+  return { reconciler, asked, stored, started, registry, advance: (ms: number) => (now += ms) };
 }
 
 describe('replay reconciler', () => {
-  test('a replay queued longer than the grace period has its workflow started with its stored input', async () => {
+  test('a replay queued longer than the grace period, whose request the ledger holds, has its workflow started with its stored input', async () => {
     const { reconciler, started } = reconcilerWith({ records: [queued('rep_1', 50_000)] });
     expect([...(await reconciler.runOnce())]).toEqual([['rep_1', 'started']]);
     expect(started).toEqual([{ orgId: 'org_a', replayId: 'rep_1', incidentId: 'inc_1', requestedBy: 'key_req', requestedAt: 50_000, windowMinutes: 12 }]);
   });
 
-  test('the request of a replay it started is audited for its requester, as the API would have', async () => {
-    const { reconciler, audited } = reconcilerWith({ records: [queued('rep_1', 50_000)] });
-    await reconciler.runOnce();
-    expect(audited).toEqual([{ orgId: 'org_a', actor: 'key_req', action: 'replay.request', target: 'rep_1', details: { incident_id: 'inc_1', started_by: 'reconciler' } }]);
+  test('a stranded replay whose request the ledger lacks is failed with the reason, and no workflow starts', async () => {
+    const { reconciler, started, stored } = reconcilerWith({ records: [queued('rep_1', 50_000)], ledger: [] });
+    expect([...(await reconciler.runOnce())]).toEqual([['rep_1', 'unrecorded']]);
+    expect(started).toEqual([]);
+    expect(stored).toEqual([{ ...queued('rep_1', 50_000), status: 'failed', updated_at: 100_000, version: 2, error: { code: 'UNAVAILABLE', message: expect.stringContaining('never recorded') as unknown } }]);
   });
 
   test('only replays queued before the grace period are looked at: a younger one may still be starting', async () => {
@@ -63,20 +63,11 @@ describe('replay reconciler', () => {
     expect(asked).toEqual([100_000 - config.graceMs]);
   });
 
-  const exists = () => Promise.reject(new WorkflowExecutionAlreadyStartedError('already started', 'replay:org_a:rep_1', 'replayWorkflow'));
-
-  test('a replay whose workflow was started and whose request the ledger holds is left to it, and not audited again', async () => {
-    const { reconciler, audited, stored } = reconcilerWith({ records: [queued('rep_1', 50_000)], start: exists, ledger: ['replay.request rep_1'] });
+  test('a replay whose workflow was started already is left to it', async () => {
+    const exists = () => Promise.reject(new WorkflowExecutionAlreadyStartedError('already started', 'replay:org_a:rep_1', 'replayWorkflow'));
+    const { reconciler, stored } = reconcilerWith({ records: [queued('rep_1', 50_000)], start: exists });
     expect([...(await reconciler.runOnce())]).toEqual([['rep_1', 'already_started']]);
-    expect(audited).toEqual([]);
     expect(stored).toEqual([]);
-  });
-
-  test('a replay whose workflow the API started but whose request it never audited (it died in between) has its request audited once', async () => {
-    const { reconciler, audited } = reconcilerWith({ records: [queued('rep_1', 50_000)], start: exists });
-    await reconciler.runOnce();
-    await reconciler.runOnce();
-    expect(audited).toEqual([{ orgId: 'org_a', actor: 'key_req', action: 'replay.request', target: 'rep_1', details: { incident_id: 'inc_1', started_by: 'api' } }]);
   });
 
   test('a workflow that cannot start is tried again at the next round', async () => {
