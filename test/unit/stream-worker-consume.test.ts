@@ -45,7 +45,7 @@ class FakePull implements OpenedConsumer {
 const opening = (pull: OpenedConsumer) => () => Promise.resolve(pull);
 const m = (id: number) => ({ id }) as unknown as WorkMessage;
 
-function harness(opens: Array<() => Promise<OpenedConsumer>>) {
+function harness(opens: Array<() => Promise<OpenedConsumer>>, now?: () => number) {
   const registry = new Registry();
   const restarts = counter(registry, { name: 'restarts_total', help: 'restarts', labelNames: ['reason'] as const });
   const events: string[] = [];
@@ -69,7 +69,7 @@ function harness(opens: Array<() => Promise<OpenedConsumer>>) {
       return Promise.resolve();
     },
   };
-  const loop = new ConsumeLoop({ initialMs: 1, maxMs: 4 }, { source, batches, restarts, log });
+  const loop = new ConsumeLoop({ initialMs: 1, maxMs: 4 }, { source, batches, restarts, log, now });
   const restartsBy = async (): Promise<Record<string, number>> =>
     Object.fromEntries((await restarts.get()).values.map((v) => [String(v.labels.reason), v.value]));
   return { loop, events, restartsBy };
@@ -133,7 +133,8 @@ describe('stream worker consume loop', () => {
 
   test('canConsume rejects while every pull fails at once, however briefly each opens, and resolves once one delivers', async () => {
     const pulls = [new FakePull(), new FakePull(), new FakePull()];
-    const { loop, events } = harness(pulls.map(opening));
+    // A stopped clock: however slowly this machine runs the test, no pull has been open for maxMs.
+    const { loop, events } = harness(pulls.map(opening), () => 1_000_000);
     await loop.start();
     await expect(loop.canConsume()).resolves.toBeUndefined();
     pulls[0]!.push(new ConsumeInterrupted('error'));

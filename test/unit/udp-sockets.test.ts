@@ -1,4 +1,4 @@
-import { parseSocketLine } from '../../workers/collector/udp-sockets';
+import { parseSocketLine, udpPortsBoundBy } from '../../workers/collector/udp-sockets';
 
 describe('reading the kernel UDP socket table', () => {
   test('a row gives its local port (hex) and its inode', () => {
@@ -14,5 +14,13 @@ describe('reading the kernel UDP socket table', () => {
   test('a blank or cut row gives nothing', () => {
     expect(parseSocketLine('')).toBeUndefined();
     expect(parseSocketLine('  512: 0100007F:0807')).toBeUndefined();
+  });
+});
+
+describe('the UDP ports a process holds', () => {
+  test('a process that has exited holds none', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const exited = spawnSync('true').pid;
+    expect(await udpPortsBoundBy(exited)).toEqual(new Set());
   });
 });

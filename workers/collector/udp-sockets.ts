@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 
 /**
@@ -5,7 +6,8 @@ import { readdir, readFile, readlink } from 'node:fs/promises';
  * GoFlow2 says nothing once its sockets are bound (its "starting collection"
  * comes before the bind), and a datagram sent before the bind is dropped by
  * the kernel; so "listening" is asked of the kernel, not of GoFlow2.
- * Resolves undefined where /proc cannot tell (another OS, another user's process).
+ * Resolves undefined where /proc cannot tell (another OS, another user's
+ * process), and no ports for a process that has exited.
  */
 export async function udpPortsBoundBy(pid: number): Promise<Set<number> | undefined> {
   const inodes = await socketInodes(pid);
@@ -25,7 +27,9 @@ async function socketInodes(pid: number): Promise<Set<string> | undefined> {
   let fds: string[];
   try {
     fds = await readdir(`/proc/${pid}/fd`);
-  } catch {
+  } catch (err) {
+    // Where /proc works, a process it does not list has exited: it holds nothing.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && existsSync('/proc/self/fd')) return new Set();
     return undefined;
   }
   const inodes = new Set<string>();
