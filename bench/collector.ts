@@ -7,6 +7,7 @@ import type { Config } from '../service/config';
 import { call, mintKey, storedFlows } from './client';
 import { encodeMixed, FlowExporter, type Datagrams } from './netflow-datagrams';
 import { freeUdpPort, peakRssMib, type BenchStack } from './stack';
+import { udpPortsBoundBy } from '../workers/collector/udp-sockets';
 
 /**
  * The collector scenario: pre-encoded NetFlow v9 and IPFIX datagrams (half
@@ -165,7 +166,12 @@ async function goflow2Alone(binary: string, format: 'bin' | 'json', sizes: Colle
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const a: Alone = { port, pid: child.pid!, socket: await openSender(), read: async () => samples(await (await fetch(`http://${loopback}:${metricsPort}/metrics`)).text()) };
   try {
-    for (let i = 0; !(await a.read().then(() => true, () => false)); i += 1) if (i > 100) throw new Error('GoFlow2 alone did not start');
+    // Up once its metrics answer and the kernel holds its UDP socket (a datagram sent before the bind is lost), within 10 s.
+    const up = async () => (await a.read().then(() => true, () => false)) && ((await udpPortsBoundBy(a.pid))?.has(port) ?? true);
+    for (let i = 0; !(await up()); i += 1) {
+      if (i > 200) throw new Error('GoFlow2 alone did not start within 10 s');
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const { v9, ipfix } = exporters();
     const cpu = cpuSeconds(a.pid);
     const steps = [];
