@@ -168,10 +168,7 @@ async function goflow2Alone(binary: string, format: 'bin' | 'json', sizes: Colle
   try {
     // Up once its metrics answer and the kernel holds its UDP socket (a datagram sent before the bind is lost), within 10 s.
     const up = async () => (await a.read().then(() => true, () => false)) && ((await udpPortsBoundBy(a.pid))?.has(port) ?? true);
-    for (let i = 0; !(await up()); i += 1) {
-      if (i > 200) throw new Error('GoFlow2 alone did not start within 10 s');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    for (let i = 0; !(await up()); i += 1) await (i > 200 ? Promise.reject(new Error('GoFlow2 alone did not start within 10 s')) : new Promise((r) => setTimeout(r, 50)));
     const { v9, ipfix } = exporters();
     const cpu = cpuSeconds(a.pid);
     const steps = [];
