@@ -1,7 +1,6 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { ReplayRecord } from '../../storage/replays-repo';
 import { replayStatuses } from '../../core/replay';
 import { replayPayload } from '../../core/webhook-events';
 import { orgOf, principalOf, requirePermission } from '../auth';
@@ -28,8 +27,6 @@ export const listSchema = z
 const cursorSchema = z.object({ requested_at: z.number().int(), replay_id: z.string().max(64) });
 const replayId = (ctx: Context) => knownIdForm('rep', pathParam(ctx, 'id'), 'replay');
 
-const replayView = (r: ReplayRecord) => replayPayload(r);
-
 export function registerReplayRoutes(router: Router, deps: ApiDeps): void {
   const read = requirePermission('read');
   const approve = requirePermission('approve');
@@ -51,13 +48,13 @@ export function registerReplayRoutes(router: Router, deps: ApiDeps): void {
       limit: q.limit + 1,
       after: decodeCursor(q.cursor, cursorSchema),
     });
-    ctx.body = pageOf(rows, q.limit, (r) => ({ requested_at: r.requested_at, replay_id: r.replay_id }), replayView);
+    ctx.body = pageOf(rows, q.limit, (r) => ({ requested_at: r.requested_at, replay_id: r.replay_id }), replayPayload);
   };
   router.get('/v1/replays', read, list());
   router.get('/v1/approvals', read, list('awaiting_approval'));
 
   router.get('/v1/replays/:id', read, async (ctx) => {
-    ctx.body = replayView(await deps.replays.get(orgOf(ctx), replayId(ctx)));
+    ctx.body = replayPayload(await deps.replays.get(orgOf(ctx), replayId(ctx)));
   });
 
   for (const decision of ['approve', 'deny'] as const) {

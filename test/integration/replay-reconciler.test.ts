@@ -45,17 +45,21 @@ describe('replay reconciler on the real Temporal dev server', () => {
     };
   }
 
-  /** What the API does before it starts the workflow: store the replay queued and audit its request. */
-  async function storeAndAudit(record: ReplayRecord): Promise<void> {
-    await new ReplaysRepo(t.stack.clickhouse).put(record);
+  /** An audit ledger of this test's own over the stack's engines, as the API and the temporal-worker role build theirs. */
+  async function withLedger<T>(work: (ledger: AuditLedger) => Promise<T>): Promise<T> {
     const heads = new AuditHeads(t.stack.nats, t.stack.config.nats.prefix, t.stack.config.nats.replicas);
     await heads.start();
     try {
-      const ledger = new AuditLedger(new AuditRepo(t.stack.clickhouse), heads, new Registry());
-      await ledger.append({ orgId: record.org_id, actor: record.requested_by, action: 'replay.request', target: record.replay_id, details: { incident_id: record.incident_id } });
+      return await work(new AuditLedger(new AuditRepo(t.stack.clickhouse), heads, new Registry()));
     } finally {
       await heads.stop();
     }
+  }
+
+  /** What the API does before it starts the workflow: store the replay queued and audit its request. */
+  async function storeAndAudit(record: ReplayRecord, ledger: AuditLedger): Promise<void> {
+    await new ReplaysRepo(t.stack.clickhouse).put(record);
+    await ledger.append({ orgId: record.org_id, actor: record.requested_by, action: 'replay.request', target: record.replay_id, details: { incident_id: record.incident_id } });
   }
 
   async function replayState(key: string, id: string, status: string): Promise<ReplayView> {
@@ -75,7 +79,7 @@ describe('replay reconciler on the real Temporal dev server', () => {
     // The API stored and audited the request, then died before starting the workflow.
     const record = stranded(operator.org_id, operator.key_id, incident.id);
     const replayId = record.replay_id;
-    await storeAndAudit(record);
+    await withLedger((ledger) => storeAndAudit(record, ledger));
 
     await replayState(operator.key, replayId, 'awaiting_approval');
     expect(await metricTotal(t.stack.registry, 'nettel_replays_reconciled_total')).toBeGreaterThanOrEqual(1);
@@ -111,23 +115,25 @@ describe('replay reconciler on the real Temporal dev server', () => {
     const replays = new ReplaysRepo(t.stack.clickhouse);
     // A Temporal address where nothing listens: the start fails with a real connection refusal.
     const unreachable = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}` }) });
-    const reconciler = new ReplayReconciler(
-      { intervalMs: 60_000, graceMs: 1_000, failAfterMs: 500, batchSize: 100 },
-      {
-        replays,
-        start: (input) => unreachable.withDeadline(Date.now() + 2_000, () => startReplayWorkflow(unreachable, t.stack.config.temporal.taskQueue, input)),
-        audit: { recorded: () => Promise.resolve(true) },
-        lead: (work) => work(),
-        registry: t.stack.registry,
-        log: createLogger('silent'),
-      },
-    );
-    // This test leads: the stack's own reconciler finds the lock held and skips its rounds meanwhile.
-    await t.stack.adapters.locks.withLock('replay-reconciler', async () => {
-      await replays.put({ ...record, requested_at: record.requested_at - 60_000 });
-      expect((await reconciler.runOnce()).get(record.replay_id)).toBe('start_failed');
-      await new Promise((resolve) => setTimeout(resolve, 600));
-      expect((await reconciler.runOnce()).get(record.replay_id)).toBe('failed');
+    await withLedger(async (ledger) => {
+      const reconciler = new ReplayReconciler(
+        { intervalMs: 60_000, graceMs: 1_000, failAfterMs: 500, batchSize: 100 },
+        {
+          replays,
+          start: (input) => unreachable.withDeadline(Date.now() + 2_000, () => startReplayWorkflow(unreachable, t.stack.config.temporal.taskQueue, input)),
+          audit: ledger,
+          lead: (work) => work(),
+          registry: t.stack.registry,
+          log: createLogger('silent'),
+        },
+      );
+      // This test leads: the stack's own reconciler finds the lock held and skips its rounds meanwhile.
+      await t.stack.adapters.locks.withLock('replay-reconciler', async () => {
+        await storeAndAudit({ ...record, requested_at: record.requested_at - 60_000 }, ledger);
+        expect((await reconciler.runOnce()).get(record.replay_id)).toBe('start_failed');
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        expect((await reconciler.runOnce()).get(record.replay_id)).toBe('failed');
+      });
     });
     const failed = await t.request<ReplayView>('GET', `/v1/replays/${record.replay_id}`, { key: operator.key });
     expect(failed.body).toMatchObject({ status: 'failed', error: { code: 'UNAVAILABLE', message: expect.stringContaining('the workflow could not start') as unknown } });
