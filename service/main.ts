@@ -1,9 +1,9 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadConfig, type Config } from './config';
 import { createLogger } from '../observability/logger';
 import { startStack } from './stack';
+import { secretInDataFolder } from './data-folder-secret';
 
 /**
  * `npm start`: one process with every role on the embedded defaults, or the
@@ -11,12 +11,8 @@ import { startStack } from './stack';
  */
 function adminKeyOf(config: Config): { key: string; generated: boolean } {
   if (config.adminApiKey) return { key: config.adminApiKey, generated: false };
-  const file = path.join(config.dataDir, 'admin-api-key');
-  if (fs.existsSync(file)) return { key: fs.readFileSync(file, 'utf8').trim(), generated: false };
-  const key = `nta_${randomBytes(32).toString('base64url')}`;
-  fs.mkdirSync(config.dataDir, { recursive: true });
-  fs.writeFileSync(file, key + '\n', { mode: 0o600 });
-  return { key, generated: true };
+  const { value, generated } = secretInDataFolder(config.dataDir, 'admin-api-key', () => `nta_${randomBytes(32).toString('base64url')}`);
+  return { key: value, generated };
 }
 
 /**
@@ -29,12 +25,7 @@ function adminKeyOf(config: Config): { key: string; generated: boolean } {
  */
 function webhookSecretsKeyOf(config: Config): string | undefined {
   if (config.webhooks.secretsKey || config.clickhouse.url) return config.webhooks.secretsKey;
-  const file = path.join(config.dataDir, 'webhook-secrets-key');
-  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
-  const key = randomBytes(32).toString('base64url');
-  fs.mkdirSync(config.dataDir, { recursive: true });
-  fs.writeFileSync(file, key + '\n', { mode: 0o600 });
-  return key;
+  return secretInDataFolder(config.dataDir, 'webhook-secrets-key', () => randomBytes(32).toString('base64url')).value;
 }
 
 async function main(): Promise<void> {
