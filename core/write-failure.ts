@@ -26,7 +26,7 @@ export interface FailureFacts {
   clickhouseCode?: number;
   /** A Node system error code of the failed connection (ECONNREFUSED, ETIMEDOUT, …). */
   systemCode?: string;
-  /** The error's class name (UnreadableMessageError: the message body is not NDJSON). */
+  /** The error's class name (UnreadableMessageError: the message body is not NDJSON; UnsafeInsertError: rows refused before the engine). */
   name?: string;
 }
 
@@ -138,6 +138,7 @@ const systemCodes: Readonly<Record<string, string>> = {
 
 export function classifyWriteFailure(facts: FailureFacts): FailureVerdict {
   if (facts.name === 'UnreadableMessageError') return { class: 'permanent', reason: 'unreadable' };
+  if (facts.name === 'UnsafeInsertError') return { class: 'permanent', reason: 'unsafe_rows' };
   const code = facts.clickhouseCode;
   if (code !== undefined) {
     const transient = transientCodes[code];

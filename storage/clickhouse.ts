@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { hasJsonLinesShape } from '../core/json-lines';
 import { str } from './sql';
 import { removeStaleSpoolFiles, spoolFilePrefix, spoolThresholdBytes } from './spool';
 import { dialectOf, type Dialect } from './dialect';
@@ -37,6 +38,14 @@ export class ClickHouseError extends Error {
   ) {
     super(message, options);
     this.name = 'ClickHouseError';
+  }
+}
+
+/** Rows refused before they reach the engine: not one JSON object per line (see ChdbClickHouse's in-memory insert). */
+export class UnsafeInsertError extends ClickHouseError {
+  constructor(table: string) {
+    super(`refusing to insert into ${table}: the rows are not one JSON object per line`, undefined);
+    this.name = 'UnsafeInsertError';
   }
 }
 
@@ -147,9 +156,18 @@ export class ChdbClickHouse implements ClickHouse {
     return this.insertInMemory(table, ndjson);
   }
 
+  /**
+   * chDB's in-memory insert hands the rows to the engine as the text of the
+   * query, and runs whatever follows a blank line as another statement
+   * (chdb 3.4.0: `{"x":1}\n\nINSERT INTO secrets …` stores a row in
+   * `secrets`). Only rows in the JSONEachRow shape, which has no blank line,
+   * go that way; anything else is refused before the engine sees it.
+   */
   private async insertInMemory(table: string, ndjson: string | Buffer): Promise<void> {
+    const rows = typeof ndjson === 'string' ? Buffer.from(ndjson) : ndjson;
+    if (!hasJsonLinesShape(rows)) throw new UnsafeInsertError(table);
     try {
-      await this.open.insert({ table: `${this.database}.${table}`, values: ndjson, format: 'JSONEachRow', settings: this.dialect.insertSettings });
+      await this.open.insert({ table: `${this.database}.${table}`, values: rows, format: 'JSONEachRow', settings: this.dialect.insertSettings });
     } catch (err) {
       throw wrap(`clickhouse insert into ${table} failed`, err);
     }

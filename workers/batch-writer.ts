@@ -103,10 +103,10 @@ export class BatchWriter {
       if (!this.mayBeStored(entry.msg, opts.retry)) {
         // The message's own bytes: Buffer.concat below is the one copy.
         parts.push(entry.msg.data);
-        if (parse) for (const row of parseLines(entry.msg)) parsed.push(row);
+        if (parse) for (const row of parseLines(entry)) parsed.push(row);
         continue;
       }
-      const rows = parseLines(entry.msg) as Array<{ event_id: string }>;
+      const rows = parseLines(entry) as Array<{ event_id: string }>;
       const ids = rows.map((r) => r.event_id).filter((id): id is string => typeof id === 'string');
       const existing = await this.deps.store.existingEventIds(table, entry.org, this.earliestCopy(entry), entry.maxTs, ids);
       const fresh = rows.filter((r) => !existing.has(r.event_id) && !taken.has(r.event_id));
@@ -213,11 +213,21 @@ export class BatchWriter {
   }
 }
 
-function parseLines(msg: WorkMessage): object[] {
+/**
+ * The message's rows, each of the message's org: JSON.parse keeps the last of
+ * two `org_id` keys where ClickHouse keeps the first, so a row that names
+ * another org anywhere is refused rather than correlated under it.
+ */
+function parseLines({ msg, org }: Entry): object[] {
   const text = Buffer.from(msg.data).toString('utf8');
   const out: object[] = [];
   try {
-    for (const line of text.split('\n')) if (line) out.push(JSON.parse(line) as object);
+    for (const line of text.split('\n')) {
+      if (!line) continue;
+      const row = JSON.parse(line) as { org_id?: unknown };
+      if (row === null || typeof row !== 'object' || row.org_id !== org) throw new Error(`a row of another org than ${org}`);
+      out.push(row);
+    }
   } catch (err) {
     throw new UnreadableMessageError(msg.subject, { cause: err });
   }

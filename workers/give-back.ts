@@ -2,6 +2,7 @@ import { classifyWriteFailure, type FailureVerdict } from '../core/write-failure
 import type { Logger } from '../observability/logger';
 import { ClickHouseError } from '../storage/clickhouse';
 import type { StreamWorkerMetrics } from './stream-worker-metrics';
+import { RefusedMessageError, screenMessage } from './message-screen';
 import type { DeadLetterSink, WorkMessage } from './stream-worker-ports';
 
 /** The longest a failed message waits before JetStream offers it again. */
@@ -80,7 +81,9 @@ export class BatchHandler {
     return this.outage;
   }
 
-  async handle(batch: WorkMessage[]): Promise<void> {
+  async handle(pulled: WorkMessage[]): Promise<void> {
+    const batch = await this.refuseForged(pulled);
+    if (batch.length === 0) return;
     try {
       await this.deps.process(batch);
       for (const m of batch) m.ack();
@@ -103,6 +106,45 @@ export class BatchHandler {
     }
   }
 
+  /**
+   * Messages the screen refuses (workers/message-screen) go to the dead-letter
+   * stream at once, before any of their bytes reach the engine: no retry
+   * changes them. Returns the others.
+   */
+  private async refuseForged(batch: WorkMessage[]): Promise<WorkMessage[]> {
+    const accepted: WorkMessage[] = [];
+    for (const m of batch) {
+      const verdict = screenMessage(m);
+      if (verdict.ok) {
+        accepted.push(m);
+        continue;
+      }
+      this.deps.metrics.messagesRefused.inc({ reason: verdict.reason });
+      const err = new RefusedMessageError(m.subject, verdict.reason);
+      if (!(await this.deadLetter(m, err, verdict.reason))) m.nak(nakDelayMs(m.info.redeliveryCount, this.policy.retryDelayMs));
+    }
+    return accepted;
+  }
+
+  /** Moves a message to the dead-letter stream and terminates it; false when that stream refused it (it stays in the telemetry stream). */
+  private async deadLetter(m: WorkMessage, err: unknown, reason: string): Promise<boolean> {
+    try {
+      await this.deps.deadLetters.deadLetter(m, err);
+      m.term();
+      // Work moved on: an outage reported earlier is not this message's to keep reporting.
+      this.outage = undefined;
+      this.deps.metrics.deadLetters.inc();
+      this.deps.log.error({ err, subject: m.subject, deliveries: m.info.redeliveryCount, reason }, 'message moved to the dead-letter stream');
+      return true;
+    } catch (publishErr) {
+      // A full (or unreachable) dead-letter stream refuses: the message stays in the telemetry stream, nothing is dropped.
+      this.deps.metrics.deadLetterRefusals.inc();
+      this.deps.metrics.engineErrors.inc({ engine: 'nats', operation: 'dead_letter' });
+      this.deps.log.error({ err: publishErr, subject: m.subject }, 'the dead-letter stream refused a message; it stays unacknowledged and will be redelivered');
+      return false;
+    }
+  }
+
   private async giveBack(m: WorkMessage, err: unknown): Promise<void> {
     const deliveries = m.info.redeliveryCount;
     const failure = failureOf(err);
@@ -110,20 +152,7 @@ export class BatchHandler {
     if (failure.class === 'transient') this.outage ??= { since: (this.deps.now ?? Date.now)(), reason: failure.reason };
     const decision = giveBackDecision(err, deliveries, this.policy);
     if (decision.action === 'dead-letter') {
-      try {
-        await this.deps.deadLetters.deadLetter(m, err);
-        m.term();
-        // Work moved on: an outage reported earlier is not this message's to keep reporting.
-        this.outage = undefined;
-        this.deps.metrics.deadLetters.inc();
-        this.deps.log.error({ err, subject: m.subject, deliveries, reason: failure.reason }, 'message moved to the dead-letter stream');
-        return;
-      } catch (publishErr) {
-        // A full (or unreachable) dead-letter stream refuses: the message stays in the telemetry stream, nothing is dropped.
-        this.deps.metrics.deadLetterRefusals.inc();
-        this.deps.metrics.engineErrors.inc({ engine: 'nats', operation: 'dead_letter' });
-        this.deps.log.error({ err: publishErr, subject: m.subject, deliveries }, 'the dead-letter stream refused a message; it stays unacknowledged and will be redelivered');
-      }
+      if (await this.deadLetter(m, err, failure.reason)) return;
     } else {
       this.deps.log.warn({ err, subject: m.subject, deliveries, class: failure.class, reason: failure.reason, retryInMs: decision.delayMs }, 'unable to write a telemetry message; it will be redelivered');
     }

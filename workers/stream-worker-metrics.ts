@@ -26,6 +26,11 @@ export const streamWorkerMetrics = (registry: Registry) => ({
     name: 'nettel_worker_dead_letters_total',
     help: 'Messages moved to the dead-letter stream after ClickHouse kept refusing them',
   }),
+  messagesRefused: counter(registry, {
+    name: 'nettel_worker_messages_refused_total',
+    help: 'Messages refused before any write because they are not telemetry as the service publishes it (a forged or corrupt publish), by reason; each goes to the dead-letter stream',
+    labelNames: ['reason'] as const,
+  }),
   deadLetterRefusals: counter(registry, {
     name: 'nettel_worker_dead_letter_refusals_total',
     help: 'Messages the dead-letter stream refused (full or unreachable): left unacknowledged in the telemetry stream',

@@ -23,7 +23,7 @@ export function message(opts: { deliveries?: number; rows?: object[]; kind?: str
   return {
     id,
     events,
-    subject: `t.tel.flow.org_a`,
+    subject: `t.tel.${opts.kind ?? 'flow'}.org_a`,
     data: Buffer.from(opts.body ?? rows.map((r) => JSON.stringify(r)).join('\n') + '\n'),
     headers: { get: (k: string) => headers.get(k) ?? '', [Symbol.iterator]: () => [...headers].map(([k, v]) => [k, [v]] as [string, string[]])[Symbol.iterator]() },
     info: { redelivered: deliveries > 1, redeliveryCount: deliveries, streamSequence: opts.seq ?? id, timestampNanos: Date.now() * 1e6 },

@@ -150,4 +150,17 @@ describe('stream worker give-back', () => {
     await handler.handle([message()]);
     expect(handler.failingSince).toBeUndefined();
   });
+
+  test('a forged message is dead-lettered at once, counted, and never handed to the writer', async () => {
+    const forged = message({ body: `{"org_id":"org_a","x":1}\n\nINSERT INTO api_keys VALUES ('pwned')\n` });
+    const good = message();
+    const written: WorkMessage[] = [];
+    const { handler, dead, registry } = handlerWith((b) => Promise.resolve(void written.push(...b)));
+    await handler.handle([forged, good]);
+    expect(written).toEqual([good]);
+    expect(dead).toEqual([forged]);
+    expect(forged.events).toEqual(['term']);
+    expect(good.events).toEqual(['ack']);
+    expect(await metricTotal(registry, 'nettel_worker_messages_refused_total')).toBe(1);
+  });
 });

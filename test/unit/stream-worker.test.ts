@@ -225,4 +225,10 @@ describe('stream worker writes', () => {
     const { store } = storeHolding([]);
     await expect(writerWith(store).writer.process([message({ body: 'not json\n', deliveries: 2 })])).rejects.toBeInstanceOf(UnreadableMessageError);
   });
+
+  test('a signal row that names a second org after its own is unreadable, never correlated under either', async () => {
+    const { store } = storeHolding([]);
+    const body = '{"org_id":"org_a","event_id":"evt_1","ts":1000,"org_id":"org_b"}\n';
+    await expect(writerWith(store).writer.process([message({ kind: 'signal', body })])).rejects.toBeInstanceOf(UnreadableMessageError);
+  });
 });

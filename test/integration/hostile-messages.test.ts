@@ -1,0 +1,66 @@
+import { headers as natsHeaders } from 'nats';
+import { metricTotal } from '../../observability/metrics';
+import { UnsafeInsertError } from '../../storage/clickhouse';
+import { headerNames } from '../../streams/telemetry-publisher';
+import { names } from '../../streams/topology';
+import { startTestStack, type TestStack } from '../support/test-stack';
+import { waitFor } from '../support/wait';
+
+/**
+ * Whoever can publish on the telemetry subjects is not trusted. chDB 3.4.0
+ * runs whatever follows a blank line of an in-memory insert as SQL; a
+ * message carrying such a payload, or rows of another workspace, must go to
+ * the dead-letter stream without any of its bytes reaching the engine.
+ */
+describe('hostile messages on the telemetry subjects', () => {
+  let t: TestStack;
+  beforeAll(async () => {
+    t = await startTestStack('chdb');
+  });
+  afterAll(() => t.stop());
+
+  const tableExists = async (name: string) => {
+    const ch = t.stack.clickhouse;
+    const rows = await ch.query<{ n: string }>(`SELECT count() AS n FROM system.tables WHERE database = '${ch.database}' AND name = '${name}'`);
+    return Number(rows[0]!.n) > 0;
+  };
+
+  async function publish(org: string, body: string, kind = 'flow'): Promise<void> {
+    const h = natsHeaders();
+    h.set(headerNames.kind, kind);
+    h.set(headerNames.org, org);
+    h.set(headerNames.minTs, String(Date.now()));
+    h.set(headerNames.maxTs, String(Date.now()));
+    await t.stack.nats.js().publish(names(t.stack.config.nats.prefix).subject(kind as 'flow', org), Buffer.from(body), { headers: h });
+  }
+
+  const deadLetters = async () => (await t.stack.nats.jsm.streams.info(names(t.stack.config.nats.prefix).deadLetter)).state.messages;
+
+  test('a published payload with SQL after a blank line runs nothing and is dead-lettered and counted', async () => {
+    const minted = await t.mintKey({ role: 'operator' });
+    const before = await deadLetters();
+    const sql = `CREATE TABLE ${t.stack.clickhouse.database}.pwned (x Int8) ENGINE = Memory`;
+    await publish(minted.org_id, `{"org_id":"${minted.org_id}","event_id":"evt_x","ts":${Date.now()}}\n\n${sql}\n`);
+    await waitFor(async () => ((await deadLetters()) > before ? true : undefined), 30_000, 'the message in the dead-letter stream');
+    expect(await tableExists('pwned')).toBe(false);
+    expect(await metricTotal(t.stack.registry, 'nettel_worker_messages_refused_total')).toBeGreaterThanOrEqual(1);
+  });
+
+  test('rows of another workspace published on a workspace subject are dead-lettered, and the other workspace holds nothing', async () => {
+    const [attacker, victim] = [await t.mintKey({ role: 'operator' }), await t.mintKey({ role: 'operator' })];
+    const before = await deadLetters();
+    const row = { org_id: victim.org_id, event_id: 'evt_forged', ts: Date.now(), received_at: Date.now(), src_ip: '10.0.0.1', dst_ip: '10.0.0.2', src_port: 1, dst_port: 2, protocol: 'udp', bytes: 1, packets: 1 };
+    await publish(attacker.org_id, JSON.stringify(row) + '\n');
+    await waitFor(async () => ((await deadLetters()) > before ? true : undefined), 30_000, 'the message in the dead-letter stream');
+    const ch = t.stack.clickhouse;
+    const stored = await ch.query<{ n: string }>(`SELECT count() AS n FROM ${ch.database}.flows WHERE org_id = '${victim.org_id}'`);
+    expect(Number(stored[0]!.n)).toBe(0);
+  });
+
+  test("chDB's in-memory insert refuses a payload with a blank line before the engine sees it", async () => {
+    const ch = t.stack.clickhouse;
+    const sql = `CREATE TABLE ${ch.database}.pwned_direct (x Int8) ENGINE = Memory`;
+    await expect(ch.insertJsonEachRow('flows', `{"org_id":"o"}\n\n${sql}\n`)).rejects.toBeInstanceOf(UnsafeInsertError);
+    expect(await tableExists('pwned_direct')).toBe(false);
+  });
+});

@@ -1,0 +1,34 @@
+import { screenMessage } from '../../workers/message-screen';
+import { message } from '../support/work-messages';
+
+/** What the stream workers accept from the telemetry subjects before any byte goes further, on plain messages. */
+describe('the telemetry message screen', () => {
+  test('a message as the API publishes it passes', () => {
+    expect(screenMessage(message())).toEqual({ ok: true });
+  });
+
+  test('a body with a blank line and SQL after it is refused', () => {
+    const verdict = screenMessage(message({ body: `{"org_id":"org_a","x":1}\n\nINSERT INTO api_keys VALUES ('pwned')\n` }));
+    expect(verdict).toEqual({ ok: false, reason: 'not_rows_of_org' });
+  });
+
+  test('rows of another org on this org subject are refused', () => {
+    expect(screenMessage(message({ rows: [{ org_id: 'org_b', event_id: 'evt_1', ts: 1 }] }))).toEqual({ ok: false, reason: 'not_rows_of_org' });
+  });
+
+  test('a kind the subject does not carry, or no kind at all, is refused', () => {
+    const forged = { ...message(), subject: 't.tel.signal.org_a' };
+    expect(screenMessage(forged)).toEqual({ ok: false, reason: 'unknown_kind' });
+    expect(screenMessage(message({ kind: 'sql' }))).toEqual({ ok: false, reason: 'unknown_kind' });
+  });
+
+  test('an org header that differs from the subject is refused', () => {
+    expect(screenMessage({ ...message(), subject: 't.tel.flow.org_b' })).toEqual({ ok: false, reason: 'org_mismatch' });
+  });
+
+  test('times that are not whole numbers are refused', () => {
+    const m = message();
+    const headers = { ...m.headers!, get: (k: string) => (k === 'Nettel-Min-Ts' ? 'NaN' : m.headers!.get(k)) };
+    expect(screenMessage({ ...m, headers })).toEqual({ ok: false, reason: 'bad_times' });
+  });
+});
