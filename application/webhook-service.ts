@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { conflict, notFound, validationError } from '../core/errors';
 import { randomId } from '../core/ids';
-import { seal } from '../core/secret-box';
+import { seal, type SealingKeys } from '../core/secret-box';
 import type { Webhook, WebhookDelivery } from '../core/webhook';
 import { testEvent, type WebhookEventType } from '../core/webhook-events';
 import { newSecret } from '../core/webhook-signature';
@@ -21,7 +21,7 @@ export type WebhookChange = Partial<WebhookInput>;
 export interface WebhookSettings {
   /** Hosts that may be called over http and at internal addresses (WEBHOOK_ALLOWED_HOSTS). */
   allowedHosts: ReadonlySet<string>;
-  /** Key material the signing secrets are sealed with at rest (WEBHOOK_SECRETS_KEY); none: stored as given. */
+  /** Key material the signing secrets are sealed with at rest (WEBHOOK_SECRETS_KEY); required to create a webhook. */
   secretsKey?: string;
 }
 
@@ -56,17 +56,25 @@ export class WebhookService {
     }
   }
 
+  private sealingKeys(): SealingKeys {
+    const current = this.deps.settings.secretsKey;
+    // main.ts generates one on the embedded default and loadConfig requires one otherwise: its absence is a wiring fault.
+    if (!current) throw new Error('webhook signing secrets need WEBHOOK_SECRETS_KEY to be sealed');
+    return { current };
+  }
+
   async create(orgId: string, actor: string, input: WebhookInput): Promise<{ webhook: Webhook; secret: string }> {
     await this.checkUrl(input.url);
     const now = this.now();
     const secret = newSecret();
+    const id = randomId('whk');
     const webhook: Webhook = {
       org_id: orgId,
-      id: randomId('whk'),
+      id,
       url: input.url,
       events: [...new Set(input.events)],
       description: input.description ?? '',
-      secret: seal(secret, this.deps.settings.secretsKey),
+      secret: seal(secret, this.sealingKeys(), { orgId, id }),
       status: 'active',
       created_at: now,
       updated_at: now,

@@ -106,7 +106,14 @@ async function startService(role: string, env: NodeJS.ProcessEnv, port: number, 
 /** One service (one or two processes, by roles) on `dataDir` and `database`, answering on a free port. */
 async function launchService(baseEnv: NodeJS.ProcessEnv, roles: string[], opts: { dataDir: string; database: string; natsUrl?: string; cpuProfileDir?: string }): Promise<ServiceRun> {
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...baseEnv, DATA_DIR: opts.dataDir, CLICKHOUSE_DATABASE: opts.database, NATS_PREFIX: `bench${randomBytes(4).toString('hex')}` };
+  const env: NodeJS.ProcessEnv = {
+    ...baseEnv,
+    DATA_DIR: opts.dataDir,
+    CLICKHOUSE_DATABASE: opts.database,
+    NATS_PREFIX: `bench${randomBytes(4).toString('hex')}`,
+    // The roles of one service seal and open webhook secrets with one key (required with a ClickHouse server).
+    WEBHOOK_SECRETS_KEY: baseEnv.WEBHOOK_SECRETS_KEY ?? randomBytes(32).toString('base64url'),
+  };
   if (opts.natsUrl) env.NATS_URL = opts.natsUrl;
   const processes: ServiceRun['processes'] = [];
   let running = true;
@@ -159,6 +166,8 @@ export async function startBenchStack(opts: { cpuProfileDir?: string }): Promise
     LOG_LEVEL: 'warn',
     COLLECTOR_NETFLOW_PORT: String(collectorPorts.netflow),
     COLLECTOR_SFLOW_PORT: String(collectorPorts.sflow),
+    // The api process signs decision tokens that the worker process checks: one key for both (required with a ClickHouse server).
+    DECISION_SIGNING_KEY: process.env.DECISION_SIGNING_KEY ?? randomBytes(32).toString('base64url'),
   };
   const roles = config.clickhouse.url ? ['api', 'stream-workers,temporal-worker,collector'] : ['api,stream-workers,temporal-worker,collector'];
   const launch = ({ withoutCollector, ...o }: LaunchOptions) => {

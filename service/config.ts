@@ -93,6 +93,7 @@ const envSchema = z.object({
   RETENTION_1H_DAYS: z.coerce.number().int().min(1).max(3650).default(400),
   WEBHOOK_ALLOWED_HOSTS: z.string().default(''),
   WEBHOOK_SECRETS_KEY: z.preprocess(blankAsUnset, z.string().min(16, 'WEBHOOK_SECRETS_KEY must be at least 16 characters').optional()),
+  WEBHOOK_SECRETS_PREVIOUS_KEYS: z.string().default('').transform(commaList),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   WEBHOOK_MAX_RESPONSE_BYTES: z.coerce.number().int().min(0).max(10 * 1024 * 1024).default(64 * 1024),
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(5_000),
@@ -162,7 +163,10 @@ export interface Config {
   /** Outbound webhooks: the outbound rules, the secrets' sealing key, and each delivery's limits and retry schedule. */
   webhooks: {
     allowedHosts: Set<string>;
+    /** Seals new signing secrets; resolved at start (service/stack.ts: generated on the embedded default, required with a ClickHouse server). */
     secretsKey?: string;
+    /** Keys of before a rotation: secrets they sealed still open. */
+    previousSecretsKeys: string[];
     timeoutMs: number;
     maxResponseBytes: number;
     retry: RetrySchedule;
@@ -206,6 +210,7 @@ function webhooksConfigOf(e: Env): Config['webhooks'] {
   return {
     allowedHosts: allowedHostSet(e.WEBHOOK_ALLOWED_HOSTS),
     secretsKey: e.WEBHOOK_SECRETS_KEY,
+    previousSecretsKeys: e.WEBHOOK_SECRETS_PREVIOUS_KEYS,
     timeoutMs: e.WEBHOOK_TIMEOUT_MS,
     maxResponseBytes: e.WEBHOOK_MAX_RESPONSE_BYTES,
     retry: { baseMs: e.WEBHOOK_RETRY_BASE_MS, maxMs: e.WEBHOOK_RETRY_MAX_MS, giveUpAfterMs: e.WEBHOOK_RETRY_FOR_MS },

@@ -15,22 +15,8 @@ function adminKeyOf(config: Config): { key: string; generated: boolean } {
   return { key: value, generated };
 }
 
-/**
- * Webhook signing secrets are sealed with WEBHOOK_SECRETS_KEY. On the
- * embedded default (chDB: every role in this one process, one DATA_DIR) an
- * unset key is generated once and kept in the data folder, as the admin key
- * is. With a ClickHouse server, processes have data folders of their own and
- * must share one key: there it is the operator's to set (unset, secrets are
- * stored unsealed, as the README says).
- */
-function webhookSecretsKeyOf(config: Config): string | undefined {
-  if (config.webhooks.secretsKey || config.clickhouse.url) return config.webhooks.secretsKey;
-  return secretInDataFolder(config.dataDir, 'webhook-secrets-key', () => randomBytes(32).toString('base64url')).value;
-}
-
 async function main(): Promise<void> {
-  const loaded = loadConfig(process.env);
-  const config = { ...loaded, webhooks: { ...loaded.webhooks, secretsKey: webhookSecretsKeyOf(loaded) } };
+  const config = loadConfig(process.env);
   const log = createLogger(config.logLevel);
   const admin = adminKeyOf(config);
   // The set-up builds this bundle beside the compiled code; a worker without it bundles at start.

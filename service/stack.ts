@@ -9,6 +9,7 @@ import type { Collector } from '../workers/collector/collector';
 import type { TemporalWorker } from '../workers/temporal-worker';
 import { Lifecycle, type Component } from './component';
 import type { Config } from './config';
+import { sharedSecretOf } from './data-folder-secret';
 import { sharedAdapters, type Adapters } from './roles/adapters';
 import { apiRole } from './roles/api';
 import { collectorRole } from './roles/collector';
@@ -43,7 +44,15 @@ export interface Stack {
  * each a list of components. Stopping runs the same list backwards; a start
  * that fails stops what had started and hands back nothing.
  */
-export async function startStack(config: Config, log: Logger): Promise<Stack> {
+export async function startStack(given: Config, log: Logger): Promise<Stack> {
+  const config: Config = {
+    ...given,
+    // Webhook signing secrets are never stored unsealed: the api seals them, the stream workers' deliverer opens them.
+    webhooks: {
+      ...given.webhooks,
+      secretsKey: sharedSecretOf(given, { setting: 'WEBHOOK_SECRETS_KEY', given: given.webhooks.secretsKey, usedBy: ['api', 'stream-workers'], file: 'webhook-secrets-key' }),
+    },
+  };
   const registry = createRegistry();
   const engines = localEngines(config, log, registry);
   const { components: adapterComponents, adapters } = sharedAdapters(config, engines.addresses, registry, log);

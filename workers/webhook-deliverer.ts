@@ -1,7 +1,7 @@
 import type { JsMsg } from 'nats';
 import { OutboundRefused, checkTarget, type LookupAll } from '../application/outbound-guard';
 import { retryDelayMs, type RetrySchedule } from '../core/outbound';
-import { open } from '../core/secret-box';
+import { open, type SealingKeys } from '../core/secret-box';
 import type { Webhook, WebhookDelivery } from '../core/webhook';
 import { signatureHeaders } from '../core/webhook-signature';
 import type { Logger } from '../observability/logger';
@@ -13,6 +13,8 @@ import { postOnce, type PostLimits, type PostResult } from './webhook-http';
 export interface DeliveryConfig extends PostLimits {
   allowedHosts: ReadonlySet<string>;
   secretsKey?: string;
+  /** Keys of before a rotation (WEBHOOK_SECRETS_PREVIOUS_KEYS): secrets they sealed still open. */
+  previousSecretsKeys?: readonly string[];
   retry: RetrySchedule;
 }
 
@@ -73,6 +75,10 @@ class Deliverer {
     this.random = deps.random ?? Math.random;
   }
 
+  private sealingKeys(): SealingKeys | undefined {
+    return this.config.secretsKey ? { current: this.config.secretsKey, previous: this.config.previousSecretsKeys } : undefined;
+  }
+
   async handle(m: JsMsg): Promise<void> {
     const task = JSON.parse(m.string()) as DeliveryTask;
     const webhook = await this.deps.webhooks.get(task.event.workspace, task.webhook_id);
@@ -91,7 +97,7 @@ class Deliverer {
     const body = JSON.stringify(task.event);
     const headers = {
       'content-type': 'application/cloudevents+json',
-      ...signatureHeaders(open(webhook.secret, this.config.secretsKey), task.event.id, Math.floor(this.now() / 1000), body),
+      ...signatureHeaders(open(webhook.secret, this.sealingKeys(), { orgId: webhook.org_id, id: webhook.id }), task.event.id, Math.floor(this.now() / 1000), body),
     };
     try {
       const target = await checkTarget(webhook.url, this.config.allowedHosts, this.deps.lookup);

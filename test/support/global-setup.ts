@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -35,6 +36,8 @@ export default async function globalSetup(): Promise<void> {
   const processes = [nats, clickhouse, temporal];
   globalThis.__nettelEngines = { processes, dir };
   await Promise.all(processes.map((p) => p.start()));
+  // Every stack and worker process of the run seals and opens webhook secrets with one key, as a deployment's roles do.
+  process.env.WEBHOOK_SECRETS_KEY ??= randomBytes(32).toString('base64url');
   process.env.TEST_NATS_URL = `nats://127.0.0.1:${natsPort}`;
   process.env.TEST_CLICKHOUSE_URL = `http://127.0.0.1:${chPort}`;
   process.env.TEST_TEMPORAL_ADDRESS = `127.0.0.1:${temporalPort}`;

@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
 import type { Incident } from '../../core/correlation';
 import { allowedHostSet, defaultRetrySchedule, isInternalAddress, pickAddress, retryDelayMs, urlRefusal } from '../../core/outbound';
-import { open, seal } from '../../core/secret-box';
+import { createCipheriv, createHash, randomBytes } from 'node:crypto';
+import { open, seal, SecretBoxError } from '../../core/secret-box';
 import { incidentEventTypesOf, recomputeEvents, replayEvents, replayPayload, testEvent, type ReplayFacts } from '../../core/webhook-events';
 import { newSecret, signatureHeaders, verifySignature } from '../../core/webhook-signature';
 
@@ -121,15 +122,52 @@ describe('webhook signatures', () => {
     expect(verifySignature(secret, { ...given, signature: `v1,bogus ${given.signature}` }, body, 1_010)).toBe(true);
   });
 
-  test('secrets are sealed at rest when a key is set, and read back', () => {
+  const owner = { orgId: 'org_a', id: 'whk_1' };
+  const keys = { current: 'a key of sixteen chars' };
+
+  test('secrets are sealed at rest and open for their owner with the key', () => {
     const secret = newSecret();
-    const sealed = seal(secret, 'a key of sixteen chars');
+    const sealed = seal(secret, keys, owner);
     expect(sealed).not.toContain(secret.slice(6));
-    expect(open(sealed, 'a key of sixteen chars')).toBe(secret);
-    expect(() => open(sealed, 'another key, wrong one')).toThrow();
-    expect(open(seal(secret, undefined), 'a key set later')).toBe(secret);
+    expect(open(sealed, keys, owner)).toBe(secret);
+  });
+
+  test('each sealing derives its own key: one secret sealed twice gives two values', () => {
+    const secret = newSecret();
+    expect(seal(secret, keys, owner)).not.toBe(seal(secret, keys, owner));
+  });
+
+  test('a sealed secret copied onto another webhook or workspace does not open', () => {
+    const sealed = seal(newSecret(), keys, owner);
+    expect(() => open(sealed, keys, { orgId: 'org_a', id: 'whk_2' })).toThrow(SecretBoxError);
+    expect(() => open(sealed, keys, { orgId: 'org_b', id: 'whk_1' })).toThrow(SecretBoxError);
+  });
+
+  test('a sealed secret does not open with another key', () => {
+    const sealed = seal(newSecret(), keys, owner);
+    expect(() => open(sealed, { current: 'another key, wrong one' }, owner)).toThrow(/neither WEBHOOK_SECRETS_KEY nor/);
+  });
+
+  test('after a rotation, secrets sealed with the previous key still open', () => {
+    const secret = newSecret();
+    const sealed = seal(secret, keys, owner);
+    expect(open(sealed, { current: 'the new key, rotated in', previous: [keys.current] }, owner)).toBe(secret);
+  });
+
+  test('values stored by earlier versions, unsealed or sealed without an owner, still open', () => {
+    expect(open('plain:whsec_x', keys, owner)).toBe('whsec_x');
+    const legacy = legacySeal('whsec_y', keys.current);
+    expect(open(legacy, keys, owner)).toBe('whsec_y');
   });
 });
+
+/** How the first version sealed: AES-256-GCM under SHA-256 of the key material, no associated data. */
+function legacySeal(secret: string, material: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', createHash('sha256').update(material).digest(), iv);
+  const body = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
+  return 'aes256gcm:' + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
+}
 
 describe('outbound rules', () => {
   test.each([
