@@ -27,6 +27,8 @@ export interface ApiDeps {
   /** Failed authentication per client address, taken from the socket or, behind trusted proxies, X-Forwarded-For. */
   authThrottle: AuthThrottle;
   trustedProxies: TrustedProxies;
+  /** The bearer a Prometheus scraper presents on /metrics (METRICS_TOKEN); unset: only the platform admin key reads them. */
+  metricsToken?: string;
   audit: AuditLedger;
   ingest: IngestService;
   incidents: IncidentService;

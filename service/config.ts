@@ -52,6 +52,7 @@ const envSchema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(65_000),
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(20),
+  METRICS_TOKEN: z.preprocess(blankAsUnset, z.string().min(32, 'METRICS_TOKEN must be at least 32 characters').optional()),
   TRUSTED_PROXIES: z.string().default('').transform(commaList).refine(validProxies, 'TRUSTED_PROXIES: addresses or CIDR ranges, comma-separated'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   EMBEDDED_NATS_PORT: z.coerce.number().int().min(1).max(65535).default(14222),
@@ -118,7 +119,8 @@ export interface Config {
     maxConnections: number;
   };
   /** Failed authentication: per client address, taken from the socket or, behind these proxies, X-Forwarded-For. */
-  auth: { failuresPerMinute: number; trustedProxies: string[] };
+  /** `metricsToken`: the bearer a Prometheus scraper presents on /metrics (the platform admin key works too). */
+  auth: { failuresPerMinute: number; trustedProxies: string[]; metricsToken?: string };
   rateLimit: { recordsPerSecond: number; burstSeconds: number };
   dataDir: string;
   /** How the local engines of the embedded default are kept running (engines/supervisor.ts). */
@@ -245,7 +247,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   return {
     http: { host: e.HOST, port: e.PORT, bodyLimitBytes: e.BODY_LIMIT_BYTES, maxConnections: e.HTTP_MAX_CONNECTIONS,
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS, requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS },
-    auth: { failuresPerMinute: e.AUTH_FAILURES_PER_MINUTE, trustedProxies: e.TRUSTED_PROXIES },
+    auth: { failuresPerMinute: e.AUTH_FAILURES_PER_MINUTE, trustedProxies: e.TRUSTED_PROXIES, metricsToken: e.METRICS_TOKEN },
     rateLimit: { recordsPerSecond: e.RATE_LIMIT_RECORDS_PER_SECOND, burstSeconds: e.RATE_LIMIT_BURST_SECONDS },
     dataDir: path.resolve(e.DATA_DIR),
     supervision: {

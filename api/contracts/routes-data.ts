@@ -42,7 +42,7 @@ export const dataContracts: RouteContract[] = [
     responses: { 200: json('every engine and loop is up', a.healthAnswer), 503: json('degraded: an engine or a loop is down', a.healthAnswer) },
   },
   {
-    method: 'get', path: '/metrics', summary: 'Prometheus metrics', tag: 'Operations', access: 'public',
+    method: 'get', path: '/metrics', summary: 'Prometheus metrics (bearer: METRICS_TOKEN or the platform admin key)', tag: 'Operations', access: 'platform-admin',
     responses: { 200: { description: 'Prometheus text exposition', schema: z.string(), contentType: 'text/plain' } },
   },
   {

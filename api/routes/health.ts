@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { AppError } from '../../core/errors';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { AppError, forbidden, unauthorized } from '../../core/errors';
 import { principalFromRequest, type AuthGuard } from '../auth';
 import type { ApiDeps, HealthProbe } from '../deps';
 
@@ -49,6 +50,21 @@ async function askedByPlatformAdmin(ctx: Context, guard: AuthGuard): Promise<boo
 }
 
 /**
+ * /metrics counts requests by route and by workspace: they are for the
+ * operator's scraper (METRICS_TOKEN) or the platform admin, no one else. A
+ * wrong token is a failed authentication like any other (401, throttled).
+ */
+async function requireMetricsReader(ctx: Context, guard: AuthGuard, metricsToken: string | undefined): Promise<void> {
+  const given = /^Bearer (.+)$/i.exec(ctx.get('authorization'))?.[1];
+  if (!given) throw unauthorized('/metrics needs METRICS_TOKEN or the platform admin key as a bearer');
+  if (metricsToken && sameSecret(given, metricsToken)) return;
+  if ((await principalFromRequest(ctx, guard)).kind !== 'platform_admin') throw forbidden('/metrics is for the metrics token or the platform admin key');
+}
+
+/** Constant-time equality of two secrets of any length (digests have one length). */
+const sameSecret = (a: string, b: string) => timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+
+/**
  * Liveness and readiness without auth: each engine up or down, and each
  * long-running loop of this process's roles (a stream worker that cannot
  * consume makes the service `degraded`). With the platform admin key, each
@@ -68,6 +84,7 @@ export function registerHealthRoutes(router: Router, deps: ApiDeps): void {
   });
 
   router.get('/metrics', async (ctx) => {
+    await requireMetricsReader(ctx, guard, deps.metricsToken);
     ctx.type = deps.registry.contentType;
     ctx.body = await deps.registry.metrics();
   });

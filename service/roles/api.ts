@@ -57,6 +57,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
     keys: new KeysService({ repo: new KeysRepo(a.clickhouse), audit, registry: a.registry, adminApiKey: config.adminApiKey }),
     authThrottle: new AuthThrottle(config.auth, a.registry),
     trustedProxies: new TrustedProxies(config.auth.trustedProxies),
+    metricsToken: config.auth.metricsToken,
     ingest: new IngestService({ publisher, rateLimiter: new RateLimiter(config.rateLimit, a.registry), registry: a.registry }),
     incidents: new IncidentService({ incidents, signals: new IncidentSignals(a.clickhouse), correlator, audit }),
     analytics: new AnalyticsRepo(a.clickhouse),

@@ -76,7 +76,7 @@ const signal = { telemetry: 'flow', service: 'checkout', environment: 'prod', re
 describe('API defects on chdb', () => {
   let t: TestStack;
   const drained = () => waitForTelemetryDrained(t.stack.nats.jsm, t.stack.config.nats.prefix);
-  const metricsText = async () => (await t.request('GET', '/metrics')).text;
+  const metricsText = async () => (await t.request('GET', '/metrics', { key: t.adminKey })).text;
   beforeAll(async () => {
     t = await startTestStack('chdb', { WORKER_MAX_WAIT_MS: '20' });
   });

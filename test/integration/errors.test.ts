@@ -129,7 +129,7 @@ describe('error answers', () => {
   });
 
   test('metrics count error answers by code', async () => {
-    const res = await fetch(`${t.url}/metrics`);
+    const res = await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${t.adminKey}` } });
     const text = await res.text();
     expect(text).toMatch(/nettel_http_errors_total\{code="NOT_FOUND"\} \d+/);
   });

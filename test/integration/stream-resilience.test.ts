@@ -111,7 +111,7 @@ const healthWatch = (t: TestStack) =>
 /** Scrapes /metrics now and then and keeps the highest value each series showed. */
 const metricsWatch = (t: TestStack) =>
   new Poller(new Map<string, number>(), async (highest) => {
-    const res = await t.request('GET', '/metrics').catch(() => undefined);
+    const res = await t.request('GET', '/metrics', { key: t.adminKey }).catch(() => undefined);
     for (const [series, value] of parseMetrics(res?.text ?? '')) highest.set(series, Math.max(value, highest.get(series) ?? -Infinity));
   }, 50);
 

@@ -121,7 +121,7 @@ describe('webhooks', () => {
       return page.length === expected.length && page.every((d) => d.status === 'delivered') ? page : undefined;
     }, 10_000, 'the delivery log');
     expect(log.find((d) => d.event_id === first.headers['webhook-id'])).toMatchObject({ status: 'delivered', attempts: 3, response_code: 200 });
-    const metrics = (await t.request('GET', '/metrics')).text;
+    const metrics = (await t.request('GET', '/metrics', { key: t.adminKey })).text;
     expect(metrics).toMatch(/nettel_webhook_deliveries_total\{outcome="retrying"\} [1-9]/);
     expect(metrics).toMatch(/nettel_webhook_attempts_total\{result="5xx"\} [1-9]/);
   });
