@@ -2,7 +2,7 @@ import type { Logger } from '../observability/logger';
 import { engineErrorsCounter, type Registry } from '../observability/metrics';
 import type { ClickHouse } from '../storage/clickhouse';
 import type { Retention } from '../storage/migrations/migration';
-import { retainedTables } from '../storage/retention';
+import { retainedTables, type RetainedTable } from '../storage/retention';
 import { str, strList } from '../storage/sql';
 
 export function expiredPartitions(partitions: readonly string[], nowMs: number, retentionDays: number): string[] {
@@ -13,8 +13,10 @@ export function expiredPartitions(partitions: readonly string[], nowMs: number, 
 /**
  * Retention on legacy ClickHouse (18.16 has no TTL clause): whole daily
  * partitions (day numbers, intDiv(ts, 86400000)) past each table's retention
- * are dropped. Current ClickHouse expires rows by the tables' TTL instead, and
- * the job does nothing there.
+ * are dropped; a table without daily partitions (unknown_exporters) has its
+ * expired rows deleted by a mutation, run only when it holds some. Current
+ * ClickHouse expires rows by the tables' TTL instead, and the job does
+ * nothing there.
  */
 export class RetentionJob {
   private timer?: NodeJS.Timeout;
@@ -57,6 +59,9 @@ export class RetentionJob {
           await ch.exec(`ALTER TABLE ${ch.database}.${table} DROP PARTITION ${partition}`);
           dropped.push({ table, partition });
         }
+        if (parts.some((p) => p.table === table && !/^\d+$/.test(p.partition)) && (await this.deleteExpiredRows(retained, now))) {
+          dropped.push({ table, partition: 'rows' });
+        }
       }
       if (dropped.length) this.deps.log.info({ dropped }, 'retention dropped expired partitions');
     } catch (err) {
@@ -64,5 +69,15 @@ export class RetentionJob {
       this.deps.log.error({ err }, 'retention run failed; it runs again at the next interval');
     }
     return dropped;
+  }
+
+  /** Deletes a table's rows past its retention when it holds some; true when it did. */
+  private async deleteExpiredRows(retained: RetainedTable, nowMs: number): Promise<boolean> {
+    const ch = this.deps.clickhouse;
+    const expired = `${retained.ttlTime} < toDateTime(${Math.floor(nowMs / 1000) - Math.trunc(retained.days(this.config.retention)) * 86_400})`;
+    const [row] = await ch.query<{ n: string }>(`SELECT count() AS n FROM ${ch.database}.${retained.table} WHERE ${expired}`);
+    if (Number(row?.n ?? 0) === 0) return false;
+    await ch.exec(`ALTER TABLE ${ch.database}.${retained.table} DELETE WHERE ${expired}`);
+    return true;
   }
 }

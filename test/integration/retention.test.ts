@@ -3,6 +3,7 @@ import { createLogger } from '../../observability/logger';
 import { applyRetentionTtl } from '../../storage/retention';
 import { RetentionJob } from '../../workers/retention';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
+import { waitForMutations } from '../support/wait';
 
 const retention = { raw: 30, minute: 30, fiveMinutes: 90, hour: 400 };
 
@@ -41,6 +42,23 @@ describe.each(transports)('retention on %s', (transport) => {
       await ch.exec(`OPTIMIZE TABLE ${ch.database}.flows FINAL`);
     }
     expect(await eventIds('org_r')).toEqual(['evt_new']);
+  });
+
+  test('counts of unknown exporters past the retention are removed and recent ones kept', async () => {
+    const ch = t.stack.clickhouse;
+    const minute = (daysAgo: number) => Math.floor((Date.now() - daysAgo * 86_400_000) / 60_000) * 60_000;
+    const row = (address: string, daysAgo: number) => JSON.stringify({ address, minute: minute(daysAgo), datagrams: 1, flows: 1 });
+    await ch.insertJsonEachRow('unknown_exporters', [row('192.0.2.250', 40), row('192.0.2.251', 0)].join('\n') + '\n');
+    if (ch.dialect.generation === 'legacy') {
+      // The table has no daily partitions: its expired rows go by a mutation.
+      const job = new RetentionJob({ retention, intervalMs: 3_600_000 }, { clickhouse: ch, log: createLogger('silent'), registry: createRegistry() });
+      expect((await job.runOnce()).filter((d) => d.table === 'unknown_exporters')).toEqual([{ table: 'unknown_exporters', partition: 'rows' }]);
+      await waitForMutations(ch, 'unknown_exporters');
+    } else {
+      await ch.exec(`OPTIMIZE TABLE ${ch.database}.unknown_exporters FINAL`);
+    }
+    const left = await ch.query<{ address: string }>(`SELECT address FROM ${ch.database}.unknown_exporters WHERE address LIKE '192.0.2.25%' ORDER BY address`);
+    expect(left.map((r) => r.address)).toEqual(['192.0.2.251']);
   });
 
 });

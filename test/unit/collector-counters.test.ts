@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { goflow2BinaryName } from '../../engines/binaries';
 import { CounterDeltas, parseGoFlow2Metrics } from '../../workers/collector/goflow2-counters';
-import { UnknownExporterCounts } from '../../workers/collector/unknown-exporter-counts';
+import { overflowAddress, prefixOf, UnknownExporterCounts } from '../../workers/collector/unknown-exporter-counts';
+import { counter, createRegistry, metricTotal } from '../../observability/metrics';
 import { createLogger } from '../../observability/logger';
 import type { UnknownExporterCount } from '../../storage/exporters-repo';
 
@@ -49,6 +50,37 @@ describe('collector counters', () => {
     fail = false;
     await counts.flush();
     expect(written).toEqual([[{ address: '192.0.2.1', minute: 120_000, datagrams: 3, flows: 5 }]]);
+  });
+
+  test('past its bound, a new sender is counted under its /24 or /64, then under one overflow bucket', async () => {
+    const written: UnknownExporterCount[][] = [];
+    const registry = createRegistry();
+    const aggregated = counter(registry, { name: 'aggregated_total', help: 'h', labelNames: ['to'] as const });
+    const counts = new UnknownExporterCounts(
+      { flushMs: 60_000, maxAddresses: 2 },
+      { sink: { recordUnknown: (c) => (written.push(c), Promise.resolve()) }, log: createLogger('silent', 'test'), aggregated, now: () => 120_000 },
+    );
+    for (const address of ['192.0.2.1', '192.0.2.2', '2001:db8:1:2::9', '2001:db8:1:2:ffff::1', '198.51.100.7', '203.0.113.1']) counts.add(address, 1, 0);
+    counts.add('192.0.2.1', 1, 0);
+    await counts.flush();
+    expect(written[0]!.map((c) => [c.address, c.datagrams])).toEqual([
+      ['192.0.2.1', 2],
+      ['192.0.2.2', 1],
+      ['2001:db8:1:2::/64', 2],
+      ['198.51.100.0/24', 1],
+      [overflowAddress, 1],
+    ]);
+    expect(await metricTotal(registry, 'aggregated_total')).toBe(4);
+  });
+
+  test.each([
+    ['10.1.2.3', '10.1.2.0/24'],
+    ['2001:db8::1', '2001:db8:0:0::/64'],
+    ['2001:db8:aa:bb:cc::1', '2001:db8:aa:bb::/64'],
+    ['::1', '0:0:0:0::/64'],
+    ['fe80::', 'fe80:0:0:0::/64'],
+  ])('the prefix of %s is %s', (address, prefix) => {
+    expect(prefixOf(address)).toBe(prefix);
   });
 
   test('the GoFlow2 binary the service looks for is the one the set-up builds', () => {

@@ -24,6 +24,11 @@ export const collectorMetrics = (registry: Registry) => ({
     help: 'Decoded flows not stored, by reason: unregistered_exporter, no_address, empty_flow, bad_time, malformed_message, shutdown',
     labelNames: ['reason'] as const,
   }),
+  unknownAggregated: counter(registry, {
+    name: 'nettel_collector_unknown_exporter_counts_aggregated_total',
+    help: 'Counts of unregistered senders kept under their prefix (/24, /64) or one overflow bucket because too many addresses sent in a minute',
+    labelNames: ['to'] as const,
+  }),
   templates: counter(registry, {
     name: 'nettel_collector_templates_total',
     help: 'NetFlow v9 and IPFIX templates received (a flood of them shows here)',

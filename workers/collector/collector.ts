@@ -49,7 +49,7 @@ export class Collector {
     const log = deps.log.child({ component: 'collector' });
     this.metrics = collectorMetrics(deps.registry);
     this.directory = new ExporterDirectory({ refreshMs: config.registryRefreshMs }, { exporters: deps.exporters, log });
-    this.unknown = new UnknownExporterCounts({ flushMs: config.countersIntervalMs }, { sink: deps.exporters, log });
+    this.unknown = new UnknownExporterCounts({ flushMs: config.countersIntervalMs }, { sink: deps.exporters, log, aggregated: this.metrics.unknownAggregated });
     this.batches = new CollectedBatches(config.batches, {
       publisher: deps.publisher,
       metrics: this.metrics,
