@@ -6,6 +6,7 @@
 // from Debian, daemons left stopped), and the compiled service. Each step is skipped when its result is already there.
 // Plain Node with no dependencies: it runs before node_modules exists.
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +32,30 @@ function which(name, extra = []) {
   return undefined;
 }
 
+const sha256Of = (file) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+
+/**
+ * A tool this set-up built into the tools folder, checked against the
+ * SHA-256 recorded when it was built: a file that does not match (changed
+ * since, or built by a set-up that recorded none) is removed and built again,
+ * so a cache shared by every clone never runs what this set-up did not make.
+ */
+function cachedTool(name) {
+  const file = path.join(toolsDir, name);
+  if (!fs.existsSync(file)) return false;
+  let recorded = '';
+  try {
+    recorded = fs.readFileSync(`${file}.sha256`, 'utf8').trim();
+  } catch {}
+  if (recorded && recorded === sha256Of(file)) return true;
+  log(`${file} does not match the checksum recorded when it was built; building it again`);
+  fs.rmSync(file, { force: true });
+  return false;
+}
+
+/** Records the checksum of a tool just built (see cachedTool). */
+const recordChecksum = (file) => fs.writeFileSync(`${file}.sha256`, `${sha256Of(file)}\n`);
+
 function run(cmd, args, opts = {}) {
   log(`$ ${cmd} ${args.join(' ')}`);
   const r = spawnSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], cwd: root, ...opts });
@@ -52,9 +77,8 @@ function npmPackages() {
     mtime(path.join(root, 'package.json')) > mtime(marker) ||
     mtime(path.join(root, 'package-lock.json')) > mtime(marker);
   if (!stale) return;
-  // `npm install` rather than `npm ci`: it honours the lock file too, and it
-  // tolerates a lock file that lacks other platforms' optional binaries.
-  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error']);
+  // `npm ci`: exactly the lock file, which holds every platform's optional binaries (test/unit/lock-file.test.ts).
+  run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error']);
 }
 
 function nativePackages() {
@@ -89,7 +113,7 @@ function debianPackage(binary, pkg) {
 }
 
 function temporalCli() {
-  if (env.TEMPORAL_CLI || which('temporal', [toolsDir])) return;
+  if (env.TEMPORAL_CLI || which('temporal') || cachedTool('temporal')) return;
   const go = which('go');
   if (!go) {
     throw new Error(
@@ -100,6 +124,7 @@ function temporalCli() {
   fs.mkdirSync(toolsDir, { recursive: true });
   // v1.5.1 is the last tag that `go install` accepts (later ones carry a replace directive).
   run(go, ['install', 'github.com/temporalio/cli/cmd/temporal@v1.5.1'], { env: { ...env, GOBIN: toolsDir } });
+  recordChecksum(path.join(toolsDir, 'temporal'));
 }
 
 /**
@@ -111,7 +136,7 @@ const natsServerVersion = 'v2.15.2';
 const natsServerBinary = `nats-server-${natsServerVersion}`;
 
 function natsServer() {
-  if (env.NATS_SERVER || which(natsServerBinary, [toolsDir])) return;
+  if (env.NATS_SERVER || which(natsServerBinary) || cachedTool(natsServerBinary)) return;
   const go = which('go');
   if (!go) throw new Error('nats-server is missing and Go is not installed to build it; set NATS_SERVER to a nats-server 2.15 binary, or NATS_URL to a running one');
   const gobin = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-server-build-'));
@@ -123,13 +148,14 @@ function natsServer() {
     fs.copyFileSync(path.join(gobin, 'nats-server'), `${target}.tmp`);
     fs.chmodSync(`${target}.tmp`, 0o755);
     fs.renameSync(`${target}.tmp`, target);
+    recordChecksum(target);
   } finally {
     fs.rmSync(gobin, { recursive: true, force: true });
   }
 }
 
 function goflow2() {
-  if (env.GOFLOW2 || which(goflow2Binary, [toolsDir])) return;
+  if (env.GOFLOW2 || which(goflow2Binary) || cachedTool(goflow2Binary)) return;
   const go = which('go');
   if (!go) throw new Error('GoFlow2 is missing and Go is not installed to build it; set GOFLOW2 to a goflow2 binary');
   const downloaded = execFileSync(go, ['mod', 'download', '-json', `${goflow2Module}@${goflow2Version}`], { cwd: os.tmpdir() });
@@ -148,6 +174,7 @@ function goflow2() {
     const target = path.join(toolsDir, goflow2Binary);
     run(go, ['build', '-trimpath', '-o', `${target}.tmp`, './cmd/goflow2'], { cwd: work, env: { ...env, GOFLAGS: '-mod=mod' } });
     fs.renameSync(`${target}.tmp`, target);
+    recordChecksum(target);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
