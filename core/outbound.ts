@@ -22,8 +22,11 @@ for (const [net, bits] of [
   ['240.0.0.0', 4], // reserved, broadcast
 ] as const) refused.addSubnet(net, bits, 'ipv4');
 for (const [net, bits] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
+  ['::', 96], // unspecified, loopback and the deprecated IPv4-compatible addresses (::a.b.c.d)
+  ['100::', 64], // discard-only
+  ['2001::', 32], // Teredo: an obfuscated IPv4 address inside, relayed
+  ['2001:db8::', 32], // documentation
+  ['2002::', 16], // 6to4 (deprecated, RFC 7526): an IPv4 address inside, which may be internal
   ['64:ff9b:1::', 48], // local-use NAT64
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
@@ -54,6 +57,9 @@ export function isInternalAddress(address: string): boolean {
 /** The host of a URL as it is matched against the allowed hosts: lower case, IPv6 without brackets. */
 export const hostOf = (url: URL) => url.hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
 
+/** The ports web receivers listen on: anything else is another service the URL would probe. */
+const webPorts: ReadonlySet<string> = new Set(['', '443', '8443', '80', '8080']);
+
 /** Why a URL is refused before any resolution, or undefined when its form is acceptable. */
 export function urlRefusal(text: string, allowedHosts: ReadonlySet<string>): string | undefined {
   let url: URL;
@@ -66,6 +72,7 @@ export function urlRefusal(text: string, allowedHosts: ReadonlySet<string>): str
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && allowed)) return 'the URL must use https';
   if (url.username || url.password) return 'the URL must not carry credentials';
   if (url.hash) return 'the URL must not have a fragment';
+  if (!allowed && !webPorts.has(url.port)) return 'the URL must use a web port (443, 8443, 80 or 8080)';
   return undefined;
 }
 
@@ -77,8 +84,8 @@ export function pickAddress(host: string, addresses: ReadonlyArray<{ address: st
   if (!first) return { ok: false, refusal: `${host} does not resolve` };
   if (allowedHosts.has(host)) return { ok: true, address: first };
   // Every address must be public: a name that also resolves inside could be steered there.
-  const internal = addresses.find((a) => isInternalAddress(a.address));
-  if (internal) return { ok: false, refusal: `${host} resolves to an internal address (${internal.address})` };
+  // Which address is not said: the answer would map the platform's internal names for whoever asks.
+  if (addresses.some((a) => isInternalAddress(a.address))) return { ok: false, refusal: `${host} resolves to an address this service does not call` };
   return { ok: true, address: first };
 }
 
