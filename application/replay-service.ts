@@ -1,5 +1,6 @@
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { historyOf, windowMsOf } from '../core/detection-rules';
+import type { DecisionTokens } from '../core/decision-token';
 import { AppError, conflict, forbidden, notFound, policyDenied, unavailable } from '../core/errors';
 import { randomId } from '../core/ids';
 import { deniedMessage, evaluatePolicies } from '../core/policy';
@@ -68,6 +69,8 @@ export class ReplayService {
       audit: AuditLedger;
       /** The window follows the incident's own rules version; the defaults when absent. */
       rules?: DetectionRulesSource;
+      /** Signs the proof a decision carries that this API authenticated its approver (DECISION_SIGNING_KEY). */
+      decisionTokens: Pick<DecisionTokens, 'mint'>;
     },
   ) {}
 
@@ -166,9 +169,12 @@ export class ReplayService {
   }
 
   /**
-   * Sends the decision to the workflow, which checks the key again (it may
-   * have been revoked since this process cached it) and audits the decision
-   * itself, as it does for a raw signal: this service writes no entry.
+   * Sends the decision to the workflow with a token signed for it: the
+   * caller's key was authenticated, and the token proves it to the worker
+   * (a key id alone proves nothing: key ids are not secrets). The workflow
+   * checks the token and the key again (it may have been revoked since this
+   * process cached it) and audits the decision itself, as it does for a raw
+   * signal: this service writes no entry.
    */
   async decide(orgId: string, by: Principal, replayId: string, decision: 'approve' | 'deny', comment?: string): Promise<ReplayRecord> {
     // The decision is judged on the live status: it may wait as long as the decision itself would.
@@ -176,11 +182,13 @@ export class ReplayService {
     if (record.status !== 'awaiting_approval') throw conflict(`the replay is ${record.status}, not awaiting approval`);
     if (record.requested_by === by.keyId) throw forbidden('a replay cannot be approved or denied with the key that requested it');
     const client = this.deps.client();
+    const workflowId = replayWorkflowId(orgId, replayId);
+    const decisionToken = this.deps.decisionTokens.mint({ orgId, replayId, workflowId, approverKeyId: by.keyId, decision }, Date.now());
     try {
       // An update waits for a worker to take it: without one polling, the approver gets 503, not a hung request.
       await client.withDeadline(Date.now() + decisionDeadlineMs, () =>
-        client.workflow.getHandle(replayWorkflowId(orgId, replayId)).executeUpdate(decideUpdate, {
-          args: [{ decision, approverKeyId: by.keyId, comment }],
+        client.workflow.getHandle(workflowId).executeUpdate(decideUpdate, {
+          args: [{ decision, approverKeyId: by.keyId, comment, decisionToken }],
         }),
       );
     } catch (err) {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { TrustedProxies } from '../core/client-address';
+import { decisionSigningKeyMinLength } from '../core/decision-token';
 import { allowedHostSet, type RetrySchedule } from '../core/outbound';
 import type { SupervisionConfig } from '../engines/supervisor';
 import type { Retention } from '../storage/migrations/migration';
@@ -104,6 +105,7 @@ const envSchema = z.object({
   REPLAY_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
   REPLAY_RECONCILE_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(15_000),
   REPLAY_START_FAIL_AFTER_MS: z.coerce.number().int().min(0).max(86_400_000).default(30_000),
+  DECISION_SIGNING_KEY: z.preprocess(blankAsUnset, z.string().min(decisionSigningKeyMinLength, `DECISION_SIGNING_KEY must be at least ${decisionSigningKeyMinLength} characters`).optional()),
 });
 
 export interface Config {
@@ -191,6 +193,8 @@ export interface Config {
   console: { dir: string };
   /** Replays stored `queued` whose workflow never started: how often they are looked for, after how long, when one is failed. */
   replayReconciler: { intervalMs: number; graceMs: number; failAfterMs: number };
+  /** Signs replay decisions' tokens (core/decision-token.ts); unset, the start resolves it (service/decision-signing-key.ts). */
+  decisions: { signingKey?: string };
 }
 
 type Env = z.infer<typeof envSchema>;
@@ -286,5 +290,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     console: { dir: path.resolve(e.CONSOLE_DIR) },
     replayReconciler: { intervalMs: e.REPLAY_RECONCILE_INTERVAL_MS, graceMs: e.REPLAY_RECONCILE_GRACE_MS, failAfterMs: e.REPLAY_START_FAIL_AFTER_MS },
+    decisions: { signingKey: e.DECISION_SIGNING_KEY },
   };
 }

@@ -10,6 +10,7 @@ import type { TemporalWorker } from '../workers/temporal-worker';
 import { Lifecycle, type Component } from './component';
 import type { Config } from './config';
 import { sharedSecretOf } from './data-folder-secret';
+import { decisionSigningKeyOf } from './decision-signing-key';
 import { sharedAdapters, type Adapters } from './roles/adapters';
 import { apiRole } from './roles/api';
 import { collectorRole } from './roles/collector';
@@ -39,20 +40,30 @@ export interface Stack {
 }
 
 /**
- * Wiring for one process: engines first (local ones only where no address is
- * configured), then the shared adapters, then the roles this process runs,
- * each a list of components. Stopping runs the same list backwards; a start
- * that fails stops what had started and hands back nothing.
+ * The keys the roles of a deployment share, resolved before anything starts (generated on the embedded
+ * default, required with a ClickHouse server by the roles that use them: a start without one fails naming it).
  */
-export async function startStack(given: Config, log: Logger): Promise<Stack> {
-  const config: Config = {
+function withSharedSecrets(given: Config): Config {
+  return {
     ...given,
+    // The api signs replay decisions' tokens, the temporal-worker checks them.
+    decisions: { ...given.decisions, signingKey: decisionSigningKeyOf(given) },
     // Webhook signing secrets are never stored unsealed: the api seals them, the stream workers' deliverer opens them.
     webhooks: {
       ...given.webhooks,
       secretsKey: sharedSecretOf(given, { setting: 'WEBHOOK_SECRETS_KEY', given: given.webhooks.secretsKey, usedBy: ['api', 'stream-workers'], file: 'webhook-secrets-key' }),
     },
   };
+}
+
+/**
+ * Wiring for one process: engines first (local ones only where no address is
+ * configured), then the shared adapters, then the roles this process runs,
+ * each a list of components. Stopping runs the same list backwards; a start
+ * that fails stops what had started and hands back nothing.
+ */
+export async function startStack(given: Config, log: Logger): Promise<Stack> {
+  const config = withSharedSecrets(given);
   const registry = createRegistry();
   const engines = localEngines(config, log, registry);
   const { components: adapterComponents, adapters } = sharedAdapters(config, engines.addresses, registry, log);

@@ -19,6 +19,8 @@ export interface ReplayInput {
 export interface ApprovalInput {
   approverKeyId: string;
   comment?: string;
+  /** The API's proof that it authenticated this approver for this decision (core/decision-token.ts); a decision without a valid one is refused. */
+  decisionToken?: string;
 }
 
 export interface DecisionInput extends ApprovalInput {
@@ -28,8 +30,12 @@ export interface DecisionInput extends ApprovalInput {
 /** Which door a decision came through: a raw Temporal signal, or the `decide` update the API sends. */
 export type DecisionDoor = 'signal' | 'update';
 
-/** Why a decision was refused: the key is unknown (or another workspace's), revoked, expired, lacks `approve`, requested the replay, or could not be checked. */
-export type ApproverRefusal = 'unknown_key' | 'revoked' | 'expired' | 'not_an_approver' | 'requester' | 'unverifiable';
+/**
+ * Why a decision was refused: it carries no valid decision token (none, forged, expired, or signed for another
+ * replay, key or decision), the key is unknown (or another workspace's), revoked, expired, lacks `approve`,
+ * requested the replay, or could not be checked.
+ */
+export type ApproverRefusal = 'invalid_token' | 'unknown_key' | 'revoked' | 'expired' | 'not_an_approver' | 'requester' | 'unverifiable';
 
 export type ApproverVerdict = { ok: true } | { ok: false; reason: ApproverRefusal; message: string };
 
@@ -101,8 +107,12 @@ export interface ReplayActivities {
   prepareReplay(input: ReplayInput): Promise<PreparedReplay>;
   /** Re-runs detection and correlation on the incident's history and judges parity. */
   runReplay(args: { input: ReplayInput; window: ReplayWindow }): Promise<ReplayReport>;
-  /** Whether a key may decide this replay: it exists in the replay's workspace, is active, may `approve`, and did not request it. */
-  checkApprover(args: { input: ReplayInput; approverKeyId: string }): Promise<ApproverVerdict>;
+  /**
+   * Whether a decision may be taken: its token proves the API authenticated this key for this decision of this
+   * replay's workflow and has not expired, and the key exists in the replay's workspace, is active, may
+   * `approve`, and did not request it.
+   */
+  checkApprover(args: { input: ReplayInput; workflowId: string; approverKeyId: string; decision: 'approve' | 'deny'; decisionToken?: string }): Promise<ApproverVerdict>;
   /** Appends `replay.approve`, `replay.deny` or, for a refused decision, `replay.decision_refused` to the workspace's ledger, once. */
   auditDecision(args: { input: ReplayInput; record: DecisionRecord }): Promise<void>;
 }

@@ -31,6 +31,7 @@ import { TelemetryPublisher } from '../../streams/telemetry-publisher';
 import { WebhookDeliveryQueue } from '../../streams/webhook-queue';
 import type { Component } from '../component';
 import type { Config } from '../config';
+import { decisionTokensOf } from '../decision-signing-key';
 import type { Adapters } from './adapters';
 import { detectionRulesCacheOf } from './detection-rules';
 
@@ -70,6 +71,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
       replays: new ReplaysRepo(a.clickhouse),
       audit,
       rules,
+      decisionTokens: decisionTokensOf(config),
     }),
     exporters: new ExporterService({ exporters: new ExportersRepo(a.clickhouse), audit, withLock: (name, work) => a.locks.withLock(name, work) }),
     detectionRules: new DetectionRulesService({ repo: new DetectionRulesRepo(a.clickhouse), cache: rules, audit, withLock: (name, work) => a.locks.withLock(name, work) }),

@@ -13,6 +13,7 @@ import { ReplayReconciler, defaultReplayReconcilerConfig } from '../../workers/r
 import { TemporalWorker } from '../../workers/temporal-worker';
 import type { Component } from '../component';
 import type { Config } from '../config';
+import { decisionTokensOf } from '../decision-signing-key';
 import type { Adapters } from './adapters';
 import { detectionRulesCacheOf } from './detection-rules';
 import type { EngineAddresses } from './engines';
@@ -34,6 +35,7 @@ export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a
     history: new ReplayHistory(a.clickhouse),
     rules: detectionRulesCacheOf(a),
     keys: new KeysRepo(a.clickhouse),
+    decisionTokens: decisionTokensOf(config),
     audit,
     heads,
     registry: a.registry,

@@ -23,6 +23,8 @@ import { startWorkerProcess } from '../support/worker-process';
  * verifies, and the replay that waited for approval through it completes.
  */
 const adminKey = `nta_chaos_${randomBytes(16).toString('hex')}`;
+/** With a ClickHouse server the start requires DECISION_SIGNING_KEY (the roles may be separate processes). */
+const decisionSigningKey = randomBytes(32).toString('base64url');
 const log = createLogger('silent');
 /** A scenario starts a service with its own Temporal dev server and runs a load through a kill: minutes, not seconds. */
 const scenarioTimeoutMs = 300_000;
@@ -110,7 +112,7 @@ describe('on a ClickHouse server', () => {
 
   test('kill -9 of clickhouse-server mid-load, restarted, loses and doubles nothing', async () => {
     const database = `chaos_${randomBytes(4).toString('hex')}`;
-    const svc = service('clickhouse', { CLICKHOUSE_URL: url, CLICKHOUSE_DATABASE: database });
+    const svc = service('clickhouse', { CLICKHOUSE_URL: url, CLICKHOUSE_DATABASE: database, DECISION_SIGNING_KEY: decisionSigningKey });
     const chaos = async () => {
       process.kill(clickhouse.pid!, 'SIGKILL');
       await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -122,7 +124,7 @@ describe('on a ClickHouse server', () => {
 
   test('kill -9 of a stream worker process mid-load, started again, loses and doubles nothing', async () => {
     const database = `chaos_${randomBytes(4).toString('hex')}`;
-    const svc = service('worker', { CLICKHOUSE_URL: url, CLICKHOUSE_DATABASE: database, ROLES: 'api,temporal-worker' });
+    const svc = service('worker', { CLICKHOUSE_URL: url, CLICKHOUSE_DATABASE: database, ROLES: 'api,temporal-worker', DECISION_SIGNING_KEY: decisionSigningKey });
     let worker: { child: ChildProcess; exited: Promise<unknown> } | undefined;
     const startWorker = () => {
       const env = { NATS_URL: svc.natsUrl, CLICKHOUSE_URL: url, NATS_ACK_WAIT_MS: '5000', WORKER_MAX_WAIT_MS: '50' };

@@ -61,6 +61,8 @@ function testEnv(transport: Transport, dataDir: string, adminKey: string, extraE
     NATS_URL: process.env.TEST_NATS_URL,
     TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS,
     CLICKHOUSE_URL: transport === 'clickhouse-server' ? process.env.TEST_CLICKHOUSE_URL : '',
+    // Required with a ClickHouse server (the roles may be separate processes); chDB's start generates one in the data folder.
+    DECISION_SIGNING_KEY: transport === 'clickhouse-server' ? randomBytes(32).toString('base64url') : '',
     CLICKHOUSE_DATABASE: `t_${id}`,
     NATS_PREFIX: `t${id}`,
     TEMPORAL_TASK_QUEUE: `t-${id}`,

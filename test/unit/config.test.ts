@@ -1,4 +1,5 @@
 import { loadConfig } from '../../service/config';
+import { decisionSigningKeyOf } from '../../service/decision-signing-key';
 
 describe('configuration', () => {
   test('defaults give the embedded single-machine stack', () => {
@@ -48,5 +49,30 @@ describe('configuration', () => {
 
   test('a trusted proxy that is no address or range is refused with the variable named', () => {
     expect(() => loadConfig({ TRUSTED_PROXIES: 'lb.internal' })).toThrow(/TRUSTED_PROXIES/);
+  });
+});
+
+describe('the decision signing key', () => {
+  const server = { CLICKHOUSE_URL: 'http://clickhouse:8123', WEBHOOK_SECRETS_KEY: 'w'.repeat(32) };
+
+  test('a short DECISION_SIGNING_KEY is refused with the variable named', () => {
+    expect(() => loadConfig({ DECISION_SIGNING_KEY: 'short' })).toThrow(/DECISION_SIGNING_KEY/);
+  });
+
+  test('the one set is the one used, on either ClickHouse', () => {
+    const key = 's'.repeat(32);
+    expect(decisionSigningKeyOf(loadConfig({ DECISION_SIGNING_KEY: key }))).toBe(key);
+    expect(decisionSigningKeyOf(loadConfig({ ...server, DECISION_SIGNING_KEY: key, ROLES: 'api' }))).toBe(key);
+  });
+
+  test.each(['api', 'temporal-worker', 'api,stream-workers,temporal-worker'])(
+    'with a ClickHouse server, a %s process without one fails to start with the variable named',
+    (roles) => {
+      expect(() => decisionSigningKeyOf(loadConfig({ ...server, ROLES: roles, DECISION_SIGNING_KEY: '' }))).toThrow(/DECISION_SIGNING_KEY: required with a ClickHouse server/);
+    },
+  );
+
+  test('a process that neither signs nor checks decisions needs none', () => {
+    expect(decisionSigningKeyOf(loadConfig({ ...server, ROLES: 'stream-workers,collector' }))).toBeUndefined();
   });
 });

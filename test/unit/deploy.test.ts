@@ -51,6 +51,13 @@ describe('deployment files', () => {
     for (const env of roles) expect(env?.CLICKHOUSE_URL).toBe('http://clickhouse:8123');
   });
 
+  test('the compose file gives the roles that sign and check replay decisions one DECISION_SIGNING_KEY, which the start requires', () => {
+    const compose = readCompose();
+    for (const role of ['api', 'temporal-worker']) {
+      expect(compose.services[role]?.environment.DECISION_SIGNING_KEY).toBe('${DECISION_SIGNING_KEY:?set DECISION_SIGNING_KEY}');
+    }
+  });
+
   test('every role of both deployments keeps three copies of each stream and bucket', () => {
     const docs = parseAllDocuments(fs.readFileSync(path.join(deploy, 'kubernetes/nettel.yaml'), 'utf8')).map((d) => d.toJS() as Manifest);
     const configMap = docs.find((d) => d.kind === 'ConfigMap');

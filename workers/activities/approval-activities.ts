@@ -1,5 +1,6 @@
 import type { AuditLedger } from '../../application/audit-ledger';
 import type { AuditEntry } from '../../core/audit-chain';
+import type { DecisionTokens } from '../../core/decision-token';
 import { roleAllows } from '../../core/roles';
 import { counter, type Registry } from '../../observability/metrics';
 import type { KeyRecord, KeysRepo } from '../../storage/keys-repo';
@@ -8,6 +9,8 @@ import type { ApproverRefusal, ApproverVerdict, DecisionRecord, ReplayActivities
 
 export interface ApprovalActivityDeps {
   keys: KeysRepo;
+  /** Checks the token that proves the API authenticated the approver for this decision (DECISION_SIGNING_KEY). */
+  decisionTokens: Pick<DecisionTokens, 'verify'>;
   audit: AuditLedger;
   /** The ledger's heads, read to find an entry whose append died between claiming and storing it. */
   heads: Pick<AuditHeads, 'read'>;
@@ -59,7 +62,12 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
   });
 
   return {
-    async checkApprover({ input, approverKeyId }) {
+    async checkApprover({ input, workflowId, approverKeyId, decision, decisionToken }) {
+      // The proof first: a key id is no secret, so without a token signed for this very decision the key is not even looked up.
+      const claims = { orgId: input.orgId, replayId: input.replayId, workflowId, approverKeyId, decision };
+      const proof = deps.decisionTokens.verify(decisionToken, claims, now());
+      if (!proof.ok) return refused('invalid_token', proof.message);
+      // The key again: it may have been revoked, or have expired, since the API authenticated it.
       const key = approverKeyId ? await deps.keys.get(approverKeyId) : undefined;
       return approverVerdict(key, input, approverKeyId, now());
     },
