@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import zlib from 'node:zlib';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import { AppError, validationError } from '../core/errors';
 
 /**
@@ -81,14 +81,29 @@ function holdsLoneSurrogate(value: unknown): boolean {
   return false;
 }
 
+/** Passes compressed bytes on until there are more than `limit`, then fails `inflate` as a body over the limit. */
+function compressedLimit(limit: number, inflate: Readable): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      if (seen <= limit) return done(null, chunk);
+      inflate.destroy(Object.assign(new Error(`compressed request body exceeds ${limit} bytes`), { type: 'entity.too.large' }));
+      done();
+    },
+  });
+}
+
 async function readLimited(ctx: Context, limit: number): Promise<Buffer> {
   const encoding = (ctx.get('content-encoding') || 'identity').toLowerCase();
   let stream: Readable = ctx.req;
   let length: number | undefined = ctx.request.length;
   if (encoding === 'gzip' || encoding === 'deflate') {
-    // The limit applies to the inflated bytes, so a small bomb cannot expand past it.
+    // The limit applies to the inflated bytes, so a small bomb cannot expand past it, and to the
+    // compressed ones too: endless empty deflate blocks inflate to nothing and would stream until the time-out.
+    if (length !== undefined && length > limit) throw new AppError('PAYLOAD_TOO_LARGE', `request body exceeds ${limit} bytes`);
     const inflate = encoding === 'gzip' ? zlib.createGunzip() : zlib.createInflate();
-    ctx.req.pipe(inflate);
+    ctx.req.pipe(compressedLimit(limit, inflate)).pipe(inflate);
     stream = inflate;
     length = undefined;
   } else if (encoding !== 'identity') {

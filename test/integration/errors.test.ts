@@ -69,6 +69,32 @@ describe('error answers', () => {
     expect(res.body).toEqual(errorBody('PAYLOAD_TOO_LARGE'));
   });
 
+  test('a gzip body of endless empty deflate blocks is 413 once its compressed bytes pass the limit, without waiting for the time-out', async () => {
+    // A gzip header, then stored blocks of no bytes (BFINAL 0, LEN 0, NLEN 0xffff): they inflate to nothing, forever.
+    const header = Buffer.from([0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0xff]);
+    const emptyBlocks = Buffer.concat(Array.from({ length: 16 * 1024 }, () => Buffer.from([0x00, 0x00, 0x00, 0xff, 0xff])));
+    const { request } = await import('node:http');
+    const url = new URL('/v1/api-keys', t.url);
+    const started = Date.now();
+    const status = await new Promise<number>((resolve, reject) => {
+      let answered = false;
+      const req = request(url, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-encoding': 'gzip' } }, (res) => {
+        answered = true;
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', (err) => (answered ? undefined : reject(err)));
+      req.write(header);
+      const more = () => {
+        if (answered || req.destroyed) return;
+        req.write(emptyBlocks, () => setImmediate(more));
+      };
+      more();
+    });
+    expect(status).toBe(413);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   test('a content type the endpoint does not take is 415 UNSUPPORTED_MEDIA_TYPE', async () => {
     const res = await t.request('POST', '/v1/api-keys', { key, raw: 'name=x', contentType: 'application/x-www-form-urlencoded' });
     expect(res.status).toBe(415);
