@@ -59,7 +59,7 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   const routes = routesOf([[publicRouter, false], [tenantRouter, true]]);
   app.use(countRequests(metrics, new Set(routes.map((r) => r.path))));
   app.use(securityHeaders());
-  app.use(errorMiddleware({ log: deps.log, metrics }));
+  app.use(errorMiddleware({ log: deps.log, metrics, queryLimits: deps.analyticsLimits.limits }));
   // The console's files at `/` and `/assets/*` only; every other path reaches the routers.
   if (deps.console) app.use(serveConsole(deps.console));
   for (const router of [publicRouter, tenantRouter]) {

@@ -16,14 +16,22 @@ export interface AuthGuard {
   trustedProxies: TrustedProxies;
 }
 
-/** The request's principal; 429 for a client over its failures, 401 (counted as a failure) for a bad credential. */
+/**
+ * The request's principal. A valid credential always passes, whatever its
+ * client address did: behind a proxy that is not trusted, or one shared by
+ * many clients, one client's failures must not lock the others out. A bad
+ * credential is 401 (counted as a failure of its address), or 429 once its
+ * address has used up its failures.
+ */
 export async function principalFromRequest(ctx: Context, guard: AuthGuard): Promise<Principal> {
-  const client = throttleKeyOf(clientAddress(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for') || undefined, guard.trustedProxies));
-  guard.throttle.check(client);
   try {
     return await guard.keys.authenticate(ctx.get('authorization') || undefined);
   } catch (err) {
-    if (err instanceof AppError && err.code === 'UNAUTHORIZED') guard.throttle.recordFailure(client);
+    if (err instanceof AppError && err.code === 'UNAUTHORIZED') {
+      const client = throttleKeyOf(clientAddress(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for') || undefined, guard.trustedProxies));
+      guard.throttle.check(client);
+      guard.throttle.recordFailure(client);
+    }
     throw err;
   }
 }

@@ -1,5 +1,6 @@
 import type { AuthThrottle } from '../application/auth-throttle';
 import type { AuditLedger } from '../application/audit-ledger';
+import type { RateLimiter } from '../application/rate-limiter';
 import type { DetectionRulesService } from '../application/detection-rules-service';
 import type { ExporterService } from '../application/exporter-service';
 import type { IncidentService } from '../application/incident-service';
@@ -12,6 +13,7 @@ import type { TrustedProxies } from '../core/client-address';
 import type { Logger } from '../observability/logger';
 import type { Registry } from '../observability/metrics';
 import type { AnalyticsRepo } from '../storage/analytics-repo';
+import type { QueryLimits } from '../storage/query-limits';
 
 /** One engine or loop as /healthz reports it. */
 export interface HealthProbe {
@@ -33,6 +35,12 @@ export interface ApiDeps {
   ingest: IngestService;
   incidents: IncidentService;
   analytics: AnalyticsRepo;
+  /** Analysts' bounds: the longest ranges (days) on rollups and on raw flows, and the engine limits (named by the 422 that reports one). */
+  analyticsLimits: { limits: QueryLimits; maxRangeDays: number; maxRawRangeDays: number };
+  /** Cost per API key of analysts' queries and audit verification (core/query-cost.ts). */
+  queryBudget: RateLimiter;
+  /** Entries one audit verification call checks at most. */
+  auditVerifyMaxEntries: number;
   policies: PolicyService;
   replays: ReplayService;
   exporters: ExporterService;

@@ -1,14 +1,16 @@
 import type { Context, Next } from 'koa';
-import { AppError, unavailable, type ErrorCode } from '../core/errors';
+import { AppError, queryLimitOfEngineCode, queryTooExpensive, unavailable, type ErrorCode } from '../core/errors';
 import { ClickHouseError } from '../storage/clickhouse';
+import { limitBound, type QueryLimits } from '../storage/query-limits';
 import type { Logger } from '../observability/logger';
 import type { HttpMetrics } from './http-metrics';
 
 /**
  * The one place where errors become HTTP answers. Typed AppErrors keep their
  * code and message; client errors raised by Koa or its helpers (status < 500
- * with `expose`) are mapped by status; anything else is a 500 INTERNAL whose
- * message and stack stay in the log.
+ * with `expose`) are mapped by status; a query ClickHouse stopped at one of
+ * its limits is 422 QUERY_TOO_EXPENSIVE, naming the limit; anything else is a
+ * 500 INTERNAL whose message and stack stay in the log.
  */
 const codeOfStatus: Record<number, ErrorCode> = {
   400: 'VALIDATION_ERROR',
@@ -23,10 +25,12 @@ const codeOfStatus: Record<number, ErrorCode> = {
   503: 'UNAVAILABLE',
 };
 
-function toAppError(err: unknown): AppError {
+function toAppError(err: unknown, queryLimits?: QueryLimits): AppError {
   if (err instanceof AppError) return err;
   // A ClickHouse error without a server code is a transport failure: the engine is unreachable.
   if (err instanceof ClickHouseError && err.code === undefined) return unavailable('ClickHouse', err);
+  const limit = err instanceof ClickHouseError && err.code !== undefined ? queryLimitOfEngineCode[err.code] : undefined;
+  if (limit) return queryTooExpensive(limit, queryLimits && limitBound(limit, queryLimits), err);
   const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown; message?: unknown; type?: unknown };
   const status = Number(e?.status ?? e?.statusCode);
   const code = codeOfStatus[status];
@@ -37,7 +41,8 @@ function toAppError(err: unknown): AppError {
   return new AppError('INTERNAL', 'internal error', { cause: err });
 }
 
-export function errorMiddleware(deps: { log: Logger; metrics: HttpMetrics }) {
+/** `queryLimits`: those analysts' queries run under, named in the 422 that reports one. */
+export function errorMiddleware(deps: { log: Logger; metrics: HttpMetrics; queryLimits?: QueryLimits }) {
   return async function handleErrors(ctx: Context, next: Next): Promise<void> {
     try {
       await next();
@@ -48,10 +53,13 @@ export function errorMiddleware(deps: { log: Logger; metrics: HttpMetrics }) {
         }
       }
     } catch (err) {
-      const appError = toAppError(err);
+      const appError = toAppError(err, deps.queryLimits);
       deps.metrics.errors.inc({ code: appError.code });
       if (appError.code === 'INTERNAL' || appError.code === 'UNAVAILABLE') {
         deps.log.error({ err: appError.cause ?? appError, method: ctx.method, path: ctx.path }, 'request failed');
+      } else if (appError.code === 'QUERY_TOO_EXPENSIVE') {
+        // The engine's own words (which rows, how much memory) are for operators only.
+        deps.log.warn({ err: appError.cause, method: ctx.method, path: ctx.path }, 'query stopped at its limit');
       }
       ctx.status = appError.status;
       if (appError.retryAfterSeconds) ctx.set('Retry-After', String(appError.retryAfterSeconds));

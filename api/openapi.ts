@@ -34,7 +34,10 @@ const errorText: Record<number, string> = {
   409: "CONFLICT: the change conflicts with the object's state",
   413: 'PAYLOAD_TOO_LARGE: the body, inflated, is over BODY_LIMIT_BYTES',
   415: 'UNSUPPORTED_MEDIA_TYPE: a content type, charset or encoding the route does not take',
-  429: 'RATE_LIMITED: this client address failed authentication too often (AUTH_FAILURES_PER_MINUTE), or, on ingestion, the workspace is over its records per second; Retry-After says when to retry',
+  422: 'QUERY_TOO_EXPENSIVE: ClickHouse stopped the query at one of its limits (time, memory, rows read), named in the message: narrow the range, add filters or group by fewer dimensions',
+  429:
+    'RATE_LIMITED: this client address failed authentication too often (AUTH_FAILURES_PER_MINUTE), or, on ingestion, the workspace is over its records ' +
+    "per second, or, on analysts' queries and audit verification, the key spent its query budget; Retry-After says when to retry",
   500: 'INTERNAL: a bug; the cause is logged',
   503: 'UNAVAILABLE: an engine is down or the telemetry backlog is full',
 };

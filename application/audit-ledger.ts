@@ -1,4 +1,4 @@
-import { chainEntry, chainStart, genesisHash, verifyChain, type AuditEntry, type ChainVerdict } from '../core/audit-chain';
+import { chainEntry, chainStart, genesisHash, verifyChain, type AuditEntry, type ChainPosition, type ChainVerdict } from '../core/audit-chain';
 import { AppError, unavailable } from '../core/errors';
 import { counter, type Registry } from '../observability/metrics';
 import type { AuditHead } from '../streams/audit-heads';
@@ -32,6 +32,24 @@ export interface AuditHeadStore {
 }
 
 const maxClaimAttempts = 50;
+
+/**
+ * A verification of part of a ledger: the verdict on the entries checked,
+ * and, while the chain goes on past them, where the next call resumes.
+ */
+export interface LedgerVerdict extends ChainVerdict {
+  /** The chain was checked to its recorded head (or found broken): nothing is left to check. */
+  complete: boolean;
+  /** Where the next call resumes when not complete. */
+  next?: ChainPosition;
+}
+
+export interface VerifyRange {
+  /** Where to resume (a previous call's `next`); the start of the chain by default. */
+  from?: ChainPosition;
+  /** Entries this call reads at most. */
+  maxEntries: number;
+}
 
 /**
  * Appends audit entries chained by hash per org. Each append claims the next
@@ -127,46 +145,52 @@ export class AuditLedger {
   }
 
   /**
-   * Re-reads the whole ledger of an org and re-checks every link and hash,
-   * then that it ends at the head JetStream holds, so entries cut off the end
-   * are found too. The head is read after the entries; appends that landed
-   * meanwhile are read and checked too, and one entry past the stored ones
-   * (an append in flight, or one whose process died) is written from the head.
+   * Re-reads an org's ledger from `range.from` (the start by default) and
+   * re-checks every link and hash, at most `range.maxEntries` entries a call:
+   * a longer ledger is checked over several calls, each resuming where the
+   * last stopped. Once the stored entries end, it checks that they end at
+   * the head JetStream holds, so entries cut off the end are found too. The
+   * head is read after the entries; appends that landed meanwhile are read
+   * and checked too, and one entry past the stored ones (an append in
+   * flight, or one whose process died) is written from the head.
    */
-  async verify(orgId: string, chunk = 10_000): Promise<ChainVerdict> {
+  async verify(orgId: string, range: VerifyRange, chunk = 10_000): Promise<LedgerVerdict> {
     try {
-      return await this.verifyNow(orgId, chunk);
+      return await this.verifyNow(orgId, range, chunk);
     } catch (err) {
       throw err instanceof AppError ? err : unavailable('audit ledger', err);
     }
   }
 
-  private async verifyNow(orgId: string, chunk: number): Promise<ChainVerdict> {
-    let position = chainStart;
+  private async verifyNow(orgId: string, range: VerifyRange, chunk: number): Promise<LedgerVerdict> {
+    let position = range.from ?? chainStart;
     let checked = 0;
-    // The first read starts below seq 1, so an entry forged before the start is seen too.
-    let fromSeq = 0;
+    // From the start, the first read starts below seq 1, so an entry forged before the start is seen too.
+    let fromSeq = range.from ? range.from.seq : 0;
     for (let round = 0; ; round += 1) {
       for (;;) {
-        const entries = await this.repo.ascending(orgId, { fromSeq, limit: chunk });
+        const limit = Math.min(chunk, range.maxEntries - checked);
+        if (limit <= 0) return { valid: true, entries: checked, complete: false, next: position };
+        const entries = await this.repo.ascending(orgId, { fromSeq, limit });
         const verdict = verifyChain(entries, position);
-        if (!verdict.valid) return { valid: false, entries: checked, broken_at: verdict.broken_at, reason: verdict.reason };
+        if (!verdict.valid) return { valid: false, entries: checked, broken_at: verdict.broken_at, reason: verdict.reason, complete: true };
         checked += entries.length;
         position = verdict.next;
         fromSeq = position.seq;
-        if (entries.length < chunk) break;
+        if (entries.length < limit) break;
       }
       const head = (await this.heads.read(orgId))?.entry;
-      if (!head || (head.seq === position.seq - 1 && head.hash === position.prevHash)) return { valid: true, entries: checked };
+      if (!head || (head.seq === position.seq - 1 && head.hash === position.prevHash)) return { valid: true, entries: checked, complete: true };
       if (head.seq === position.seq && head.prev_hash === position.prevHash && verifyChain([head], position).valid) {
         // Its appender may write it at this very moment too: the identical copy folds away on reading.
         await this.repo.append(head);
         this.stored.set(orgId, head.seq);
-        return { valid: true, entries: checked + 1 };
+        return { valid: true, entries: checked + 1, complete: true };
       }
       // Appends landed while the ledger was read: read what came after, a few times at most.
       if (head.seq > position.seq && round < 3) continue;
-      return { valid: false, entries: checked, broken_at: position.seq, reason: 'the ledger ends before its recorded head' };
+      const reason = 'the ledger ends before its recorded head';
+      return { valid: false, entries: checked, broken_at: position.seq, reason, complete: true };
     }
   }
 }

@@ -11,9 +11,13 @@ const maxTrackedAddresses = 100_000;
 
 /**
  * Throttles failed authentication per client address: each failure takes a
- * token from the address's bucket, which refills at `failuresPerMinute`; an
- * address with none left is refused with 429 before its credential is even
- * looked at, so guessing keys is slowed to that rate. A success takes nothing.
+ * token from the address's bucket, which refills at `failuresPerMinute`; a
+ * bad credential from an address with none left is answered 429 instead of
+ * 401. A valid credential is never refused (api/auth.ts checks it first): an
+ * address may be a proxy or a NAT that many clients share, and one of them
+ * failing must not lock the others out. So the throttle slows and flags a
+ * client that keeps failing; what makes keys unguessable is their 256-bit
+ * secret. A success takes nothing.
  */
 export class AuthThrottle {
   private readonly failures: TokenBuckets;
@@ -31,7 +35,7 @@ export class AuthThrottle {
     });
   }
 
-  /** Refuses a client that has used up its failures; a client without failures has no bucket. */
+  /** Refuses (429) a failing client that has used up its failures; a client without failures has no bucket. */
   check(client: string): void {
     if (!this.config.failuresPerMinute) return;
     const waitMs = this.failures.peek(client)?.waitMs(1, this.now()) ?? 0;

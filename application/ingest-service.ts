@@ -73,13 +73,13 @@ export class IngestService {
     if (request.idempotencyKey !== undefined && request.idempotencyKey.length > maxIdempotencyKeyLength) {
       throw validationError(`Idempotency-Key is at most ${maxIdempotencyKeyLength} characters`);
     }
-    this.deps.rateLimiter.takeRecords(orgId, records.length);
+    this.deps.rateLimiter.take(orgId, records.length);
     let batchHex: string;
     try {
       batchHex = await this.stampAndPublish(request);
     } catch (err) {
       // Records refused or not stored do not count against the workspace's rate.
-      this.deps.rateLimiter.refundRecords(orgId, records.length);
+      this.deps.rateLimiter.refund(orgId, records.length);
       throw err;
     }
     return { count: records.length, eventIds: () => records.map((_, i) => eventIdOf(batchHex, i)) };

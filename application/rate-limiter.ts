@@ -9,38 +9,83 @@ export interface RateLimitConfig {
   burstSeconds: number;
 }
 
-const maxTrackedWorkspaces = 100_000;
+/** A budget of cost units per key: what it regains per second (0: no limit) and what it may spend at once. */
+export interface Budget {
+  ratePerSecond: number;
+  capacity: number;
+}
 
-/** Per-workspace limits on telemetry records, answered with 429 RATE_LIMITED and Retry-After. */
+/** What a limiter counts and how it says no. */
+export interface LimiterSpec {
+  metric: { name: string; help: string };
+  /** The refusal's message, given the cost of what was refused. */
+  refusal: (cost: number) => string;
+}
+
+const maxTrackedKeys = 100_000;
+
+/**
+ * Per-key budgets (a workspace, an API key) kept in token buckets, in this
+ * API process: what is over its key's budget is refused with 429
+ * RATE_LIMITED and Retry-After, and counted. The same limiter, with other
+ * parameters, meters telemetry records per workspace and analysts' query
+ * cost per key.
+ */
 export class RateLimiter {
   private readonly buckets: TokenBuckets;
   private readonly limited;
 
   constructor(
-    private readonly config: RateLimitConfig,
+    private readonly budget: Budget,
+    private readonly spec: LimiterSpec,
     registry: Registry,
     private readonly now: () => number = Date.now,
   ) {
-    this.buckets = new TokenBuckets(config.recordsPerSecond, config.recordsPerSecond * config.burstSeconds, maxTrackedWorkspaces);
-    this.limited = counter(registry, {
-      name: 'nettel_rate_limited_requests_total',
-      help: 'Ingest requests refused with 429 because their workspace was over its record rate',
-    });
+    this.buckets = new TokenBuckets(budget.ratePerSecond, budget.capacity, maxTrackedKeys);
+    this.limited = counter(registry, spec.metric);
   }
 
-  /** Gives back a refused or failed request's records (validation error, JetStream unavailable). */
-  refundRecords(orgId: string, records: number): void {
-    this.buckets.peek(orgId)?.refund(records);
-  }
-
-  takeRecords(orgId: string, records: number): void {
-    if (!this.config.recordsPerSecond) return;
-    const taken = this.buckets.get(orgId, this.now()).take(records, this.now());
+  /** Takes `cost` from the key's budget, or throws 429 RATE_LIMITED with the seconds until it could. */
+  take(key: string, cost: number): void {
+    if (!this.budget.ratePerSecond) return;
+    const taken = this.buckets.get(key, this.now()).take(cost, this.now());
     if (!taken.ok) {
       this.limited.inc();
-      throw new AppError('RATE_LIMITED', `the workspace is over ${this.config.recordsPerSecond} telemetry records per second`, {
-        retryAfterSeconds: Math.max(1, Math.ceil(taken.retryAfterMs / 1000)),
-      });
+      throw new AppError('RATE_LIMITED', this.spec.refusal(cost), { retryAfterSeconds: Math.max(1, Math.ceil(taken.retryAfterMs / 1000)) });
     }
   }
+
+  /** Gives back what a refused or failed request took (validation error, engine unavailable, work not done). */
+  refund(key: string, cost: number): void {
+    if (cost > 0) this.buckets.peek(key)?.refund(cost);
+  }
+}
+
+/** Telemetry records per workspace: `recordsPerSecond`, `burstSeconds` of them at once. */
+export function recordRateLimiter(config: RateLimitConfig, registry: Registry, now?: () => number): RateLimiter {
+  const budget = { ratePerSecond: config.recordsPerSecond, capacity: config.recordsPerSecond * config.burstSeconds };
+  return new RateLimiter(
+    budget,
+    {
+      metric: { name: 'nettel_rate_limited_requests_total', help: 'Ingest requests refused with 429 because their workspace was over its record rate' },
+      refusal: () => `the workspace is over ${config.recordsPerSecond} telemetry records per second`,
+    },
+    registry,
+    now,
+  );
+}
+
+/** Analysts' query cost (core/query-cost.ts) per API key: `unitsPerMinute`, `burstUnits` at once. */
+export function queryBudgetLimiter(config: { unitsPerMinute: number; burstUnits: number }, registry: Registry, now?: () => number): RateLimiter {
+  return new RateLimiter(
+    { ratePerSecond: config.unitsPerMinute / 60, capacity: config.burstUnits },
+    {
+      metric: { name: 'nettel_query_budget_refused_total', help: "Analyst queries and audit verifications refused with 429 because their key's query budget was spent" },
+      refusal: (cost) =>
+        `the key has spent its query budget (${config.unitsPerMinute} units a minute, ${config.burstUnits} at once; this request costs ${cost}): ` +
+        'retry after the time Retry-After gives, or ask for a shorter range or for dimensions a rollup keeps',
+    },
+    registry,
+    now,
+  );
 }

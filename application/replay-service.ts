@@ -1,10 +1,10 @@
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { historyOf, windowMsOf } from '../core/detection-rules';
 import type { DecisionTokens } from '../core/decision-token';
-import { AppError, conflict, forbidden, notFound, policyDenied, unavailable } from '../core/errors';
+import { AppError, conflict, forbidden, notFound, policyDenied, unavailable, validationError } from '../core/errors';
 import { randomId } from '../core/ids';
 import { deniedMessage, evaluatePolicies } from '../core/policy';
-import { replayWindow } from '../core/replay';
+import { replayWindow, windowOverCap } from '../core/replay';
 import type { AuditLedger } from './audit-ledger';
 import type { IncidentsRepo } from '../storage/incidents-repo';
 import type { PoliciesRepo } from '../storage/policies-repo';
@@ -69,6 +69,8 @@ export class ReplayService {
       audit: AuditLedger;
       /** The window follows the incident's own rules version; the defaults when absent. */
       rules?: DetectionRulesSource;
+      /** The longest window a replay may run on (REPLAY_MAX_WINDOW_MINUTES): longer is 400, before any policy is asked. */
+      maxWindowMinutes: number;
       /** Signs the proof a decision carries that this API authenticated its approver (DECISION_SIGNING_KEY). */
       decisionTokens: Pick<DecisionTokens, 'mint'>;
     },
@@ -79,6 +81,8 @@ export class ReplayService {
     if (!incident) throw notFound('incident');
     const history = this.deps.rules ? await this.deps.rules.history(orgId, incident.rules_version) : historyOf([]);
     const window = replayWindow(incident, windowMsOf(history, incident.rules_version), windowMinutes);
+    const overCap = windowOverCap(window, windowMinutes, this.deps.maxWindowMinutes);
+    if (overCap) throw validationError(overCap, [{ path: 'window_minutes', message: `at most ${this.deps.maxWindowMinutes}` }]);
     const decision = evaluatePolicies(await this.deps.policies.active(orgId), {
       environment: incident.environment,
       severity: incident.severity,

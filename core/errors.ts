@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'METHOD_NOT_ALLOWED'
   | 'REQUEST_TIMEOUT'
   | 'CONFLICT'
+  | 'QUERY_TOO_EXPENSIVE'
   | 'PAYLOAD_TOO_LARGE'
   | 'HEADERS_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
@@ -30,6 +31,7 @@ const statusOfCode: Record<ErrorCode, number> = {
   METHOD_NOT_ALLOWED: 405,
   REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
+  QUERY_TOO_EXPENSIVE: 422,
   PAYLOAD_TOO_LARGE: 413,
   HEADERS_TOO_LARGE: 431,
   UNSUPPORTED_MEDIA_TYPE: 415,
@@ -78,6 +80,42 @@ export const policyDenied = (message: string) => new AppError('POLICY_DENIED', m
 /** An engine (NATS, ClickHouse, Temporal) could not serve the request; the client may retry. */
 export const unavailable = (engine: string, cause?: unknown) =>
   new AppError('UNAVAILABLE', `${engine} is unavailable, retry later`, { cause, retryAfterSeconds: 2 });
+
+/** The engine limits an analyst query runs under, by the ClickHouse setting that sets each. */
+export type QueryLimit = 'max_execution_time' | 'max_rows_to_read' | 'max_memory_usage' | 'max_bytes_to_read';
+
+/**
+ * The limit a ClickHouse error code reports: 158 TOO_MANY_ROWS, 159
+ * TIMEOUT_EXCEEDED, 160 TOO_SLOW (the estimated time is over the limit),
+ * 241 MEMORY_LIMIT_EXCEEDED, 307 TOO_MANY_BYTES.
+ */
+export const queryLimitOfEngineCode: Readonly<Record<number, QueryLimit>> = {
+  158: 'max_rows_to_read',
+  159: 'max_execution_time',
+  160: 'max_execution_time',
+  241: 'max_memory_usage',
+  307: 'max_bytes_to_read',
+};
+
+const overLimit: Record<QueryLimit, string> = {
+  max_execution_time: 'would run longer than',
+  max_rows_to_read: 'would read more rows than',
+  max_memory_usage: 'would need more memory than',
+  max_bytes_to_read: 'would read more bytes than',
+};
+
+/**
+ * 422: a query the engine stopped at one of its limits. Not the client's
+ * mistake nor the engine's failure: the same query fails again, a narrower
+ * one may not. `bound` is the limit's value as people read it ("30 seconds").
+ */
+export const queryTooExpensive = (limit: QueryLimit, bound: string | undefined, cause?: unknown) =>
+  new AppError(
+    'QUERY_TOO_EXPENSIVE',
+    `the query ${overLimit[limit]} its limit (${limit}${bound ? `: ${bound}` : ''}): narrow the time range, filter on more ` +
+      'dimensions, or group by fewer (or by dimensions a rollup keeps, so the raw flows are not read)',
+    { cause },
+  );
 
 /** A zod failure as error details: each bad field's path and message, at most 20. */
 export function zodIssueDetails(error: z.ZodError, index?: number): ErrorDetail[] {

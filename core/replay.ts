@@ -24,10 +24,23 @@ export interface ReplayWindow {
   window_minutes: number;
 }
 
+/** The longest window any setting may let a replay run on (REPLAY_MAX_WINDOW_MINUTES is at most this): 30 days. */
+export const maxReplayWindowMinutes = 43_200;
+
 export function replayWindow(incident: Pick<Incident, 'first_seen' | 'last_seen'>, correlationWindowMs: number, requestedMinutes?: number): ReplayWindow {
   const from = incident.first_seen - correlationWindowMs;
   const minutes = requestedMinutes ?? Math.ceil((incident.last_seen - incident.first_seen + 2 * correlationWindowMs) / 60_000);
   return { from, to: from + minutes * 60_000, window_minutes: minutes };
+}
+
+/** Why a window is over the cap of `maxMinutes` (a requested one, or the incident's default), or undefined when it is not. */
+export function windowOverCap(window: ReplayWindow, requestedMinutes: number | undefined, maxMinutes: number): string | undefined {
+  if (window.window_minutes <= maxMinutes) return undefined;
+  if (requestedMinutes !== undefined) return `window_minutes is at most ${maxMinutes} (REPLAY_MAX_WINDOW_MINUTES): ask for a shorter window`;
+  return (
+    `the incident's replay window would be ${window.window_minutes} minutes (its span and a correlation window on each side), ` +
+    `over the ${maxMinutes}-minute cap (REPLAY_MAX_WINDOW_MINUTES): ask for window_minutes of at most ${maxMinutes}`
+  );
 }
 
 /** The fields a replay must reproduce for parity. */

@@ -2,9 +2,12 @@ import path from 'node:path';
 import { z } from 'zod';
 import { TrustedProxies } from '../core/client-address';
 import { decisionSigningKeyMinLength } from '../core/decision-token';
+import { rawRangeDays, rollupRangeDays } from '../core/flow-query';
 import { allowedHostSet, type RetrySchedule } from '../core/outbound';
+import { maxReplayWindowMinutes } from '../core/replay';
 import type { SupervisionConfig } from '../engines/supervisor';
 import type { Retention } from '../storage/migrations/migration';
+import { defaultQueryLimits, type QueryLimits } from '../storage/query-limits';
 
 /**
  * The one place that reads the environment. Every component receives its part
@@ -81,6 +84,15 @@ const envSchema = z.object({
   NATS_DEAD_LETTER_MAX_BYTES: z.coerce.number().int().positive().default(1024 ** 3),
   RATE_LIMIT_RECORDS_PER_SECOND: z.coerce.number().min(0).default(0),
   RATE_LIMIT_BURST_SECONDS: z.coerce.number().positive().max(3600).default(2),
+  ANALYTICS_MAX_EXECUTION_SECONDS: z.coerce.number().int().min(0).max(3600).default(defaultQueryLimits.maxExecutionSeconds),
+  ANALYTICS_MAX_MEMORY_BYTES: z.coerce.number().int().min(0).default(defaultQueryLimits.maxMemoryBytes),
+  ANALYTICS_MAX_ROWS_TO_READ: z.coerce.number().int().min(0).default(defaultQueryLimits.maxRowsToRead),
+  ANALYTICS_MAX_RANGE_DAYS: z.coerce.number().int().min(1).max(366).default(rollupRangeDays),
+  ANALYTICS_MAX_RAW_RANGE_DAYS: z.coerce.number().int().min(1).max(31).default(rawRangeDays),
+  QUERY_BUDGET_UNITS_PER_MINUTE: z.coerce.number().min(0).default(120),
+  QUERY_BUDGET_BURST_UNITS: z.coerce.number().min(1).default(120),
+  AUDIT_VERIFY_MAX_ENTRIES: z.coerce.number().int().min(1).max(1_000_000).default(50_000),
+  REPLAY_MAX_WINDOW_MINUTES: z.coerce.number().int().min(1).max(maxReplayWindowMinutes).default(1440),
   COLLECTOR_HOST: z.preprocess(blankAsUnset, z.string().optional()),
   COLLECTOR_NETFLOW_PORT: z.coerce.number().int().min(1).max(65535).default(2055),
   COLLECTOR_SFLOW_PORT: z.coerce.number().int().min(1).max(65535).default(6343),
@@ -124,6 +136,14 @@ export interface Config {
   /** `metricsToken`: the bearer a Prometheus scraper presents on /metrics (the platform admin key works too). */
   auth: { failuresPerMinute: number; trustedProxies: string[]; metricsToken?: string };
   rateLimit: { recordsPerSecond: number; burstSeconds: number };
+  /** Analysts' queries: the engine limits each runs under, and the longest range (days) on rollups and on the raw flows. */
+  analytics: { limits: QueryLimits; maxRangeDays: number; maxRawRangeDays: number };
+  /** Cost units (core/query-cost.ts) each key may spend a minute on analysts' queries and audit verification, and at once. */
+  queryBudget: { unitsPerMinute: number; burstUnits: number };
+  /** Entries one call of /v1/audit/verify checks at most; the rest by its cursor. */
+  auditVerify: { maxEntries: number };
+  /** The longest window a replay may run on. */
+  replays: { maxWindowMinutes: number };
   dataDir: string;
   /** How the local engines of the embedded default are kept running (engines/supervisor.ts). */
   supervision: SupervisionConfig;
@@ -253,6 +273,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS, requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS },
     auth: { failuresPerMinute: e.AUTH_FAILURES_PER_MINUTE, trustedProxies: e.TRUSTED_PROXIES, metricsToken: e.METRICS_TOKEN },
     rateLimit: { recordsPerSecond: e.RATE_LIMIT_RECORDS_PER_SECOND, burstSeconds: e.RATE_LIMIT_BURST_SECONDS },
+    analytics: {
+      limits: { maxExecutionSeconds: e.ANALYTICS_MAX_EXECUTION_SECONDS, maxMemoryBytes: e.ANALYTICS_MAX_MEMORY_BYTES, maxRowsToRead: e.ANALYTICS_MAX_ROWS_TO_READ },
+      maxRangeDays: e.ANALYTICS_MAX_RANGE_DAYS,
+      maxRawRangeDays: e.ANALYTICS_MAX_RAW_RANGE_DAYS,
+    },
+    queryBudget: { unitsPerMinute: e.QUERY_BUDGET_UNITS_PER_MINUTE, burstUnits: e.QUERY_BUDGET_BURST_UNITS },
+    auditVerify: { maxEntries: e.AUDIT_VERIFY_MAX_ENTRIES },
+    replays: { maxWindowMinutes: e.REPLAY_MAX_WINDOW_MINUTES },
     dataDir: path.resolve(e.DATA_DIR),
     supervision: {
       checkIntervalMs: e.ENGINE_CHECK_INTERVAL_MS,

@@ -2,6 +2,7 @@ import { bucketMs, seriesResolution, type BucketResolution } from '../core/resol
 import type { ClickHouse } from './clickhouse';
 import type { FlowDimension, FlowFilter, StepVolume } from '../core/flow-query';
 import { filterConditions, flowStepVolumes, topFlows, type FlowKey, type FlowMetric, type FlowScope, type FlowTop } from './flow-analytics';
+import { defaultQueryLimits, limitedClickHouse, type AnalystClickHouse, type QueryLimits } from './query-limits';
 import { int, str } from './sql';
 
 export interface TimeRange {
@@ -49,10 +50,16 @@ export interface MetricSeries {
  * rollups that answer the range (core/resolution.ts), so their cost grows
  * with hours and the minutes at the edges, not with flows. A flow query
  * grouped or filtered on a dimension no rollup keeps reads the raw flows
- * (core/flow-query.ts plans it; flow-analytics.ts holds its SQL).
+ * (core/flow-query.ts plans it; flow-analytics.ts holds its SQL). Every
+ * query runs under the engine limits given (time, memory, rows read), so
+ * what the bounds above leave open is stopped by ClickHouse itself.
  */
 export class AnalyticsRepo {
-  constructor(private readonly ch: ClickHouse) {}
+  private readonly ch: AnalystClickHouse;
+
+  constructor(ch: ClickHouse, limits: QueryLimits = defaultQueryLimits) {
+    this.ch = limitedClickHouse(ch, limits);
+  }
 
   private get db() {
     return this.ch.database;

@@ -1,7 +1,7 @@
 import { dimensionSpecs, type FlowDimension, type FlowFilter, type FlowQueryPlan, type StepVolume } from '../core/flow-query';
 import { bucketMs, coarsestOf, flowResolutions, planSegments, type Resolution, type Segment, type TimeSpan } from '../core/resolution';
-import type { ClickHouse } from './clickhouse';
 import type { Dialect } from './dialect';
+import type { AnalystClickHouse } from './query-limits';
 import { int, str, strList } from './sql';
 
 /**
@@ -10,7 +10,8 @@ import { int, str, strList } from './sql';
  * plan (core/flow-query.ts) segment by segment (core/resolution.ts), or the
  * raw flows alone, and everything is summed in ClickHouse. Column names come
  * from the fixed list of dimensions; values reach SQL only through the
- * literal helpers and the dialect.
+ * literal helpers and the dialect. Callers hand in a ClickHouse whose every
+ * query runs under the analysts' limits (query-limits.ts).
  */
 export type FlowMetric = 'bytes' | 'packets' | 'flows';
 export type DimensionValue = string | number | null;
@@ -81,7 +82,7 @@ interface SegmentSource {
   flows: string;
 }
 
-function sourceOf(ch: ClickHouse, scope: FlowScope, s: Segment): SegmentSource {
+function sourceOf(ch: AnalystClickHouse, scope: FlowScope, s: Segment): SegmentSource {
   const d = ch.dialect;
   const filters = filterConditions(d, scope.filters);
   if (s.resolution === 'raw') {
@@ -98,7 +99,7 @@ function sourceOf(ch: ClickHouse, scope: FlowScope, s: Segment): SegmentSource {
  * aggregate per segment, summed by key (rollups are SummingMergeTree, so
  * rows of one key may not be merged yet: always sum). Ties go by key.
  */
-export async function topFlows(ch: ClickHouse, scope: FlowScope, by: readonly FlowDimension[], metric: FlowMetric, limit: number): Promise<FlowTop> {
+export async function topFlows(ch: AnalystClickHouse, scope: FlowScope, by: readonly FlowDimension[], metric: FlowMetric, limit: number): Promise<FlowTop> {
   const segments = segmentsOf(scope.plan, scope.range);
   const keys = by.map((_, i) => `k${i}`).join(', ');
   const parts = segments.map((s) => {
@@ -135,7 +136,7 @@ const splitText = (d: Dialect, dimension: FlowDimension, column: string) =>
  * text) and of all the rest (under null), so every step sums to its total.
  */
 export async function flowStepVolumes(
-  ch: ClickHouse,
+  ch: AnalystClickHouse,
   scope: FlowScope,
   stepMs: number,
   split?: { dimension: FlowDimension; texts: readonly string[] },

@@ -21,6 +21,7 @@ export const errorAnswer = z
       code: z.enum([
         'VALIDATION_ERROR', 'UNAUTHORIZED', 'FORBIDDEN', 'POLICY_DENIED', 'NOT_FOUND', 'METHOD_NOT_ALLOWED', 'CONFLICT',
         'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'HEADERS_TOO_LARGE', 'REQUEST_TIMEOUT', 'UNAVAILABLE', 'INTERNAL',
+        'QUERY_TOO_EXPENSIVE',
       ]),
       message: z.string(),
       details: z.array(z.object({ index: z.number().int().optional(), path: z.string().optional(), message: z.string() })).optional(),
@@ -65,7 +66,14 @@ export const auditEntryAnswer = z
   })
   .meta({ title: 'AuditEntry' });
 export const auditVerifyAnswer = z
-  .object({ valid: z.boolean(), entries: z.number().int(), broken_at: z.number().int().optional(), reason: z.string().optional() })
+  .object({
+    valid: z.boolean().meta({ description: 'every entry checked holds (and, when complete, the chain ends at its recorded head)' }),
+    entries: z.number().int().meta({ description: 'entries checked by this call' }),
+    broken_at: z.number().int().optional(),
+    reason: z.string().optional(),
+    complete: z.boolean().meta({ description: 'nothing is left to check; false: go on with next_cursor' }),
+    next_cursor: nextCursor,
+  })
   .meta({ title: 'AuditVerification' });
 
 export const singleAccepted = z.object({ status: z.literal('accepted'), event_id: z.string() });

@@ -65,7 +65,7 @@ export const dataContracts: RouteContract[] = [
   },
   {
     method: 'get', path: '/v1/audit/verify', summary: "Verify the ledger's hash chain", tag: 'Audit', access: 'admin-or-workspace',
-    permission: 'audit:read', query: audit.verifySchema, responses: { 200: json('the verdict', a.auditVerifyAnswer) },
+    permission: 'audit:read', query: audit.verifySchema, responses: { 200: json('the verdict on the entries this call checked', a.auditVerifyAnswer) },
   },
   {
     ...ingestRoute('/flow', 'Ingest flows', flowSchema, flowExample),
@@ -101,18 +101,18 @@ export const dataContracts: RouteContract[] = [
   ),
   {
     method: 'get', path: '/v1/telemetry/flows', summary: 'Flows, newest first', tag: 'Analytics', access: 'workspace', permission: 'read',
-    query: flows.flowsSchema, extraQuery: flowFilters, responses: { 200: json('a page of flows', a.pageOf(a.flowAnswer)) },
+    query: flows.flowsSchema, extraQuery: flowFilters, errors: [422], responses: { 200: json('a page of flows', a.pageOf(a.flowAnswer)) },
   },
   {
     method: 'get', path: '/v1/telemetry/flows/top', summary: 'Top talkers', tag: 'Analytics', access: 'workspace', permission: 'read',
-    query: flows.topSchema, extraQuery: flowFilters, responses: { 200: json('the ranked rows', a.topAnswer) },
+    query: flows.topSchema, extraQuery: flowFilters, errors: [422], responses: { 200: json('the ranked rows', a.topAnswer) },
   },
   {
     method: 'get', path: '/v1/telemetry/flows/series', summary: 'Traffic series', tag: 'Analytics', access: 'workspace', permission: 'read',
-    query: flows.seriesSchema, extraQuery: flowFilters, responses: { 200: json('one series per key', a.flowSeriesAnswer) },
+    query: flows.seriesSchema, extraQuery: flowFilters, errors: [422], responses: { 200: json('one series per key', a.flowSeriesAnswer) },
   },
   {
     method: 'get', path: '/v1/telemetry/metrics/series', summary: 'A metric series', tag: 'Analytics', access: 'workspace', permission: 'read',
-    query: telemetry.seriesSchema, responses: { 200: json('averages per step', a.metricSeriesAnswer) },
+    query: telemetry.seriesSchema, errors: [422], responses: { 200: json('averages per step', a.metricSeriesAnswer) },
   },
 ];

@@ -3,18 +3,28 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { validationError } from '../../core/errors';
 import type { AuditEntry } from '../../core/audit-chain';
+import { auditVerifyCost } from '../../core/query-cost';
 import { orgIdSchema } from '../../core/ids';
 import { iso } from '../../core/time';
 import { principalOf, requirePermission } from '../auth';
 import type { ApiDeps } from '../deps';
-import { decodeCursor, limitSchema, pageOf } from '../pagination';
+import { decodeCursor, encodeCursor, limitSchema, pageOf } from '../pagination';
+import { chargeQuery } from '../query-budget';
 import { parseOrThrow, singleQuery } from '../validation';
 
 export const listSchema = z
   .object({ org_id: orgIdSchema.optional(), limit: limitSchema, cursor: z.string().max(512).optional() })
   .strict();
-export const verifySchema = z.object({ org_id: orgIdSchema.optional() }).strict();
+export const verifySchema = z
+  .object({
+    org_id: orgIdSchema.optional(),
+    limit: z.coerce.number().int().min(1).max(1_000_000).optional().meta({ description: 'entries to check in this call; at most, and by default, AUDIT_VERIFY_MAX_ENTRIES' }),
+    cursor: z.string().max(512).optional().meta({ description: "where the previous call's check stopped (its next_cursor)" }),
+  })
+  .strict();
 const cursorSchema = z.object({ seq: z.number().int().min(0) });
+/** Where a verification resumes: the seq the next entry must carry and the hash it must link to. */
+const verifyCursorSchema = z.object({ seq: z.number().int().min(1), prev_hash: z.string().regex(/^[0-9a-f]{64}$/) });
 
 function entryView(entry: AuditEntry) {
   let details: unknown;
@@ -54,8 +64,25 @@ export function registerAuditRoutes(router: Router, deps: ApiDeps): void {
     ctx.body = pageOf(rows, query.limit, (e) => ({ seq: e.seq }), entryView);
   });
 
+  /**
+   * Checks at most AUDIT_VERIFY_MAX_ENTRIES entries a call, paid for from the
+   * key's query budget (the unread part is given back); `next_cursor` resumes
+   * a longer ledger where the call stopped.
+   */
   router.get('/v1/audit/verify', guard, async (ctx) => {
     const query = parseOrThrow(verifySchema, singleQuery(ctx.query), 'query');
-    ctx.body = await deps.audit.verify(ledgerOrg(ctx, query.org_id));
+    const orgId = ledgerOrg(ctx, query.org_id);
+    const maxEntries = query.limit ?? deps.auditVerifyMaxEntries;
+    if (maxEntries > deps.auditVerifyMaxEntries) {
+      throw validationError(`one call checks at most ${deps.auditVerifyMaxEntries} entries (AUDIT_VERIFY_MAX_ENTRIES): go on with next_cursor`, [
+        { path: 'limit', message: `at most ${deps.auditVerifyMaxEntries}` },
+      ]);
+    }
+    const resume = decodeCursor(query.cursor, verifyCursorSchema);
+    const giveBack = chargeQuery(ctx, deps.queryBudget, auditVerifyCost(maxEntries));
+    const verdict = await deps.audit.verify(orgId, { from: resume && { seq: resume.seq, prevHash: resume.prev_hash }, maxEntries });
+    giveBack(auditVerifyCost(maxEntries) - auditVerifyCost(verdict.entries));
+    const { next, ...shown } = verdict;
+    ctx.body = { ...shown, next_cursor: next ? encodeCursor({ seq: next.seq, prev_hash: next.prevHash }) : null };
   });
 }

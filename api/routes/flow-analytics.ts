@@ -9,7 +9,6 @@ import {
   parseDimensionList,
   parseFilters,
   planFlowQuery,
-  rawRangeDays,
   rawReason,
   rollupRangeDays,
   seriesPoints,
@@ -17,6 +16,7 @@ import {
   type FlowFilter,
   type FlowQueryPlan,
 } from '../../core/flow-query';
+import { queryCost } from '../../core/query-cost';
 import type { Segment } from '../../core/resolution';
 import { iso } from '../../core/time';
 import type { FlowRecord } from '../../storage/analytics-repo';
@@ -24,14 +24,18 @@ import type { FlowTopRow } from '../../storage/flow-analytics';
 import { orgOf, requirePermission } from '../auth';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, encodeCursor } from '../pagination';
+import { chargeQuery } from '../query-budget';
 import { parseOrThrow, singleQuery, timeParam } from '../validation';
 
 /**
  * Analysts' flow reads, as in Akvorado's visualize view: the flows
  * themselves, top keys and traffic series, each filtered on any dimension
  * (core/flow-query.ts). Every query is bounded by a time range (default the
- * last hour; at most 31 days when rollups answer it, 7 days when it reads the
- * raw flows) and a row or point limit.
+ * last hour; at most ANALYTICS_MAX_RANGE_DAYS, 31 by default, when rollups
+ * answer it, ANALYTICS_MAX_RAW_RANGE_DAYS, 7, when it reads the raw flows) and
+ * a row or point limit; it is paid for from its key's query budget
+ * (core/query-cost.ts) before it runs, and runs under the engine limits
+ * (storage/query-limits.ts).
  */
 const hour = 3_600_000;
 const day = 24 * hour;
@@ -48,10 +52,10 @@ export function boundedRange(q: { from?: number; to?: number }, maxMs: number, w
   return { from, to };
 }
 
-/** The range of a query on flows: rollups answer 31 days, the raw flows 7 (the error says which dimensions need them). */
-function flowRange(q: { from?: number; to?: number }, plan: FlowQueryPlan) {
-  if (plan.source !== 'raw') return boundedRange(q, rollupRangeDays * day);
-  return boundedRange(q, rawRangeDays * day, ` when the query reads the raw flows (${rawReason(plan)})`);
+/** The range of a query on flows: rollups answer the longer range, the raw flows the shorter (the error says which dimensions need them). */
+function flowRange(q: { from?: number; to?: number }, plan: FlowQueryPlan, limits: ApiDeps['analyticsLimits']) {
+  if (plan.source !== 'raw') return boundedRange(q, limits.maxRangeDays * day);
+  return boundedRange(q, limits.maxRawRangeDays * day, ` when the query reads the raw flows (${rawReason(plan)})`);
 }
 
 /** A flow route's query: its filter parameters parsed, the others left to the route's schema. */
@@ -105,8 +109,9 @@ function registerFlows(router: Router, deps: ApiDeps, guard: Guard): void {
   router.get('/v1/telemetry/flows', guard, async (ctx) => {
     const { params, filters } = flowQuery(ctx);
     const q = parseOrThrow(flowsSchema, params, 'query');
-    const range = boundedRange(q, rawRangeDays * day);
+    const range = boundedRange(q, deps.analyticsLimits.maxRawRangeDays * day);
     const after = decodeCursor(q.cursor, flowCursor);
+    chargeQuery(ctx, deps.queryBudget, queryCost('raw', range));
     const rows = await deps.analytics.flows(orgOf(ctx), range, filters, q.limit + 1, after);
     const page = rows.slice(0, q.limit);
     const last = page[page.length - 1];
@@ -123,7 +128,8 @@ function registerTop(router: Router, deps: ApiDeps, guard: Guard): void {
     const q = parseOrThrow(topSchema, params, 'query');
     const by = parseDimensionList(q.by, 'by', 3);
     const plan = planFlowQuery(by, filters);
-    const range = flowRange(q, plan);
+    const range = flowRange(q, plan, deps.analyticsLimits);
+    chargeQuery(ctx, deps.queryBudget, queryCost(plan.source, range));
     const top = await deps.analytics.topFlows({ orgId: orgOf(ctx), range, filters, plan }, by, q.metric, q.limit);
     ctx.body = {
       data: top.rows.map((r) => topRowView(r, q.metric, q.totals)),
@@ -139,7 +145,7 @@ function registerSeries(router: Router, deps: ApiDeps, guard: Guard): void {
     const q = parseOrThrow(seriesSchema, params, 'query');
     const split = q.split_by === undefined ? undefined : parseDimensionList(q.split_by, 'split_by', 1)[0];
     const plan = planFlowQuery(split ? [split] : [], filters);
-    const range = flowRange(q, plan);
+    const range = flowRange(q, plan, deps.analyticsLimits);
     const step = q.step ?? defaultStep(range);
     const seriesCount = split ? q.limit + 1 : 1;
     if (stepCount(range, step * 1000) * seriesCount > maxSeriesPoints) {
@@ -147,6 +153,7 @@ function registerSeries(router: Router, deps: ApiDeps, guard: Guard): void {
         { path: 'step', message: 'too many points' },
       ]);
     }
+    chargeQuery(ctx, deps.queryBudget, queryCost(plan.source, range));
     const scope = { orgId: orgOf(ctx), range, filters, plan };
     const answer = await deps.analytics.flowSeries(scope, step * 1000, split ? { dimension: split, limit: q.limit } : undefined);
     ctx.body = {

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { replayStatuses } from '../../core/replay';
+import { maxReplayWindowMinutes, replayStatuses } from '../../core/replay';
 import { replayPayload } from '../../core/webhook-events';
 import { orgOf, principalOf, requirePermission } from '../auth';
 import { readBody, readOptionalJson } from '../body';
@@ -12,7 +12,8 @@ import { knownIdForm, parseOrThrow, pathParam, singleQuery } from '../validation
 export const requestSchema = z
   .object({
     incident_id: z.string(),
-    window_minutes: z.number().int().min(1).max(525_600).optional(),
+    // The absolute bound; the service refuses what is over REPLAY_MAX_WINDOW_MINUTES (1 day by default).
+    window_minutes: z.number().int().min(1).max(maxReplayWindowMinutes).optional(),
   })
   .strict();
 export const decisionSchema = z.object({ comment: z.string().max(1000).optional() }).strict();

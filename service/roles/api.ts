@@ -10,7 +10,7 @@ import { IncidentService } from '../../application/incident-service';
 import { IngestService } from '../../application/ingest-service';
 import { KeysService } from '../../application/keys-service';
 import { PolicyService } from '../../application/policy-service';
-import { RateLimiter } from '../../application/rate-limiter';
+import { queryBudgetLimiter, recordRateLimiter } from '../../application/rate-limiter';
 import { ReplayService } from '../../application/replay-service';
 import { WebhookService } from '../../application/webhook-service';
 import { TrustedProxies } from '../../core/client-address';
@@ -59,9 +59,12 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
     authThrottle: new AuthThrottle(config.auth, a.registry),
     trustedProxies: new TrustedProxies(config.auth.trustedProxies),
     metricsToken: config.auth.metricsToken,
-    ingest: new IngestService({ publisher, rateLimiter: new RateLimiter(config.rateLimit, a.registry), registry: a.registry }),
+    ingest: new IngestService({ publisher, rateLimiter: recordRateLimiter(config.rateLimit, a.registry), registry: a.registry }),
     incidents: new IncidentService({ incidents, signals: new IncidentSignals(a.clickhouse), correlator, audit }),
-    analytics: new AnalyticsRepo(a.clickhouse),
+    analytics: new AnalyticsRepo(a.clickhouse, config.analytics.limits),
+    analyticsLimits: config.analytics,
+    queryBudget: queryBudgetLimiter(config.queryBudget, a.registry),
+    auditVerifyMaxEntries: config.auditVerify.maxEntries,
     policies: new PolicyService({ policies, audit }),
     replays: new ReplayService({
       client: () => a.temporal.client,
@@ -71,6 +74,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
       replays: new ReplaysRepo(a.clickhouse),
       audit,
       rules,
+      maxWindowMinutes: config.replays.maxWindowMinutes,
       decisionTokens: decisionTokensOf(config),
     }),
     exporters: new ExporterService({ exporters: new ExportersRepo(a.clickhouse), audit, withLock: (name, work) => a.locks.withLock(name, work) }),

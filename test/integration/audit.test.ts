@@ -27,14 +27,14 @@ describe.each(transports)('audit ledger on %s', (transport) => {
     expect(entries[1]!.prev_hash).toBe(entries[2]!.hash);
     expect(entries[0]).toMatchObject({ actor: admin.key_id, target: other.key_id });
     const verdict = await t.request('GET', '/v1/audit/verify', { key: admin.key });
-    expect(verdict.body).toEqual({ valid: true, entries: 3 });
+    expect(verdict.body).toEqual({ valid: true, entries: 3, complete: true, next_cursor: null });
   });
 
   test('concurrent changes in one workspace still form one unbroken chain', async () => {
     const admin = await t.mintKey({ role: 'admin' });
     await Promise.all(Array.from({ length: 20 }, () => t.mintKey({ orgId: admin.org_id, role: 'analyst' })));
     const verdict = await t.request('GET', '/v1/audit/verify', { key: admin.key });
-    expect(verdict.body).toEqual({ valid: true, entries: 21 });
+    expect(verdict.body).toEqual({ valid: true, entries: 21, complete: true, next_cursor: null });
   });
 
   test('two workspaces cannot see each other audit entries', async () => {
@@ -105,7 +105,7 @@ describe.each(transports)('audit ledger on %s', (transport) => {
       Array.from({ length: 30 }, (_, i) => ledgers[i % 2]!.append({ orgId: admin.org_id, actor: 'test', action: 'test.append', target: `t${i}` })),
     );
     const verdict = await t.request('GET', '/v1/audit/verify', { key: admin.key });
-    expect(verdict.body).toEqual({ valid: true, entries: 31 });
+    expect(verdict.body).toEqual({ valid: true, entries: 31, complete: true, next_cursor: null });
   });
 
   test('entries cut off the end of the ledger are reported against the recorded head', async () => {
@@ -128,7 +128,7 @@ describe.each(transports)('audit ledger on %s', (transport) => {
     await t.stack.clickhouse.exec(`ALTER TABLE ${db}.audit_log DELETE WHERE org_id = '${admin.org_id}' AND seq = 2`);
     await waitForMutations(t.stack.clickhouse, 'audit_log');
     const verdict = await t.request('GET', '/v1/audit/verify', { key: admin.key });
-    expect(verdict.body).toEqual({ valid: true, entries: 2 });
+    expect(verdict.body).toEqual({ valid: true, entries: 2, complete: true, next_cursor: null });
     expect(await count()).toBe(2);
   });
 });

@@ -55,14 +55,23 @@ describe('hardening against abuse', () => {
   });
 
   describe('failed authentication', () => {
-    test('a client address that fails too often gets 429 RATE_LIMITED with Retry-After, even with a valid key', async () => {
+    test('a client address that fails too often gets 429 RATE_LIMITED with Retry-After for a bad key', async () => {
       const statuses: number[] = [];
       for (let i = 0; i < 5; i += 1) statuses.push((await t.request('GET', '/v1/whoami', from('198.51.100.1', neverMinted))).status);
       expect(statuses).toEqual([401, 401, 401, 401, 401]);
-      const throttled = await t.request<ErrorBody>('GET', '/v1/whoami', from('198.51.100.1', key));
+      const throttled = await t.request<ErrorBody>('GET', '/v1/whoami', from('198.51.100.1', neverMinted));
       expect(throttled.status).toBe(429);
       expect(throttled.body).toEqual({ error: { code: 'RATE_LIMITED', message: expect.stringContaining('failed authentications') as unknown } });
       expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect((await t.request('GET', '/v1/whoami', from('198.51.100.1'))).status).toBe(429);
+    });
+
+    test('a valid key is served from a throttled address: behind a shared proxy, one failing client locks no one else out', async () => {
+      for (let i = 0; i < 6; i += 1) await t.request('GET', '/v1/whoami', from('198.51.100.6', neverMinted));
+      expect((await t.request('GET', '/v1/whoami', from('198.51.100.6', neverMinted))).status).toBe(429);
+      const served = await t.request<{ org_id: string }>('GET', '/v1/whoami', from('198.51.100.6', key));
+      expect(served.status).toBe(200);
+      expect((await t.request('GET', '/v1/whoami', from('198.51.100.6', neverMinted))).status).toBe(429);
     });
 
     test('each throttled request is counted', async () => {

@@ -177,6 +177,16 @@ export interface AuditEntryView {
   hash: string;
 }
 
+/** GET /v1/audit/verify: the verdict on the entries one call checked, and where the next call goes on. */
+export interface AuditVerifyView {
+  valid: boolean;
+  entries: number;
+  broken_at?: number;
+  reason?: string;
+  complete: boolean;
+  next_cursor: string | null;
+}
+
 /** A row of GET /v1/telemetry/flows: the stored flow without its org and receive time, its time in ISO 8601. */
 export type FlowView = Omit<FlowRow, 'org_id' | 'received_at' | 'ts'> & { ts: string };
 

@@ -73,6 +73,8 @@ function testEnv(transport: Transport, dataDir: string, adminKey: string, extraE
     // Every test calls from loopback, and many call without a key on purpose: the throttle of failed
     // authentication would refuse them all. Its own test (hardening.test.ts) turns it on.
     AUTH_FAILURES_PER_MINUTE: '0',
+    // Many tests query in a loop with one key: the query budget would refuse them. Its own test (query-limits.test.ts) turns it on.
+    QUERY_BUDGET_UNITS_PER_MINUTE: '0',
     ...extraEnv,
   };
 }

@@ -156,7 +156,35 @@ describe('audit ledger', () => {
     entries.hooks.failAppend = new Error('the process died');
     await ledgerOver(entries.store, heads.store).append(event('claimed only')).catch(() => undefined);
     entries.hooks.failAppend = undefined;
-    await expect(ledgerOver(entries.store, heads.store).verify('org_a')).resolves.toEqual({ valid: true, entries: 2 });
+    await expect(ledgerOver(entries.store, heads.store).verify('org_a', { maxEntries: 100 })).resolves.toEqual({ valid: true, entries: 2, complete: true });
     expect(entries.ofOrg('org_a').map((e) => e.target)).toEqual(['stored', 'claimed only']);
+  });
+
+  test('verify reads at most maxEntries a call, and the next call resumes where it stopped, to the head', async () => {
+    const entries = fakeEntries();
+    const heads = fakeHeads();
+    const ledger = ledgerOver(entries.store, heads.store);
+    for (let i = 0; i < 5; i += 1) await ledger.append(event(`e${i}`));
+    const reads: number[] = [];
+    const ascending = entries.store.ascending.bind(entries.store);
+    entries.store.ascending = (orgId, opts) => {
+      reads.push(opts.limit);
+      return ascending(orgId, opts);
+    };
+    const first = await ledger.verify('org_a', { maxEntries: 2 }, 10);
+    expect(first).toMatchObject({ valid: true, entries: 2, complete: false, next: { seq: 3, prevHash: entries.ofOrg('org_a')[1]!.hash } });
+    const second = await ledger.verify('org_a', { from: first.next, maxEntries: 2 }, 10);
+    const third = await ledger.verify('org_a', { from: second.next, maxEntries: 2 }, 10);
+    expect([second, third]).toMatchObject([{ valid: true, entries: 2, complete: false }, { valid: true, entries: 1, complete: true }]);
+    expect(Math.max(...reads)).toBeLessThanOrEqual(2);
+  });
+
+  test('a verification resumed past a changed entry finds the break there', async () => {
+    const entries = fakeEntries();
+    const ledger = ledgerOver(entries.store, fakeHeads().store);
+    for (let i = 0; i < 4; i += 1) await ledger.append(event(`e${i}`));
+    const first = await ledger.verify('org_a', { maxEntries: 2 });
+    entries.rows.find((e) => e.seq === 3)!.target = 'forged';
+    await expect(ledger.verify('org_a', { from: first.next, maxEntries: 2 })).resolves.toMatchObject({ valid: false, broken_at: 3, complete: true });
   });
 });

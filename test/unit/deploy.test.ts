@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments, parse } from 'yaml';
+import { TrustedProxies } from '../../core/client-address';
 import { loadConfig } from '../../service/config';
 import { clusterDdl } from '../../storage/cluster-ddl';
 
@@ -77,5 +78,27 @@ describe('deployment files', () => {
       const settings = fs.readFileSync(path.join(deploy, mount!.split(':')[0]!), 'utf8');
       expect(/jetstream \{([^}]*)\}/.exec(settings)?.[1]).toMatch(/^\s*sync_interval: always$/m);
     }
+  });
+
+  test('both deployments put the API behind a proxy it trusts to name each client, so clients are throttled one by one', () => {
+    const secrets = { ADMIN_API_KEY: 'x'.repeat(32), DECISION_SIGNING_KEY: 'y'.repeat(32), WEBHOOK_SECRETS_KEY: 'z'.repeat(32) };
+    const compose = parse(fs.readFileSync(path.join(deploy, 'compose.yaml'), 'utf8'), { merge: true }) as {
+      services: Record<string, { environment?: Record<string, string>; ports?: string[]; volumes?: string[]; networks?: { default?: { ipv4_address?: string } } }>;
+    };
+    const proxy = compose.services.proxy!;
+    expect(proxy.ports).toEqual(['8080:8080']);
+    expect(compose.services.api!.ports).toBeUndefined();
+    const composeApi = loadConfig({ ...compose.services.api!.environment, ...secrets });
+    expect(composeApi.auth.trustedProxies).toEqual([proxy.networks?.default?.ipv4_address]);
+    const nginx = fs.readFileSync(path.join(deploy, proxy.volumes![0]!.split(':')[0]!), 'utf8');
+    expect(nginx).toMatch(/proxy_set_header X-Forwarded-For \$remote_addr;/);
+
+    const docs = parseAllDocuments(fs.readFileSync(path.join(deploy, 'kubernetes/nettel.yaml'), 'utf8')).map((d) => d.toJS() as Manifest);
+    const ingress = docs.find((d) => d.kind === 'Ingress') as unknown as { spec: { rules: Array<{ http: { paths: Array<{ backend: { service: { name: string } } }> } }> } };
+    expect(ingress.spec.rules[0]?.http.paths[0]?.backend.service.name).toBe('nettel-api');
+    const api = docs.find((d) => d.kind === 'Deployment' && d.spec?.template.spec.containers[0]?.env[0]?.value === 'api');
+    const env = Object.fromEntries((api?.spec?.template.spec.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
+    const kubeApi = loadConfig({ ...docs.find((d) => d.kind === 'ConfigMap')?.data, ...env, ...secrets });
+    expect(new TrustedProxies(kubeApi.auth.trustedProxies).has('10.244.3.7')).toBe(true);
   });
 });

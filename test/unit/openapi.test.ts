@@ -5,13 +5,17 @@ import { buildOpenApiDocument, errorStatuses, routeContracts } from '../../api/o
 import { routerPath } from '../../api/contracts/contract';
 import { testEventType, webhookEventTypes } from '../../core/webhook-events';
 import { createLogger } from '../../observability/logger';
+import { defaultQueryLimits } from '../../storage/query-limits';
 
 type Operation = { responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, unknown> }>; requestBody?: { content: Record<string, { example?: unknown }> } };
 type Doc = { paths: Record<string, Record<string, Operation>>; webhooks: Record<string, unknown> };
 
 /** The routes the app registers, as `METHOD /path` in the router's form. Registering needs no engine. */
 function appRoutes(): string[] {
-  const deps = { registry: new Registry(), log: createLogger('silent'), bodyLimitBytes: 1024, console: { dir: '/nonexistent' } };
+  const deps = {
+    registry: new Registry(), log: createLogger('silent'), bodyLimitBytes: 1024, console: { dir: '/nonexistent' },
+    analyticsLimits: { limits: defaultQueryLimits, maxRangeDays: 31, maxRawRangeDays: 7 },
+  };
   return createApp(deps as unknown as ApiDeps).routes.map((r) => `${r.method} ${r.path}`);
 }
 
