@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ChdbClickHouse, HttpClickHouse, type ClickHouse } from '../storage/clickhouse';
+import { HttpClickHouse, type ClickHouse } from '../storage/clickhouse';
+import { ChdbClickHouse } from '../storage/chdb-clickhouse';
 import { migrate } from '../storage/migrations';
 import type { Retention } from '../storage/migrations/migration';
 import { str } from '../storage/sql';

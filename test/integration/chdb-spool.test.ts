@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ChdbClickHouse, ClickHouseError } from '../../storage/clickhouse';
+import { ClickHouseError } from '../../storage/clickhouse';
+import { ChdbClickHouse } from '../../storage/chdb-clickhouse';
 import { startTestStack, type TestStack } from '../support/test-stack';
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { createLogger } from '../../observability/logger';
-import { ChdbClickHouse } from '../../storage/clickhouse';
+import { ChdbClickHouse } from '../../storage/chdb-clickhouse';
 import { dialectOf } from '../../storage/dialect';
 import { migrate, migrations } from '../../storage/migrations';
 import { seededRandom } from '../support/malformed';

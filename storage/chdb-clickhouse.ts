@@ -1,0 +1,146 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { hasJsonLinesShape } from '../core/json-lines';
+import { ClickHouseError, UnsafeInsertError, wrap, type ClickHouse } from './clickhouse';
+import { dialectOf, type Dialect } from './dialect';
+import { str } from './sql';
+import { removeStaleSpoolFiles, spoolFilePrefix, spoolThresholdBytes } from './spool';
+
+function parseJsonEachRow<T>(text: string): T[] {
+  const rows: T[] = [];
+  for (const line of text.split('\n')) if (line) rows.push(JSON.parse(line) as T);
+  return rows;
+}
+
+export interface ChdbConfig {
+  dataDir: string;
+  database: string;
+  /**
+   * A folder (best in memory: /dev/shm) where a large insert is spooled and
+   * read back by the engine with INSERT … FROM INFILE. chDB's in-memory insert
+   * parses on one thread; from a file the engine parses in parallel, about
+   * twice as fast. Unset: every insert goes through memory.
+   */
+  spoolDir?: string;
+}
+
+type ChdbSession = import('chdb').Session;
+
+/**
+ * chDB shares its process with the API: its caches are sized for that, not
+ * for a dedicated server that takes half the machine's memory for each.
+ */
+const chdbServerSettings = [
+  `--mark_cache_size=${256 * 1024 ** 2}`,
+  `--primary_index_cache_size=${256 * 1024 ** 2}`,
+  `--index_mark_cache_size=${64 * 1024 ** 2}`,
+  `--compiled_expression_cache_size=${32 * 1024 ** 2}`,
+];
+
+/** ClickHouse in this process: chDB binds one data folder per process. */
+export class ChdbClickHouse implements ClickHouse {
+  readonly transport = 'chdb' as const;
+  private session?: ChdbSession;
+  private serverDialect?: Dialect;
+
+  constructor(private readonly config: ChdbConfig) {}
+
+  get database(): string {
+    return this.config.database;
+  }
+
+  async start(): Promise<void> {
+    fs.mkdirSync(this.config.dataDir, { recursive: true });
+    // Loaded lazily: the native library is only mapped by processes that use chDB.
+    const { Session } = await import('chdb');
+    this.session = new Session(path.resolve(this.config.dataDir), { connectionArgs: chdbServerSettings });
+    await this.exec(`CREATE DATABASE IF NOT EXISTS ${this.database}`);
+    this.serverDialect = dialectOf(await this.version());
+    if (this.config.spoolDir) await removeStaleSpoolFiles(this.config.spoolDir);
+  }
+
+  get dialect(): Dialect {
+    if (!this.serverDialect) throw new ClickHouseError('chdb session is not started', undefined);
+    return this.serverDialect;
+  }
+
+  stop(): Promise<void> {
+    this.session?.close();
+    this.session = undefined;
+    return Promise.resolve();
+  }
+
+  private get open(): ChdbSession {
+    if (!this.session) throw new ClickHouseError('chdb session is not started', undefined);
+    return this.session;
+  }
+
+  async exec(sql: string): Promise<void> {
+    try {
+      await this.open.queryAsync(sql, { format: 'TabSeparated' });
+    } catch (err) {
+      throw wrap('clickhouse statement failed', err);
+    }
+  }
+
+  async query<T>(sql: string): Promise<T[]> {
+    try {
+      const result = await this.open.queryAsync(sql, { format: 'JSONEachRow' });
+      return parseJsonEachRow<T>(result.text());
+    } catch (err) {
+      throw wrap('clickhouse query failed', err);
+    }
+  }
+
+  async insertJsonEachRow(table: string, ndjson: string | Buffer): Promise<void> {
+    const spoolDir = this.config.spoolDir;
+    if (spoolDir && Buffer.byteLength(ndjson) >= spoolThresholdBytes) return this.insertFromFile(spoolDir, table, ndjson);
+    return this.insertInMemory(table, ndjson);
+  }
+
+  /**
+   * chDB's in-memory insert hands the rows to the engine as the text of the
+   * query, and runs whatever follows a blank line as another statement
+   * (chdb 3.4.0: `{"x":1}\n\nINSERT INTO secrets …` stores a row in
+   * `secrets`). Only rows in the JSONEachRow shape, which has no blank line,
+   * go that way; anything else is refused before the engine sees it.
+   */
+  private async insertInMemory(table: string, ndjson: string | Buffer): Promise<void> {
+    const rows = typeof ndjson === 'string' ? Buffer.from(ndjson) : ndjson;
+    if (!hasJsonLinesShape(rows)) throw new UnsafeInsertError(table);
+    try {
+      await this.open.insert({ table: `${this.database}.${table}`, values: rows, format: 'JSONEachRow', settings: this.dialect.insertSettings });
+    } catch (err) {
+      throw wrap(`clickhouse insert into ${table} failed`, err);
+    }
+  }
+
+  async version(): Promise<string> {
+    const rows = await this.query<{ v: string }>('SELECT version() AS v');
+    return rows[0]?.v ?? 'unknown';
+  }
+
+  /** The same rows, written to a file of this process's own and read by the engine: the file is removed whatever happens. */
+  private async insertFromFile(spoolDir: string, table: string, ndjson: string | Buffer): Promise<void> {
+    const file = path.join(spoolDir, `${spoolFilePrefix}${process.pid}-${randomUUID()}.jsonl`);
+    try {
+      await fs.promises.writeFile(file, ndjson, { mode: 0o600 });
+    } catch {
+      // The spool folder is full or gone (a small /dev/shm): the same rows go through memory instead.
+      await fs.promises.rm(file, { force: true });
+      return this.insertInMemory(table, ndjson);
+    }
+    try {
+      const settings = Object.entries(this.dialect.insertSettings).map(([k, v]) => `${k} = ${v}`).join(', ');
+      await this.open.queryAsync(
+        `INSERT INTO ${this.database}.${table} FROM INFILE ${str(file)} ${settings ? `SETTINGS ${settings}` : ''} FORMAT JSONEachRow`,
+        { format: 'TabSeparated' },
+      );
+    } catch (err) {
+      throw wrap(`clickhouse insert into ${table} failed`, err);
+    } finally {
+      await fs.promises.rm(file, { force: true });
+    }
+  }
+}
