@@ -69,6 +69,8 @@ export class AuditLedger {
     private readonly repo: AuditEntryStore,
     private readonly heads: AuditHeadStore,
     registry: Registry,
+    /** AUDIT_CHAIN_KEY: entries are keyed with it (core/audit-chain); resolved at start. */
+    private readonly chainKey: string | undefined,
     private readonly now: () => number = Date.now,
   ) {
     this.appends = counter(registry, { name: 'nettel_audit_appends_total', help: 'Audit ledger entries appended' });
@@ -112,6 +114,7 @@ export class AuditLedger {
           details: JSON.stringify(event.details ?? {}),
         },
         last?.hash ?? genesisHash,
+        this.chainKey,
       );
       if (!(await this.heads.claim(event.orgId, entry, head?.revision))) continue;
       await this.repo.append(entry);
@@ -172,7 +175,7 @@ export class AuditLedger {
         const limit = Math.min(chunk, range.maxEntries - checked);
         if (limit <= 0) return { valid: true, entries: checked, complete: false, next: position };
         const entries = await this.repo.ascending(orgId, { fromSeq, limit });
-        const verdict = verifyChain(entries, position);
+        const verdict = verifyChain(entries, this.chainKey, position);
         if (!verdict.valid) return { valid: false, entries: checked, broken_at: verdict.broken_at, reason: verdict.reason, complete: true };
         checked += entries.length;
         position = verdict.next;
@@ -181,7 +184,7 @@ export class AuditLedger {
       }
       const head = (await this.heads.read(orgId))?.entry;
       if (!head || (head.seq === position.seq - 1 && head.hash === position.prevHash)) return { valid: true, entries: checked, complete: true };
-      if (head.seq === position.seq && head.prev_hash === position.prevHash && verifyChain([head], position).valid) {
+      if (head.seq === position.seq && head.prev_hash === position.prevHash && verifyChain([head], this.chainKey, position).valid) {
         // Its appender may write it at this very moment too: the identical copy folds away on reading.
         await this.repo.append(head);
         this.stored.set(orgId, head.seq);

@@ -92,6 +92,7 @@ const envSchema = z.object({
   QUERY_BUDGET_UNITS_PER_MINUTE: z.coerce.number().min(0).default(120),
   QUERY_BUDGET_BURST_UNITS: z.coerce.number().min(1).default(120),
   AUDIT_VERIFY_MAX_ENTRIES: z.coerce.number().int().min(1).max(1_000_000).default(50_000),
+  AUDIT_CHAIN_KEY: z.preprocess(blankAsUnset, z.string().min(32, 'AUDIT_CHAIN_KEY must be at least 32 characters').optional()),
   REPLAY_MAX_WINDOW_MINUTES: z.coerce.number().int().min(1).max(maxReplayWindowMinutes).default(1440),
   COLLECTOR_HOST: z.preprocess(blankAsUnset, z.string().optional()),
   COLLECTOR_NETFLOW_PORT: z.coerce.number().int().min(1).max(65535).default(2055),
@@ -142,6 +143,8 @@ export interface Config {
   queryBudget: { unitsPerMinute: number; burstUnits: number };
   /** Entries one call of /v1/audit/verify checks at most; the rest by its cursor. */
   auditVerify: { maxEntries: number };
+  /** The key audit entries are chained with (HMAC); resolved at start (service/stack.ts). */
+  audit: { chainKey?: string };
   /** The longest window a replay may run on. */
   replays: { maxWindowMinutes: number };
   dataDir: string;
@@ -280,6 +283,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     queryBudget: { unitsPerMinute: e.QUERY_BUDGET_UNITS_PER_MINUTE, burstUnits: e.QUERY_BUDGET_BURST_UNITS },
     auditVerify: { maxEntries: e.AUDIT_VERIFY_MAX_ENTRIES },
+    audit: { chainKey: e.AUDIT_CHAIN_KEY },
     replays: { maxWindowMinutes: e.REPLAY_MAX_WINDOW_MINUTES },
     dataDir: path.resolve(e.DATA_DIR),
     supervision: {

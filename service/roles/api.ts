@@ -45,7 +45,7 @@ function engineProbes(a: Adapters): HealthProbe[] {
 
 /** The domain services the API calls, over this process's adapters. */
 function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
-  const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry);
+  const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry, config.audit.chainKey);
   const incidents = new IncidentsRepo(a.clickhouse);
   const policies = new PoliciesRepo(a.clickhouse);
   const rules = detectionRulesCacheOf(a);

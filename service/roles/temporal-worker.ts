@@ -26,7 +26,7 @@ import type { EngineAddresses } from './engines';
  */
 export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a: Adapters) {
   const heads = new AuditHeads(a.nats, config.nats.prefix, config.nats.replicas);
-  const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry);
+  const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry, config.audit.chainKey);
   const replays = new ReplaysRepo(a.clickhouse);
   const activities = createReplayActivities({
     incidents: new IncidentsRepo(a.clickhouse),

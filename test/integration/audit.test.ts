@@ -1,4 +1,5 @@
 import { AuditLedger } from '../../application/audit-ledger';
+import { chainEntry, type AuditEntry } from '../../core/audit-chain';
 import { AuditRepo } from '../../storage/audit-repo';
 import { AuditHeads } from '../../streams/audit-heads';
 import type { AuditEntryView, Page } from '../support/api-types';
@@ -80,6 +81,26 @@ describe.each(transports)('audit ledger on %s', (transport) => {
     expect(verdict.body).toMatchObject({ valid: false, broken_at: 2, reason: 'entry content does not match its hash' });
   });
 
+  test('a ledger rebuilt consistently by whoever writes the database, without the chain key, does not verify', async () => {
+    const admin = await t.mintKey({ role: 'admin' });
+    for (let i = 0; i < 3; i += 1) await t.mintKey({ orgId: admin.org_id });
+    const ch = t.stack.clickhouse;
+    const stored = await ch.query<AuditEntry>(`SELECT * FROM ${ch.database}.audit_log WHERE org_id = '${admin.org_id}' ORDER BY seq`);
+    const entries = stored.map((e) => ({ ...e, seq: Number(e.seq), at: Number(e.at) }));
+    // Entry 2 changed, and every hash from it on rebuilt in the only form a forger without the key can compute.
+    let prev = entries[0]!.hash;
+    const forged = entries.slice(1).map((e, i) => {
+      const entry = chainEntry(i === 0 ? { ...e, actor: 'someone-else' } : e, prev, undefined);
+      prev = entry.hash;
+      return entry;
+    });
+    await ch.exec(`ALTER TABLE ${ch.database}.audit_log DELETE WHERE org_id = '${admin.org_id}' AND seq >= 2`);
+    await waitForMutations(ch, 'audit_log');
+    await ch.insertJsonEachRow('audit_log', forged.map((e) => JSON.stringify(e)).join('\n') + '\n');
+    const verdict = await t.request('GET', '/v1/audit/verify', { key: admin.key });
+    expect(verdict.body).toMatchObject({ valid: false, broken_at: 2, reason: 'an unkeyed entry after a keyed one' });
+  });
+
   test('an entry removed from the ledger makes verify report the gap', async () => {
     const admin = await t.mintKey({ role: 'admin' });
     for (let i = 0; i < 3; i += 1) await t.mintKey({ orgId: admin.org_id });
@@ -98,7 +119,7 @@ describe.each(transports)('audit ledger on %s', (transport) => {
       [0, 1].map(async () => {
         const heads = new AuditHeads(stack.nats, stack.config.nats.prefix, stack.config.nats.replicas);
         await heads.start();
-        return new AuditLedger(new AuditRepo(stack.clickhouse), heads, stack.registry);
+        return new AuditLedger(new AuditRepo(stack.clickhouse), heads, stack.registry, stack.config.audit.chainKey);
       }),
     );
     await Promise.all(

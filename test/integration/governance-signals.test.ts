@@ -194,7 +194,7 @@ describe('governance: raw approve and deny signals', () => {
     const w = await awaitingReplay();
     const heads = new AuditHeads(t.stack.nats, t.stack.config.nats.prefix, t.stack.config.nats.replicas);
     await heads.start();
-    const audit = new AuditLedger(new AuditRepo(t.stack.clickhouse), heads, t.stack.registry);
+    const audit = new AuditLedger(new AuditRepo(t.stack.clickhouse), heads, t.stack.registry, t.stack.config.audit.chainKey);
     const activities = createApprovalActivities({ keys: new KeysRepo(t.stack.clickhouse), decisionTokens: tokens(), audit, heads, registry: t.stack.registry });
     const input = { orgId: w.operator.org_id, replayId: w.id, incidentId: 'inc_x', requestedBy: w.operator.key_id, requestedAt: Date.now() };
     const record = { decision: 'approve' as const, approverKeyId: 'key_00000000000000000000', door: 'signal' as const, attempt: 7, at: Date.now() };

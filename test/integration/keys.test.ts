@@ -28,7 +28,7 @@ async function apiWithClock(t: TestStack, now: () => number) {
   const registry = new Registry();
   const heads = new AuditHeads(nats, config.nats.prefix, config.nats.replicas);
   await heads.start();
-  const audit = new AuditLedger(new AuditRepo(clickhouse), heads, registry, now);
+  const audit = new AuditLedger(new AuditRepo(clickhouse), heads, registry, t.stack.config.audit.chainKey, now);
   const keys = new KeysService({ repo: new KeysRepo(clickhouse), audit, registry, adminApiKey: t.adminKey, now });
   const { deps } = apiRole(config, { ...t.stack.adapters, registry, log: createLogger('silent') }, []);
   const server = http.createServer(createApp({ ...deps, audit, keys }).app.callback());

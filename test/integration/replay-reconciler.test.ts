@@ -50,7 +50,7 @@ describe('replay reconciler on the real Temporal dev server', () => {
     const heads = new AuditHeads(t.stack.nats, t.stack.config.nats.prefix, t.stack.config.nats.replicas);
     await heads.start();
     try {
-      return await work(new AuditLedger(new AuditRepo(t.stack.clickhouse), heads, new Registry()));
+      return await work(new AuditLedger(new AuditRepo(t.stack.clickhouse), heads, new Registry(), t.stack.config.audit.chainKey));
     } finally {
       await heads.stop();
     }

@@ -38,6 +38,7 @@ export default async function globalSetup(): Promise<void> {
   await Promise.all(processes.map((p) => p.start()));
   // Every stack and worker process of the run seals and opens webhook secrets with one key, as a deployment's roles do.
   process.env.WEBHOOK_SECRETS_KEY ??= randomBytes(32).toString('base64url');
+  process.env.AUDIT_CHAIN_KEY ??= randomBytes(32).toString('base64url');
   process.env.TEST_NATS_URL = `nats://127.0.0.1:${natsPort}`;
   process.env.TEST_CLICKHOUSE_URL = `http://127.0.0.1:${chPort}`;
   process.env.TEST_TEMPORAL_ADDRESS = `127.0.0.1:${temporalPort}`;

@@ -58,7 +58,8 @@ function fakeEntries() {
 }
 
 const event = (target: string, orgId = 'org_a') => ({ orgId, actor: 'key_test', action: 'test.append', target });
-const ledgerOver = (entries: AuditEntryStore, heads: AuditHeadStore) => new AuditLedger(entries, heads, new Registry(), () => 1_700_000_000_000);
+const chainKey = 'a chain key of thirty-two characters';
+const ledgerOver = (entries: AuditEntryStore, heads: AuditHeadStore) => new AuditLedger(entries, heads, new Registry(), chainKey, () => 1_700_000_000_000);
 
 describe('audit ledger', () => {
   test('appends of one org form a chain from seq 1, each linked by hash to the one before', async () => {
@@ -66,7 +67,7 @@ describe('audit ledger', () => {
     const ledger = ledgerOver(entries.store, fakeHeads().store);
     for (const target of ['a', 'b', 'c']) await ledger.append(event(target));
     expect(entries.ofOrg('org_a').map((e) => e.seq)).toEqual([1, 2, 3]);
-    expect(verifyChain(entries.ofOrg('org_a'))).toMatchObject({ valid: true, entries: 3 });
+    expect(verifyChain(entries.ofOrg('org_a'), chainKey)).toMatchObject({ valid: true, entries: 3 });
   });
 
   test('a lost claim re-reads the head and chains after the entry that won', async () => {
@@ -82,7 +83,7 @@ describe('audit ledger', () => {
     expect(won).toMatchObject({ seq: 1, target: 'theirs' });
     expect(entry).toMatchObject({ seq: 2, target: 'ours', prev_hash: won!.hash });
     expect(heads.hooks.claims).toBe(3);
-    expect(verifyChain(entries.ofOrg('org_a'))).toMatchObject({ valid: true, entries: 2 });
+    expect(verifyChain(entries.ofOrg('org_a'), chainKey)).toMatchObject({ valid: true, entries: 2 });
   });
 
   test('two appenders appending to one org at once never take the same seq', async () => {
@@ -92,7 +93,7 @@ describe('audit ledger', () => {
     const appended = await Promise.all(Array.from({ length: 40 }, (_, i) => ledgers[i % 2]!.append(event(`t${i}`))));
     expect(appended.map((e) => e.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     expect(heads.hooks.claims).toBeGreaterThan(40);
-    expect(verifyChain(entries.ofOrg('org_a'))).toMatchObject({ valid: true, entries: 40 });
+    expect(verifyChain(entries.ofOrg('org_a'), chainKey)).toMatchObject({ valid: true, entries: 40 });
   });
 
   test('a head whose appender died before storing it is written by the next append', async () => {
@@ -107,7 +108,7 @@ describe('audit ledger', () => {
       [1, 'lost'],
       [2, 'next'],
     ]);
-    expect(verifyChain(entries.ofOrg('org_a'))).toMatchObject({ valid: true, entries: 2 });
+    expect(verifyChain(entries.ofOrg('org_a'), chainKey)).toMatchObject({ valid: true, entries: 2 });
   });
 
   test('an entry whose appender died between claiming and storing it counts as recorded, and is stored by asking', async () => {
