@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { goflow2BinaryName, requireExecutable } from '../engines/binaries';
 import { freePort } from '../engines/local-process';
 import type { Config } from '../service/config';
+import { registerApprovedExporter } from '../test/support/exporters';
 import { call, mintKey, storedFlows } from './client';
 import { encodeMixed, FlowExporter, type Datagrams } from './netflow-datagrams';
 import { freeUdpPort, peakRssMib, type BenchStack } from './stack';
@@ -209,11 +210,10 @@ function nextDatagrams(t: Through, flows: number): Datagrams {
   return d;
 }
 
-/** Registers the sender's address in a fresh workspace, then sends a little until its flows are stored (the collector reads the registry every few seconds). */
+/** Registers the sender's address in a fresh workspace (approved by the platform admin), then sends a little until its flows are stored (the collector reads the registry every few seconds). */
 async function registerSender(stack: BenchStack, socket: dgram.Socket): Promise<Through> {
   const operator = await mintKey(stack.url, stack.adminKey, { role: 'operator' });
-  const res = await call(stack.url, 'POST', '/v1/exporters', operator.key, { address: loopback, name: 'bench sender' });
-  if (res.status !== 201) throw new Error(`POST /v1/exporters answered ${res.status}: ${JSON.stringify(res.body)}`);
+  await registerApprovedExporter({ adminKey: stack.adminKey, request: (m, r, o) => call(stack.url, m, r, o.key, o.body) }, operator.key, { address: loopback, name: 'bench sender' });
   const from = Date.now() - 120_000;
   const metrics = async () => samples(await (await fetch(`${stack.url}/metrics`)).text());
   const t: Through = { stack, socket, ...exporters(), nextFlow: 0, stored: () => storedFlows(stack.url, operator.key, from, Date.now() + 120_000), metrics };

@@ -2,9 +2,25 @@ import { SocketAddress } from 'node:net';
 import { isAddressText } from './telemetry';
 
 /**
+ * Where a registration stands. `pending`: asked for by a workspace, routing
+ * nothing until the platform admin approves it; `active`: routes its
+ * address's datagrams to its workspace; `rejected`: refused by the platform
+ * admin; `deleted`: removed by its workspace. Rows stored before approvals
+ * existed are `active` and stay so.
+ */
+export const exporterStatuses = ['pending', 'active', 'rejected', 'deleted'] as const;
+export type ExporterStatus = (typeof exporterStatuses)[number];
+
+/** A status read back from storage; anything else is taken as `deleted`, which routes nothing. */
+export function exporterStatusOf(value: unknown): ExporterStatus {
+  return exporterStatuses.find((s) => s === value) ?? 'deleted';
+}
+
+/**
  * A flow exporter (a router or switch that sends NetFlow/IPFIX/sFlow) a
- * workspace registered: datagrams from its address will belong to that
- * workspace. An address belongs to at most one workspace at a time.
+ * workspace registered: once the platform admin approved it, datagrams from
+ * its address belong to that workspace. An address is active for at most one
+ * workspace at a time.
  */
 export interface Exporter {
   org_id: string;
@@ -14,7 +30,7 @@ export interface Exporter {
   name: string;
   /** 1 in N packets sampled; 0 when none is registered (the collector then trusts the datagrams). */
   sampling_rate: number;
-  status: 'active' | 'deleted';
+  status: ExporterStatus;
   created_at: number;
   updated_at: number;
   version: number;

@@ -1,6 +1,6 @@
-import type { Exporter, UnknownExporter } from '../core/exporter';
+import { exporterStatusOf, type Exporter, type ExporterStatus, type UnknownExporter } from '../core/exporter';
 import type { ClickHouse } from './clickhouse';
-import { int, str } from './sql';
+import { int, str, strList } from './sql';
 
 const columns = 'org_id, id, address, name, sampling_rate, status, created_at, updated_at, version';
 
@@ -11,7 +11,7 @@ function fromRow(r: Record<string, unknown>): Exporter {
     address: String(r.address),
     name: String(r.name),
     sampling_rate: Number(r.sampling_rate),
-    status: r.status === 'deleted' ? 'deleted' : 'active',
+    status: exporterStatusOf(r.status),
     created_at: Number(r.created_at),
     updated_at: Number(r.updated_at),
     version: Number(r.version),
@@ -41,11 +41,31 @@ export class ExportersRepo {
     return rows[0] ? fromRow(rows[0]) : undefined;
   }
 
-  /** The active registrations of an address, in any workspace (at most one unless two creates raced). */
-  async activeByAddress(address: string): Promise<Exporter[]> {
+  /** One exporter by id, whatever its workspace: for the platform admin's decisions. */
+  async byId(id: string): Promise<Exporter | undefined> {
+    const rows = await this.ch.query(`SELECT ${columns} FROM ${this.ch.database}.exporters FINAL WHERE id = ${str(id)}`);
+    return rows[0] ? fromRow(rows[0]) : undefined;
+  }
+
+  /** The registrations of these addresses in these statuses, in any workspace or in `orgId`'s only. */
+  async atAddresses(addresses: string[], opts: { statuses: ExporterStatus[]; orgId?: string }): Promise<Exporter[]> {
+    if (addresses.length === 0 || opts.statuses.length === 0) return [];
+    const org = opts.orgId === undefined ? '' : ` AND org_id = ${str(opts.orgId)}`;
     const rows = await this.ch.query(
-      `SELECT * FROM (SELECT ${columns} FROM ${this.ch.database}.exporters FINAL WHERE address = ${str(address)})
-       WHERE status = 'active'`,
+      `SELECT * FROM (SELECT ${columns} FROM ${this.ch.database}.exporters FINAL WHERE address IN ${strList(addresses)}${org})
+       WHERE status IN ${strList(opts.statuses)}`,
+    );
+    return rows.map(fromRow);
+  }
+
+  /** Every workspace's pending registrations, oldest first: the platform admin's queue. */
+  async pending(opts: { limit: number; after?: { created_at: number; id: string } }): Promise<Exporter[]> {
+    const after = opts.after
+      ? `AND (created_at > ${int(opts.after.created_at)} OR (created_at = ${int(opts.after.created_at)} AND id > ${str(opts.after.id)}))`
+      : '';
+    const rows = await this.ch.query(
+      `SELECT * FROM (SELECT ${columns} FROM ${this.ch.database}.exporters FINAL)
+       WHERE status = 'pending' ${after} ORDER BY created_at, id LIMIT ${int(opts.limit)}`,
     );
     return rows.map(fromRow);
   }
@@ -64,7 +84,7 @@ export class ExportersRepo {
     await this.ch.insertJsonEachRow('unknown_exporters', counts.map((c) => JSON.stringify(c)).join('\n') + '\n');
   }
 
-  async list(orgId: string, opts: { status?: Exporter['status']; limit: number; after?: { created_at: number; id: string } }): Promise<Exporter[]> {
+  async list(orgId: string, opts: { status?: ExporterStatus; limit: number; after?: { created_at: number; id: string } }): Promise<Exporter[]> {
     const where: string[] = [];
     if (opts.status) where.push(`status = ${str(opts.status)}`);
     if (opts.after) {

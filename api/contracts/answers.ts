@@ -3,6 +3,7 @@ import { roles } from '../../core/roles';
 import { replayStatuses } from '../../core/replay';
 import { webhookEventTypes } from '../../core/webhook-events';
 import { detectionRulesSchema } from '../../core/detection-rules';
+import { exporterStatuses } from '../../core/exporter';
 import { telemetryKinds } from '../../core/telemetry';
 
 /**
@@ -211,12 +212,22 @@ export const exporterAnswer = z
     address: z.string(),
     name: z.string(),
     sampling_rate: z.number().int().nullable(),
-    status: z.enum(['active', 'deleted']),
+    status: z.enum(exporterStatuses).meta({ description: 'pending until the platform admin approves it; only an active exporter routes flows' }),
     created_at: time,
     updated_at: time,
     version: z.number().int(),
   })
   .meta({ title: 'Exporter' });
+/** The platform admin's view of an exporter: with its workspace. */
+export const workspaceExporterAnswer = exporterAnswer.extend({ org_id: z.string() }).meta({ title: 'WorkspaceExporter' });
+export const pendingExporterAnswer = workspaceExporterAnswer
+  .extend({
+    address_active_for: z
+      .object({ org_id: z.string(), exporter_id: z.string() })
+      .nullable()
+      .meta({ description: 'the exporter active at the address now, which an approval would conflict with; null when the address is free' }),
+  })
+  .meta({ title: 'PendingExporter' });
 export const unknownExportersAnswer = z
   .object({ data: z.array(z.object({ address: z.string(), first_seen: time, last_seen: time, datagrams: z.number(), flows: z.number() })) })
   .meta({ title: 'UnknownExporters' });

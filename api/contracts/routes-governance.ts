@@ -57,6 +57,15 @@ const decisions = (['approve', 'deny'] as const).map(
   }),
 );
 
+/** The platform admin's decisions on a pending registration: 409 once decided, or (approval) while another exporter is active at the address. */
+const exporterDecisions = (['approve', 'reject'] as const).map(
+  (decision): RouteContract => ({
+    method: 'post', path: `/v1/exporters/{id}/${decision}`, summary: `${decision === 'approve' ? 'Approve' : 'Reject'} a pending exporter`,
+    tag: 'Exporters', access: 'platform-admin', params: { id: z.string().meta({ description: 'the exporter id, in any workspace' }) }, errors: [409],
+    responses: { 200: json(`the exporter, now ${decision === 'approve' ? 'active' : 'rejected'}`, a.workspaceExporterAnswer) },
+  }),
+);
+
 export const governanceContracts: RouteContract[] = [
   ...crud({
     base: '/v1/policies', tag: 'Policies', noun: 'policy', manage: 'policies:manage', answer: a.policyAnswer,
@@ -91,6 +100,12 @@ export const governanceContracts: RouteContract[] = [
     method: 'get', path: '/v1/exporters/unknown', summary: 'Exporters no workspace registered', tag: 'Exporters', access: 'platform-admin',
     query: exporters.unknownSchema, responses: { 200: json('the unknown exporters', a.unknownExportersAnswer) },
   },
+  {
+    method: 'get', path: '/v1/exporters/pending', summary: 'Registrations awaiting approval, in every workspace', tag: 'Exporters',
+    access: 'platform-admin', query: exporters.pendingSchema,
+    responses: { 200: json('a page of pending registrations, oldest first', a.pageOf(a.pendingExporterAnswer)) },
+  },
+  ...exporterDecisions,
   {
     method: 'get', path: '/v1/detection-rules', summary: 'The detection rules in force', tag: 'Detection rules', access: 'workspace',
     permission: 'read', query: rules.noQuery, responses: { 200: json('the version in force', a.rulesAnswer) },

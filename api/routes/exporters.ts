@@ -1,7 +1,8 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { Exporter, UnknownExporter } from '../../core/exporter';
+import type { PendingExporter } from '../../application/exporter-service';
+import { exporterStatuses, type Exporter, type UnknownExporter } from '../../core/exporter';
 import { ip } from '../../core/telemetry';
 import { iso } from '../../core/time';
 import { orgOf, principalOf, requirePermission, requirePlatformAdmin } from '../auth';
@@ -19,8 +20,9 @@ export const patchSchema = z
   .strict()
   .refine((p) => Object.keys(p).length > 0, 'nothing to change');
 export const listSchema = z
-  .object({ status: z.enum(['active', 'deleted']).optional(), limit: limitSchema, cursor: z.string().max(512).optional() })
+  .object({ status: z.enum(exporterStatuses).optional(), limit: limitSchema, cursor: z.string().max(512).optional() })
   .strict();
+export const pendingSchema = z.object({ limit: limitSchema, cursor: z.string().max(512).optional() }).strict();
 export const unknownSchema = z.object({ limit: limitSchema }).strict();
 const cursorSchema = z.object({ created_at: z.number().int(), id: z.string().max(64) });
 
@@ -35,6 +37,13 @@ function exporterView(e: Exporter) {
     updated_at: iso(e.updated_at),
     version: e.version,
   };
+}
+
+/** The platform admin's view: whose exporter it is too. */
+const adminView = (e: Exporter) => ({ org_id: e.org_id, ...exporterView(e) });
+
+function pendingView(e: PendingExporter) {
+  return { ...adminView(e), address_active_for: e.activeAtAddress ? { org_id: e.activeAtAddress.org_id, exporter_id: e.activeAtAddress.id } : null };
 }
 
 function unknownView(u: UnknownExporter) {
@@ -60,10 +69,24 @@ export function registerExporterRoutes(router: Router, deps: ApiDeps): void {
     ctx.body = pageOf(rows, q.limit, (e) => ({ created_at: e.created_at, id: e.id }), exporterView);
   });
 
-  // Before /:id, so that "unknown" is not taken for an id.
+  // Before /:id, so that "unknown" and "pending" are not taken for ids.
   router.get('/v1/exporters/unknown', requirePlatformAdmin(), async (ctx) => {
     const q = parseOrThrow(unknownSchema, singleQuery(ctx.query), 'query');
     ctx.body = { data: (await deps.exporters.unknown(q.limit)).map(unknownView) };
+  });
+
+  router.get('/v1/exporters/pending', requirePlatformAdmin(), async (ctx) => {
+    const q = parseOrThrow(pendingSchema, singleQuery(ctx.query), 'query');
+    const rows = await deps.exporters.pending({ limit: q.limit + 1, after: decodeCursor(q.cursor, cursorSchema) });
+    ctx.body = pageOf(rows, q.limit, (e) => ({ created_at: e.created_at, id: e.id }), pendingView);
+  });
+
+  router.post('/v1/exporters/:id/approve', requirePlatformAdmin(), async (ctx) => {
+    ctx.body = adminView(await deps.exporters.approve(principalOf(ctx).keyId, exporterId(ctx)));
+  });
+
+  router.post('/v1/exporters/:id/reject', requirePlatformAdmin(), async (ctx) => {
+    ctx.body = adminView(await deps.exporters.reject(principalOf(ctx).keyId, exporterId(ctx)));
   });
 
   router.get('/v1/exporters/:id', read, async (ctx) => {

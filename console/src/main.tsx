@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { get, session, type ApiError } from './api';
 import './styles.css';
 import { asApiError, can, ErrorNote, useLoad, type Me } from './ui';
-import { AuditView, ExportersView, KeysView } from './views/admin';
+import { AuditView, ExportersView, KeysView, PendingExportersView } from './views/admin';
 import { ApprovalsView } from './views/approvals';
 import { IncidentsView } from './views/incidents';
 import { ReplaysView } from './views/replays';
@@ -16,6 +16,7 @@ const views: { path: string; label: string; allowed: (me: Me) => boolean }[] = [
   { path: 'replays', label: 'Replays', allowed: (me) => can(me, 'read') },
   { path: 'telemetry', label: 'Telemetry', allowed: (me) => can(me, 'read') },
   { path: 'exporters', label: 'Exporters', allowed: (me) => can(me, 'exporters:manage') },
+  { path: 'exporter-approvals', label: 'Exporter approvals', allowed: (me) => me.kind === 'platform_admin' },
   { path: 'keys', label: 'API keys', allowed: (me) => can(me, 'keys:manage') },
   { path: 'audit', label: 'Audit ledger', allowed: (me) => can(me, 'audit:read') },
 ];
@@ -87,6 +88,7 @@ function View({ name, id, me }: { name: string; id?: string; me: Me }) {
     case 'replays': return <ReplaysView id={id} />;
     case 'telemetry': return <TelemetryView />;
     case 'exporters': return <ExportersView canManage={can(me, 'exporters:manage')} />;
+    case 'exporter-approvals': return <PendingExportersView />;
     case 'keys': return <KeysView />;
     case 'audit': return <AuditView />;
     default: return <IncidentsView me={me} id={id} />;

@@ -4,8 +4,11 @@ import type { Migration } from './migration';
  * The exporter registry, the same DDL on every generation (Strings, UInt*
  * and epoch milliseconds in Int64, which 18.16 has).
  *
- * `exporters` holds versioned rows like policies: a change or a deletion
- * writes the next version, the highest wins.
+ * `exporters` holds versioned rows like policies: a change, a decision of
+ * the platform admin or a deletion writes the next version, the highest
+ * wins. `status` is a String, so the statuses approvals brought (`pending`,
+ * `rejected`: core/exporter.ts) needed no change here; rows written before
+ * them say `active` and stay so.
  *
  * `unknown_exporters` holds one row per address and minute, summed by
  * SummingMergeTree. First and last seen are the smallest and largest minute

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { metricTotal } from '../../observability/metrics';
-import type { DataOf, HealthView, UnknownExporterView } from '../support/api-types';
+import type { DataOf, ExporterView, HealthView, UnknownExporterView } from '../support/api-types';
 import { registerExporter, startCollectorStack, storedFlowSums, waitForStoredFlows } from '../support/collector';
 import { netflowV5, netflowV9Templates, netflowV9UnknownTemplate, type V5Record } from '../support/netflow-v5';
 import type { TestStack } from '../support/test-stack';
@@ -80,6 +80,28 @@ describe('the collector', () => {
       `SELECT count() AS n FROM ${t.stack.clickhouse.database}.flows WHERE ${t.stack.clickhouse.dialect.addressText('src_ip')} = '${src}'`,
     );
     expect(Number(stored?.n)).toBe(0);
+  });
+
+  test('a pending exporter routes nothing, its datagrams counting as unknown, until the platform admin approves it', async () => {
+    const { key, org_id } = await t.mintKey();
+    const registered = await t.request<ExporterView>('POST', '/v1/exporters', { key, body: { address: '127.0.0.11' } });
+    expect([registered.status, registered.body.status]).toEqual([201, 'pending']);
+    // An exporter approved after the pending one is routed: the collector has read the registry since.
+    await registerExporter(t, (await t.mintKey()).key, '127.0.0.12');
+    expect(t.stack.collector?.routes('127.0.0.11')).toBe(false);
+    const before = await droppedFlows('unregistered_exporter');
+    await sendDatagrams('127.0.0.11', port, [netflowV5([record({ src: '10.11.0.1' })])]);
+    await waitFor(async () => ((await droppedFlows('unregistered_exporter')) > before ? true : undefined), 5_000, 'the flow to be dropped as unregistered');
+    await waitFor(async () => {
+      const res = await t.request<DataOf<UnknownExporterView>>('GET', '/v1/exporters/unknown', { key: t.adminKey });
+      return res.body.data.find((r) => r.address === '127.0.0.11' && r.datagrams >= 1 && r.flows >= 1);
+    }, 15_000, '127.0.0.11 among unknown exporters');
+    expect(await storedFlowSums(t, org_id)).toEqual([]);
+
+    expect((await t.request('POST', `/v1/exporters/${registered.body.id}/approve`, { key: t.adminKey })).status).toBe(200);
+    await waitFor(() => Promise.resolve(t.stack.collector?.routes('127.0.0.11') ? true : undefined), 5_000, 'the approval to reach the collector');
+    await sendDatagrams('127.0.0.11', port, [netflowV5([record({ src: '10.11.0.2' })])]);
+    expect((await waitForStoredFlows(t, org_id, 1)).map((s) => s.src_ip)).toEqual(['10.11.0.2']);
   });
 
   test('a removed exporter\'s flows stop being stored within seconds', async () => {

@@ -145,6 +145,13 @@ describe('the API against its OpenAPI document', () => {
     await crud('/v1/exporters', { address, name: 'contract' }, { address: 'not-an-address' }, { sampling_rate: 100 }, 'exp');
     await deleteTwice('/v1/exporters');
     await both('GET', '/v1/exporters/unknown', { key: t.adminKey, status: 200 }, noKey, {}, { key: t.adminKey, query: '?limit=0' });
+    // The platform admin's queue and decisions: a workspace key is 403, a decided or unknown exporter 409 or 404.
+    await both('GET', '/v1/exporters/pending', { key: t.adminKey, status: 200 }, noKey, {}, { key: t.adminKey, query: '?limit=0' });
+    for (const decision of ['approve', 'reject']) {
+      const id = (await t.request<{ id: string }>('POST', '/v1/exporters', { key, body: { address: `198.19.${randomInt(256)}.${randomInt(1, 255)}` } })).body.id;
+      const admin = { key: t.adminKey, fill: { id } };
+      await both('POST', `/v1/exporters/{id}/${decision}`, { ...admin, status: 200 }, noKey, { fill: { id } }, admin, { ...admin, fill: { id: 'exp_unknown' } });
+    }
   });
 
   test('detection rules answer as documented', async () => {

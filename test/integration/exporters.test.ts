@@ -1,5 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import type { AuditEntryView, DataOf, ErrorBody, ExporterView, Page, UnknownExporterView } from '../support/api-types';
+import type { AuditEntryView, DataOf, ErrorBody, ExporterView, Page, PendingExporterView, UnknownExporterView, WorkspaceExporterView } from '../support/api-types';
+import { registerApprovedExporter } from '../support/exporters';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 
 /** `expect.stringMatching(pattern)`, typed as what it is to the compiler: a value to compare with. */
@@ -19,9 +20,24 @@ describe.each(transports)('exporters on %s', (transport) => {
   });
 
   const create = (key: string, body: unknown) => t.request<ExporterView>('POST', '/v1/exporters', { key, body });
-  const auditActions = async (key: string) => (await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key })).body.data.map((e) => e.action);
+  const audit = async (key: string) => (await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key })).body.data;
+  const auditActions = async (key: string) => (await audit(key)).map((e) => e.action);
+  const decide = (decision: 'approve' | 'reject', id: string, key = t.adminKey) =>
+    t.request<WorkspaceExporterView & ErrorBody>('POST', `/v1/exporters/${id}/${decision}`, { key });
+  const approved = (key: string, address: string) => registerApprovedExporter(t, key, { address });
+  const statusOf = async (key: string, id: string) => (await t.request<ExporterView>('GET', `/v1/exporters/${id}`, { key })).body.status;
+  /** Every pending registration of every workspace, following the cursor. */
+  const allPending = async () => {
+    const rows: PendingExporterView[] = [];
+    for (let cursor = ''; ; ) {
+      const page = await t.request<Page<PendingExporterView>>('GET', `/v1/exporters/pending?limit=1000${cursor}`, { key: t.adminKey });
+      rows.push(...page.body.data);
+      if (!page.body.next_cursor) return rows;
+      cursor = `&cursor=${page.body.next_cursor}`;
+    }
+  };
 
-  test('a registered exporter is active, its address normalized, and its creation audited', async () => {
+  test('a registered exporter is pending, its address normalized, and its creation audited', async () => {
     const { key } = await t.mintKey({ role: 'operator' });
     const res = await create(key, { address: '2001:DB8:0:0:0:0:0:A1', name: 'edge-1', sampling_rate: 1000 });
     expect(res.status).toBe(201);
@@ -30,7 +46,7 @@ describe.each(transports)('exporters on %s', (transport) => {
       address: '2001:db8::a1',
       name: 'edge-1',
       sampling_rate: 1000,
-      status: 'active',
+      status: 'pending',
       version: 1,
     });
     expect((await t.request<ExporterView>('GET', `/v1/exporters/${res.body.id}`, { key })).body).toEqual(res.body);
@@ -61,44 +77,97 @@ describe.each(transports)('exporters on %s', (transport) => {
 
   test('DELETE marks the exporter deleted, audits it, and a second DELETE is 409', async () => {
     const { key } = await t.mintKey({ role: 'operator' });
-    const id = (await create(key, { address: freshIpv4() })).body.id;
+    const id = await approved(key, freshIpv4());
     const deleted = await t.request<ExporterView>('DELETE', `/v1/exporters/${id}`, { key });
     expect(deleted.body).toMatchObject({ id, status: 'deleted' });
     expect((await t.request<Page<ExporterView>>('GET', '/v1/exporters?status=active', { key })).body.data).toEqual([]);
     expect((await t.request<ErrorBody>('DELETE', `/v1/exporters/${id}`, { key })).body.error.code).toBe('CONFLICT');
-    expect((await auditActions(key)).slice(0, 2)).toEqual(['exporter.delete', 'exporter.create']);
+    expect((await auditActions(key)).slice(0, 3)).toEqual(['exporter.delete', 'exporter.approve', 'exporter.create']);
   });
 
-  test('an address another workspace registered is 409 CONFLICT', async () => {
-    const a = await t.mintKey({ role: 'operator' });
-    const b = await t.mintKey({ role: 'operator' });
-    const address = freshIpv6();
-    expect((await create(a.key, { address })).status).toBe(201);
-    const taken = await t.request<ErrorBody>('POST', '/v1/exporters', { key: b.key, body: { address } });
-    expect({ status: taken.status, code: taken.body.error.code }).toEqual({ status: 409, code: 'CONFLICT' });
-  });
-
-  test('an address the same workspace registered is 409 CONFLICT', async () => {
+  test('DELETE withdraws a pending registration, which can then no longer be approved', async () => {
     const { key } = await t.mintKey({ role: 'operator' });
-    const address = freshIpv4();
-    expect((await create(key, { address })).status).toBe(201);
-    expect((await t.request<ErrorBody>('POST', '/v1/exporters', { key, body: { address } })).status).toBe(409);
+    const id = (await create(key, { address: freshIpv4() })).body.id;
+    expect((await t.request<ExporterView>('DELETE', `/v1/exporters/${id}`, { key })).body.status).toBe('deleted');
+    const refused = await decide('approve', id);
+    expect({ status: refused.status, code: refused.body.error.code }).toEqual({ status: 409, code: 'CONFLICT' });
   });
 
-  test('registrations of one address by several workspaces at the same moment register it once', async () => {
+  test('the list filters by each status', async () => {
+    const { key } = await t.mintKey({ role: 'operator' });
+    const ids = {
+      pending: (await create(key, { address: freshIpv4() })).body.id,
+      active: await approved(key, freshIpv4()),
+      rejected: (await create(key, { address: freshIpv4() })).body.id,
+      deleted: (await create(key, { address: freshIpv4() })).body.id,
+    };
+    await decide('reject', ids.rejected);
+    await t.request('DELETE', `/v1/exporters/${ids.deleted}`, { key });
+    const listed: Record<string, string[]> = {};
+    for (const status of Object.keys(ids)) {
+      listed[status] = (await t.request<Page<ExporterView>>('GET', `/v1/exporters?status=${status}`, { key })).body.data.map((e) => e.id);
+    }
+    expect(listed).toEqual({ pending: [ids.pending], active: [ids.active], rejected: [ids.rejected], deleted: [ids.deleted] });
+  });
+
+  test('registering an address another workspace holds gets the same answer as a free address, and no 409 tells', async () => {
+    const holder = await t.mintKey({ role: 'operator' });
+    const other = await t.mintKey({ role: 'operator' });
+    const held = freshIpv6();
+    await approved(holder.key, held);
+    const answers = [await create(other.key, { address: held, name: 'edge' }), await create(other.key, { address: freshIpv6(), name: 'edge' })];
+    // Everything but the id, the address and the times is the same, and nothing names the other workspace.
+    const shape = (r: (typeof answers)[number]) => ({ status: r.status, keys: Object.keys(r.body).sort(), name: r.body.name, state: r.body.status, version: r.body.version });
+    expect(shape(answers[0]!)).toEqual(shape(answers[1]!));
+    expect(shape(answers[0]!)).toMatchObject({ status: 201, state: 'pending' });
+    expect(JSON.stringify(answers[0]!.body)).not.toContain(holder.org_id);
+    // A pending registration of the held address by a second workspace is answered alike too.
+    const third = await t.mintKey({ role: 'operator' });
+    expect((await create(third.key, { address: held })).status).toBe(201);
+  });
+
+  test('the platform admin cannot approve an address another workspace has active: 409 naming the holder, and the registration stays pending', async () => {
+    const holder = await t.mintKey({ role: 'operator' });
+    const other = await t.mintKey({ role: 'operator' });
+    const address = freshIpv4();
+    const held = await approved(holder.key, address);
+    const id = (await create(other.key, { address })).body.id;
+    const pending = (await allPending()).find((e) => e.id === id);
+    expect(pending?.address_active_for).toEqual({ org_id: holder.org_id, exporter_id: held });
+    const refused = await decide('approve', id);
+    expect({ status: refused.status, code: refused.body.error.code }).toEqual({ status: 409, code: 'CONFLICT' });
+    expect(refused.body.error.message).toContain(holder.org_id);
+    expect(await statusOf(other.key, id)).toBe('pending');
+  });
+
+  test('once the holder deletes its exporter, the other workspace pending registration can be approved', async () => {
+    const holder = await t.mintKey({ role: 'operator' });
+    const other = await t.mintKey({ role: 'operator' });
+    const address = freshIpv4();
+    const held = await approved(holder.key, address);
+    const id = (await create(other.key, { address })).body.id;
+    await t.request('DELETE', `/v1/exporters/${held}`, { key: holder.key });
+    expect((await decide('approve', id)).status).toBe(200);
+    expect(await statusOf(other.key, id)).toBe('active');
+  });
+
+  test('an address the same workspace has pending or active is 409 CONFLICT', async () => {
+    const { key } = await t.mintKey({ role: 'operator' });
+    const pendingAddress = freshIpv4();
+    expect((await create(key, { address: pendingAddress })).status).toBe(201);
+    expect((await t.request<ErrorBody>('POST', '/v1/exporters', { key, body: { address: pendingAddress } })).status).toBe(409);
+    const activeAddress = freshIpv4();
+    await approved(key, activeAddress);
+    expect((await t.request<ErrorBody>('POST', '/v1/exporters', { key, body: { address: activeAddress } })).status).toBe(409);
+  });
+
+  test('registrations of one address by several workspaces at once are all pending, and approvals at once activate one', async () => {
     const keys = await Promise.all([1, 2, 3, 4].map(() => t.mintKey({ role: 'operator' })));
     const address = freshIpv4();
     const answers = await Promise.all(keys.map((k) => create(k.key, { address })));
-    expect(answers.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
-  });
-
-  test('a deleted exporter frees its address for any workspace', async () => {
-    const a = await t.mintKey({ role: 'operator' });
-    const b = await t.mintKey({ role: 'operator' });
-    const address = freshIpv4();
-    const id = (await create(a.key, { address })).body.id;
-    await t.request('DELETE', `/v1/exporters/${id}`, { key: a.key });
-    expect((await create(b.key, { address })).status).toBe(201);
+    expect(answers.map((r) => [r.status, r.body.status])).toEqual(keys.map(() => [201, 'pending']));
+    const decisions = await Promise.all(answers.map((r) => decide('approve', r.body.id)));
+    expect(decisions.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
   });
 
   test('an IPv4-mapped IPv6 address and its IPv4 form are the same address', async () => {
@@ -107,7 +176,75 @@ describe.each(transports)('exporters on %s', (transport) => {
     const address = freshIpv4();
     const mapped = await create(a.key, { address: `::FFFF:${address}` });
     expect(mapped.body.address).toBe(address);
-    expect((await t.request('POST', '/v1/exporters', { key: b.key, body: { address } })).status).toBe(409);
+    expect((await decide('approve', mapped.body.id)).status).toBe(200);
+    const plain = await create(b.key, { address });
+    expect((await decide('approve', plain.body.id)).status).toBe(409);
+  });
+
+  test('the platform admin lists pending registrations of every workspace, oldest first, with their workspaces', async () => {
+    const a = await t.mintKey({ role: 'operator' });
+    const b = await t.mintKey({ role: 'operator' });
+    const first = (await create(a.key, { address: freshIpv4(), sampling_rate: 10 })).body;
+    const second = (await create(b.key, { address: freshIpv6() })).body;
+    const active = await approved(a.key, freshIpv4());
+    const rows = await allPending();
+    const mine = rows.filter((e) => [first.id, second.id, active].includes(e.id));
+    expect(mine).toEqual([
+      { ...first, org_id: a.org_id, address_active_for: null },
+      { ...second, org_id: b.org_id, address_active_for: null },
+    ]);
+    expect(rows.map((e) => e.created_at)).toEqual([...rows.map((e) => e.created_at)].sort());
+    const page = await t.request<Page<PendingExporterView>>('GET', '/v1/exporters/pending?limit=1', { key: t.adminKey });
+    expect(page.body.data).toHaveLength(1);
+    const next = await t.request<Page<PendingExporterView>>('GET', `/v1/exporters/pending?limit=1&cursor=${page.body.next_cursor}`, { key: t.adminKey });
+    expect(next.body.data[0]?.id).toBe(rows[1]?.id);
+  });
+
+  test('an approval is audited in the workspace ledger as the platform admin, and a second approval is 409', async () => {
+    const { key, org_id } = await t.mintKey({ role: 'operator' });
+    const id = (await create(key, { address: freshIpv4() })).body.id;
+    const answer = await decide('approve', id);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ id, org_id, status: 'active', version: 2 });
+    expect((await audit(key))[0]).toMatchObject({ actor: 'platform-admin', action: 'exporter.approve', target: id });
+    expect((await decide('approve', id)).status).toBe(409);
+  });
+
+  test('a rejection is audited in the workspace ledger, and a rejected exporter is never approved nor changed', async () => {
+    const { key, org_id } = await t.mintKey({ role: 'operator' });
+    const id = (await create(key, { address: freshIpv4() })).body.id;
+    const answer = await decide('reject', id);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ id, org_id, status: 'rejected', version: 2 });
+    expect((await audit(key))[0]).toMatchObject({ actor: 'platform-admin', action: 'exporter.reject', target: id });
+    expect((await allPending()).map((e) => e.id)).not.toContain(id);
+    const refusals = [
+      await decide('approve', id),
+      await decide('reject', id),
+      await t.request<ErrorBody>('PATCH', `/v1/exporters/${id}`, { key, body: { name: 'x' } }),
+      await t.request<ErrorBody>('DELETE', `/v1/exporters/${id}`, { key }),
+    ];
+    expect(refusals.map((r) => [r.status, r.body.error.code])).toEqual(refusals.map(() => [409, 'CONFLICT']));
+    expect(await statusOf(key, id)).toBe('rejected');
+  });
+
+  test('a workspace key gets 403 FORBIDDEN for the pending list, approvals and rejections, even an admin one', async () => {
+    const { key } = await t.mintKey({ role: 'admin' });
+    const id = (await create(key, { address: freshIpv4() })).body.id;
+    const answers = [
+      await t.request<ErrorBody>('GET', '/v1/exporters/pending', { key }),
+      await decide('approve', id, key),
+      await decide('reject', id, key),
+    ];
+    expect(answers.map((r) => [r.status, r.body.error.code])).toEqual(answers.map(() => [403, 'FORBIDDEN']));
+    expect(await statusOf(key, id)).toBe('pending');
+  });
+
+  test('an approval or rejection of an id no workspace has is 404', async () => {
+    for (const decision of ['approve', 'reject'] as const) {
+      const res = await decide(decision, `exp_${hex20()}`);
+      expect({ status: res.status, code: res.body.error.code }).toEqual({ status: 404, code: 'NOT_FOUND' });
+    }
   });
 
   test('another workspace exporter is 404 to read, change or delete, and absent from its list', async () => {
@@ -190,13 +327,15 @@ describe.each(transports)('exporters on %s', (transport) => {
     });
   });
 
-  test('an unknown exporter a workspace has since registered is no longer listed', async () => {
+  test('an unknown exporter a workspace registered stays listed while pending, and leaves the list once approved', async () => {
     const address = freshIpv4();
     await t.stack.clickhouse.insertJsonEachRow('unknown_exporters', JSON.stringify({ address, minute: Math.floor(Date.now() / 60_000) * 60_000, datagrams: 1, flows: 1 }) + '\n');
+    const unknown = async () => (await t.request<DataOf<UnknownExporterView>>('GET', '/v1/exporters/unknown?limit=1000', { key: t.adminKey })).body.data.map((u) => u.address);
     const { key } = await t.mintKey({ role: 'operator' });
-    expect((await create(key, { address })).status).toBe(201);
-    const res = await t.request<DataOf<UnknownExporterView>>('GET', '/v1/exporters/unknown', { key: t.adminKey });
-    expect(res.body.data.map((u) => u.address)).not.toContain(address);
+    const id = (await create(key, { address })).body.id;
+    expect(await unknown()).toContain(address);
+    expect((await decide('approve', id)).status).toBe(200);
+    expect(await unknown()).not.toContain(address);
   });
 
   test('a workspace key gets 403 FORBIDDEN for the unknown exporters, even an admin one', async () => {

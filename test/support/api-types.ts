@@ -104,10 +104,20 @@ export interface ExporterView {
   address: string;
   name: string;
   sampling_rate: number | null;
-  status: 'active' | 'deleted';
+  status: 'pending' | 'active' | 'rejected' | 'deleted';
   created_at: string;
   updated_at: string;
   version: number;
+}
+
+/** The platform admin's view of an exporter (POST /v1/exporters/{id}/approve|reject): with its workspace. */
+export interface WorkspaceExporterView extends ExporterView {
+  org_id: string;
+}
+
+/** A row of GET /v1/exporters/pending (platform admin): with the exporter active at its address, if any. */
+export interface PendingExporterView extends WorkspaceExporterView {
+  address_active_for: { org_id: string; exporter_id: string } | null;
 }
 
 /** A row of GET /v1/exporters/unknown (platform admin). */

@@ -1,4 +1,5 @@
 import { str } from '../../storage/sql';
+import { registerApprovedExporter } from './exporters';
 import type { Transport, TestStack } from './test-stack';
 import { startTestStack } from './test-stack';
 import { freeUdpPorts } from './udp';
@@ -18,12 +19,11 @@ export async function startCollectorStack(transport: Transport, extraEnv: Record
   return { t, netflowPort: netflowPort!, sflowPort: sflowPort! };
 }
 
-/** Registers an exporter in the key's workspace and waits until the collector routes its address. */
+/** Registers an exporter in the key's workspace, has the platform admin approve it, and waits until the collector routes its address. */
 export async function registerExporter(t: TestStack, key: string, address: string, samplingRate?: number): Promise<string> {
-  const res = await t.request<{ id: string }>('POST', '/v1/exporters', { key, body: { address, ...(samplingRate ? { sampling_rate: samplingRate } : {}) } });
-  if (res.status !== 201) throw new Error(`exporter registration failed: ${res.status} ${res.text}`);
+  const id = await registerApprovedExporter(t, key, { address, ...(samplingRate ? { sampling_rate: samplingRate } : {}) });
   await waitFor(() => Promise.resolve(t.stack.collector?.routes(address) ? true : undefined), 10_000, `the collector to route ${address}`);
-  return res.body.id;
+  return id;
 }
 
 /** A workspace's stored flows summed per source, destination and protocol, as ClickHouse holds them. */

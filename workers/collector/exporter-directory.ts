@@ -13,8 +13,10 @@ export interface ExporterSource {
 
 /**
  * The collector's copy of the exporter registry, by normalized address. It
- * is read again every `refreshMs`, so a registration, a change of rate or a
- * removal reaches every collector process within that time. A failed
+ * is read again every `refreshMs`, so an approval, a change of rate or a
+ * removal reaches every collector process within that time. Only active
+ * exporters route: a pending or rejected registration's datagrams count as
+ * unknown. A failed
  * refresh keeps the last copy: collection goes on while ClickHouse is away.
  */
 export class ExporterDirectory {

@@ -26,6 +26,7 @@ export function ExportersView({ canManage }: { canManage: boolean }) {
           <button type="submit">Register exporter</button>
         </form>
       ) : null}
+      <p class="muted">A new exporter is pending until the platform admin approves it; only an active exporter's flows are stored.</p>
       {action.error ? <ErrorNote error={action.error} /> : null}
       {list.error ? <ErrorNote error={list.error} retry={list.reload} /> : null}
       <table>
@@ -34,7 +35,37 @@ export function ExportersView({ canManage }: { canManage: boolean }) {
           {(list.data?.data ?? []).map((x) => (
             <tr key={x.id}>
               <td>{x.address}</td><td>{x.name}</td><td>{x.sampling_rate ?? 'reported'}</td><td><Status value={x.status} /></td>
-              <td>{canManage && x.status === 'active' ? <button type="button" class="secondary" onClick={() => action.run(() => del('/v1/exporters/{id}', { params: { id: x.id } }))}>Delete</button> : null}</td>
+              <td>{canManage && (x.status === 'active' || x.status === 'pending') ? <button type="button" class="secondary" onClick={() => action.run(() => del('/v1/exporters/{id}', { params: { id: x.id } }))}>{x.status === 'pending' ? 'Withdraw' : 'Delete'}</button> : null}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </Section>
+  );
+}
+
+/** The platform admin's queue: every workspace's pending registrations, each approved or rejected here. */
+export function PendingExportersView() {
+  const list = useLoad(() => get('/v1/exporters/pending', { query: { limit: 100 } }), []);
+  const action = useAction(list.reload);
+  const decide = (decision: 'approve' | 'reject', id: string) =>
+    action.run(() => post(decision === 'approve' ? '/v1/exporters/{id}/approve' : '/v1/exporters/{id}/reject', { params: { id } }));
+  return (
+    <Section title="Exporters awaiting approval">
+      <p class="muted">Oldest first, from every workspace. An approval routes the address's flows to the workspace; it is refused while another workspace's exporter is active at that address.</p>
+      {action.error ? <ErrorNote error={action.error} /> : null}
+      {list.error ? <ErrorNote error={list.error} retry={list.reload} /> : null}
+      <table>
+        <thead><tr><th scope="col">Address</th><th scope="col">Workspace</th><th scope="col">Name</th><th scope="col">Sampling</th><th scope="col">Registered</th><th scope="col">Active at the address</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+        <tbody>
+          {(list.data?.data ?? []).map((x) => (
+            <tr key={x.id}>
+              <td>{x.address}</td><td><code>{x.org_id}</code></td><td>{x.name}</td><td>{x.sampling_rate ?? 'reported'}</td><td>{when(x.created_at)}</td>
+              <td>{x.address_active_for ? <code>{x.address_active_for.org_id}</code> : '—'}</td>
+              <td>
+                <button type="button" disabled={x.address_active_for !== null} onClick={() => decide('approve', x.id)}>Approve</button>
+                <button type="button" class="secondary" onClick={() => decide('reject', x.id)}>Reject</button>
+              </td>
             </tr>
           ))}
         </tbody>
