@@ -7,7 +7,9 @@ import { testEvent, type WebhookEventType } from '../core/webhook-events';
 import { newSecret } from '../core/webhook-signature';
 import type { WebhooksRepo } from '../storage/webhooks-repo';
 import type { WebhookDeliveryQueue } from '../streams/webhook-queue';
+import type { Registry } from '../observability/metrics';
 import type { AuditLedger } from './audit-ledger';
+import { RateLimiter } from './rate-limiter';
 import { OutboundRefused, checkTarget, type LookupAll } from './outbound-guard';
 
 export interface WebhookInput {
@@ -23,6 +25,10 @@ export interface WebhookSettings {
   allowedHosts: ReadonlySet<string>;
   /** Key material the signing secrets are sealed with at rest (WEBHOOK_SECRETS_KEY); required to create a webhook. */
   secretsKey?: string;
+  /** Webhooks a workspace may have, deleted ones aside (WEBHOOK_MAX_PER_WORKSPACE). */
+  maxPerWorkspace: number;
+  /** Test sends a workspace may ask for a minute (WEBHOOK_TEST_SENDS_PER_MINUTE). */
+  testSendsPerMinute: number;
 }
 
 /**
@@ -38,10 +44,24 @@ export class WebhookService {
       queue: WebhookDeliveryQueue;
       audit: AuditLedger;
       settings: WebhookSettings;
+      registry: Registry;
       lookup?: LookupAll;
       now?: () => number;
     },
-  ) {}
+  ) {
+    const perMinute = deps.settings.testSendsPerMinute;
+    this.testSends = new RateLimiter(
+      { ratePerSecond: perMinute / 60, capacity: perMinute },
+      {
+        metric: { name: 'nettel_webhook_test_sends_refused_total', help: 'Webhook test sends refused with 429 because their workspace asked for too many a minute' },
+        refusal: () => `the workspace asked for more than ${perMinute} webhook test sends a minute`,
+      },
+      deps.registry,
+      deps.now,
+    );
+  }
+
+  private readonly testSends: RateLimiter;
 
   private now(): number {
     return (this.deps.now ?? Date.now)();
@@ -65,6 +85,10 @@ export class WebhookService {
 
   async create(orgId: string, actor: string, input: WebhookInput): Promise<{ webhook: Webhook; secret: string }> {
     await this.checkUrl(input.url);
+    const max = this.deps.settings.maxPerWorkspace;
+    // Deleted subscriptions stay for their delivery log; a workspace with many has at most this many more to read.
+    const held = (await this.deps.webhooks.list(orgId, { limit: 10_000 })).filter((w) => w.status !== 'deleted').length;
+    if (held >= max) throw conflict(`the workspace has ${held} webhooks, the most it may have (${max}): delete one first`);
     const now = this.now();
     const secret = newSecret();
     const id = randomId('whk');
@@ -126,6 +150,7 @@ export class WebhookService {
   /** Queues a `webhook.test` event for this subscription alone; it is delivered and logged like any other. */
   async test(orgId: string, id: string): Promise<{ event_id: string }> {
     const webhook = await this.live(orgId, id, 'a deleted webhook cannot be tested');
+    this.testSends.take(orgId, 1);
     const event = testEvent(orgId, webhook.id, randomBytes(8).toString('hex'), this.now());
     await this.deps.queue.queue({ webhook_id: webhook.id, event });
     return { event_id: event.id };

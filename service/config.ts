@@ -115,6 +115,8 @@ const envSchema = z.object({
   WEBHOOK_RETRY_MAX_MS: z.coerce.number().int().min(10).max(86_400_000).default(3_600_000),
   WEBHOOK_RETRY_FOR_MS: z.coerce.number().int().min(1_000).max(30 * 86_400_000).default(86_400_000),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
+  WEBHOOK_MAX_PER_WORKSPACE: z.coerce.number().int().min(1).max(10_000).default(20),
+  WEBHOOK_TEST_SENDS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(10),
   REPLAY_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
   REPLAY_RECONCILE_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(15_000),
   REPLAY_START_FAIL_AFTER_MS: z.coerce.number().int().min(0).max(86_400_000).default(30_000),
@@ -198,6 +200,9 @@ export interface Config {
     maxResponseBytes: number;
     retry: RetrySchedule;
     concurrency: number;
+    /** Webhooks a workspace may have (deleted ones aside), and test sends it may ask for a minute. */
+    maxPerWorkspace: number;
+    testSendsPerMinute: number;
   };
   temporal: {
     address?: string;
@@ -244,6 +249,8 @@ function webhooksConfigOf(e: Env): Config['webhooks'] {
     maxResponseBytes: e.WEBHOOK_MAX_RESPONSE_BYTES,
     retry: { baseMs: e.WEBHOOK_RETRY_BASE_MS, maxMs: e.WEBHOOK_RETRY_MAX_MS, giveUpAfterMs: e.WEBHOOK_RETRY_FOR_MS },
     concurrency: e.WEBHOOK_CONCURRENCY,
+    maxPerWorkspace: e.WEBHOOK_MAX_PER_WORKSPACE,
+    testSendsPerMinute: e.WEBHOOK_TEST_SENDS_PER_MINUTE,
   };
 }
 

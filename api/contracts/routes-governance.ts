@@ -24,6 +24,8 @@ interface CrudSpec {
   patch: z.ZodType;
   patchExample: unknown;
   list: z.ZodObject;
+  /** Refusals of a creation beyond validation (409: a workspace at its cap). */
+  createErrors?: number[];
 }
 
 /** The five routes every managed object has: create, list, get, patch, delete (a soft delete: 409 when done twice). */
@@ -32,7 +34,7 @@ function crud(s: CrudSpec): RouteContract[] {
   const one = `${s.base}/{id}`;
   return [
     {
-      ...common, method: 'post', path: s.base, summary: `Create a ${s.noun}`, permission: s.manage,
+      ...common, method: 'post', path: s.base, summary: `Create a ${s.noun}`, permission: s.manage, errors: s.createErrors,
       body: { schema: s.create, example: s.createExample }, responses: { 201: json(`the ${s.noun}`, s.created ?? s.answer) },
     },
     { ...common, method: 'get', path: s.base, summary: `List ${s.noun}s`, permission: 'read', query: s.list, responses: { 200: json('a page', a.pageOf(s.answer)) } },
@@ -124,7 +126,7 @@ export const governanceContracts: RouteContract[] = [
   ...crud({
     base: '/v1/webhooks', tag: 'Webhooks', noun: 'webhook', manage: 'webhooks:manage', answer: a.webhookAnswer, created: a.createdWebhookAnswer,
     create: webhooks.createSchema, createExample: { url: 'https://hooks.example.com/nettel', events: ['incident.opened', 'incident.resolved'] },
-    patch: webhooks.patchSchema, patchExample: { description: 'on-call pager' }, list: webhooks.listSchema,
+    patch: webhooks.patchSchema, patchExample: { description: 'on-call pager' }, list: webhooks.listSchema, createErrors: [409],
   }),
   {
     method: 'post', path: '/v1/webhooks/{id}/test', summary: 'Send a webhook.test event', tag: 'Webhooks', access: 'workspace',

@@ -84,6 +84,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
       queue: new WebhookDeliveryQueue({ nats: a.nats, prefix: config.nats.prefix }),
       audit,
       settings: config.webhooks,
+      registry: a.registry,
     }),
   };
 }

@@ -9,7 +9,7 @@ import { startTestStack, type TestStack } from '../support/test-stack';
 describe('webhook URLs without the platform setting', () => {
   let t: TestStack;
   beforeAll(async () => {
-    t = await startTestStack('chdb', { ROLES: 'api' });
+    t = await startTestStack('chdb', { ROLES: 'api', WEBHOOK_MAX_PER_WORKSPACE: '3', WEBHOOK_TEST_SENDS_PER_MINUTE: '2' });
   });
   afterAll(async () => {
     await t.stop();
@@ -50,5 +50,28 @@ describe('webhook URLs without the platform setting', () => {
     expect(created.status).toBe(201);
     const res = await t.request('PATCH', `/v1/webhooks/${created.body.id}`, { key, body: { url: 'https://10.0.0.1/hook' } });
     expect(res.status).toBe(400);
+  });
+
+  test('a workspace holding WEBHOOK_MAX_PER_WORKSPACE webhooks gets 409 for one more, and may create one again once it deleted one', async () => {
+    const { key } = await t.mintKey({ role: 'operator' });
+    const create = () => t.request<{ id: string; error?: { code: string; message: string } }>('POST', '/v1/webhooks', { key, body: { url: 'https://203.0.113.10/hook', events: ['incident.opened'] } });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i += 1) ids.push((await create()).body.id);
+    const refused = await create();
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: 'CONFLICT', message: expect.stringMatching(/the most it may have \(3\)/) as unknown });
+    expect((await t.request('DELETE', `/v1/webhooks/${ids[0]}`, { key })).status).toBe(200);
+    expect((await create()).status).toBe(201);
+  });
+
+  test('test sends past WEBHOOK_TEST_SENDS_PER_MINUTE are refused with 429 and Retry-After', async () => {
+    const { key } = await t.mintKey({ role: 'operator' });
+    const created = await t.request<{ id: string }>('POST', '/v1/webhooks', { key, body: { url: 'https://203.0.113.10/hook', events: ['incident.opened'] } });
+    const send = () => t.request<{ error?: { code: string } }>('POST', `/v1/webhooks/${created.body.id}/test`, { key });
+    expect([(await send()).status, (await send()).status]).toEqual([202, 202]);
+    const refused = await send();
+    expect(refused.status).toBe(429);
+    expect(refused.body.error?.code).toBe('RATE_LIMITED');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 });
