@@ -12,6 +12,7 @@ import type { WebhookService } from '../application/webhook-service';
 import type { TrustedProxies } from '../core/client-address';
 import type { Logger } from '../observability/logger';
 import type { Registry } from '../observability/metrics';
+import type { KeyRevocations } from '../streams/key-revocations';
 import type { AnalyticsRepo } from '../storage/analytics-repo';
 import type { QueryLimits } from '../storage/query-limits';
 
@@ -31,6 +32,8 @@ export interface ApiDeps {
   trustedProxies: TrustedProxies;
   /** The bearer a Prometheus scraper presents on /metrics (METRICS_TOKEN); unset: only the platform admin key reads them. */
   metricsToken?: string;
+  /** Revocations told to the other API processes (a component the api role starts). */
+  revocations: KeyRevocations;
   audit: AuditLedger;
   ingest: IngestService;
   incidents: IncidentService;

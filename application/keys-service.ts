@@ -79,6 +79,8 @@ export class KeysService {
       now?: () => number;
       /** The 20 hex digits of a new key's id; random unless a test fixes them. */
       newKeyHex?: () => string;
+      /** Tells the other API processes of a revocation (streams/key-revocations). */
+      announceRevocation?: (keyId: string) => void;
     },
   ) {
     this.adminHash = deps.adminApiKey ? sha256(deps.adminApiKey) : undefined;
@@ -107,6 +109,16 @@ export class KeysService {
     if (record.revoked_at) return this.reject('revoked');
     if (record.expires_at && record.expires_at <= this.now()) return this.reject('expired');
     return { kind: 'workspace', keyId: record.key_id, orgId: record.org_id, role: record.role };
+  }
+
+  /**
+   * Another process revoked a key: a cached copy is marked revoked, so it is
+   * refused even while ClickHouse cannot be asked. (A forged notice costs at
+   * most the cache's few seconds while ClickHouse answers: its record wins.)
+   */
+  revokedElsewhere(keyId: string): void {
+    const cached = this.cache.get(keyId);
+    if (cached && !cached.record.revoked_at) this.cache.set(keyId, { record: { ...cached.record, revoked_at: this.now() }, fetchedAt: this.now() });
   }
 
   private reject(reason: string): never {
@@ -197,6 +209,7 @@ export class KeysService {
     const revoked: KeyRecord = { ...record, revoked_at: this.now(), version: record.version + 1 };
     await this.deps.repo.put(revoked);
     this.cache.set(keyId, { record: revoked, fetchedAt: this.now() });
+    this.deps.announceRevocation?.(keyId);
     await this.deps.audit.append({ orgId: record.org_id, actor: by.keyId, action: 'api_key.revoke', target: keyId });
     return revoked;
   }

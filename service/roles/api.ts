@@ -1,5 +1,6 @@
 import { createApp } from '../../api/app';
 import type { ApiDeps, HealthProbe } from '../../api/deps';
+import { KeyRevocations } from '../../streams/key-revocations';
 import { HttpServer } from '../../api/http-server';
 import { AuthThrottle } from '../../application/auth-throttle';
 import { AuditLedger } from '../../application/audit-ledger';
@@ -53,9 +54,18 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
   const events = new JetStreamOutbox({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry });
   const correlator = new Correlator({ store: new TelemetryStore(a.clickhouse), incidents, registry: a.registry, events, rules });
   const publisher = new TelemetryPublisher({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry, writes: a.telemetryWrites });
+  const keys: KeysService = new KeysService({
+    repo: new KeysRepo(a.clickhouse),
+    audit,
+    registry: a.registry,
+    adminApiKey: config.adminApiKey,
+    announceRevocation: (keyId) => revocations.publish(keyId),
+  });
+  const revocations = new KeyRevocations({ nats: a.nats, prefix: config.nats.prefix, log: a.log, onRevoked: (keyId) => keys.revokedElsewhere(keyId) });
   return {
     audit,
-    keys: new KeysService({ repo: new KeysRepo(a.clickhouse), audit, registry: a.registry, adminApiKey: config.adminApiKey }),
+    keys,
+    revocations,
     authThrottle: new AuthThrottle(config.auth, a.registry),
     trustedProxies: new TrustedProxies(config.auth.trustedProxies),
     metricsToken: config.auth.metricsToken,
@@ -103,6 +113,6 @@ export function apiRole(config: Config, a: Adapters, loops: HealthProbe[]) {
   };
   const { app, routes } = createApp(deps);
   const server = new HttpServer(config.http, app.callback(), a.registry);
-  const components: Component[] = [heads, server];
+  const components: Component[] = [heads, deps.revocations, server];
   return { components, server, routes, deps };
 }
