@@ -8,7 +8,7 @@ import { refuseQuery } from './validation';
  * The browser console: its built files (`dist/console`, made by the set-up
  * with Vite) served at `/`, and the unauthenticated configuration it reads
  * before sign-in. The console's routes live in the URL fragment, so the only
- * paths served here are `/`, `/index.html` and `/assets/*`; every other path,
+ * paths served here are `/`, `/index.html`, the icon and `/assets/*`; every other path,
  * `/v1/…` above all, falls through to the API and its JSON 404.
  */
 export interface ConsoleOptions {
@@ -68,6 +68,9 @@ export function serveConsole(options: ConsoleOptions) {
     if (ctx.path === '/' || ctx.path === '/index.html') {
       // The page names the hashed assets of this build: browsers must ask again each time.
       if (await sendFile(ctx, path.join(options.dir, 'index.html'), 'no-cache')) return;
+    } else if (ctx.path === '/favicon.svg' || ctx.path === '/favicon.ico') {
+      // Browsers ask for /favicon.ico whatever the page names: one icon answers both, so no page logs a 404.
+      if (await sendFile(ctx, path.join(options.dir, 'favicon.svg'), 'public, max-age=86400')) return;
     } else if (ctx.path.startsWith('/assets/')) {
       const file = assetFile(options.dir, ctx.path);
       if (file && (await sendFile(ctx, file, 'public, max-age=31536000, immutable'))) return;

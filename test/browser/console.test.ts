@@ -102,6 +102,18 @@ describe('the browser console', () => {
     });
   });
 
+  test('the sign-in page loads without an error in the browser console or a failed request', async () => {
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on('console', (m) => (m.type() === 'error' ? problems.push(m.text()) : undefined));
+    page.on('response', (r) => (r.status() >= 400 ? problems.push(`${r.status()} ${r.url()}`) : undefined));
+    await page.goto(`${t.url}/`, { waitUntil: 'networkidle' });
+    const icon = await fetch(`${t.url}/favicon.ico`);
+    await page.close();
+    expect(problems).toEqual([]);
+    expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
+  });
+
   test('a wrong key shows a clear error, not a blank page', async () => {
     const page = await browser.newPage();
     await page.goto(t.url);
