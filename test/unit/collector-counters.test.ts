@@ -14,7 +14,8 @@ goflow2_flow_traffic_packets_total{local_ip="127.0.0.1",local_port="6343",remote
 goflow2_flow_traffic_packets_total{local_ip="127.0.0.1",local_port="2055",remote_ip="2001:db8::9",type="netflow"} 2
 goflow2_flow_decoder_error_total{name="netflow",router="192.0.2.1"} 3
 goflow2_flow_process_nf_errors_total{error="template_not_found",router="192.0.2.1"} 4
-goflow2_flow_process_nf_templates_total{obs_domain_id="0",router="192.0.2.1:5000",template_id="256",type="template",version="9"} 7
+goflow2_flow_process_nf_templates_total{router="192.0.2.1",type="template",version="9"} 7
+goflow2_flow_process_sf_agent_mismatch_total 6
 `;
 
 describe('collector counters', () => {
@@ -24,7 +25,7 @@ describe('collector counters', () => {
       ['192.0.2.1', 15],
       ['2001:db8::9', 2],
     ]);
-    expect([c.decodeErrors, c.unknownTemplates, c.templates, c.queueDrops]).toEqual([3, 4, 7, 0]);
+    expect([c.decodeErrors, c.unknownTemplates, c.templates, c.queueDrops, c.sflowAgentMismatches]).toEqual([3, 4, 7, 0, 6]);
   });
 
   test('successive readings become increments, and a reset counter counts from zero', () => {

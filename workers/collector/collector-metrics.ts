@@ -33,6 +33,10 @@ export const collectorMetrics = (registry: Registry) => ({
     name: 'nettel_collector_templates_total',
     help: 'NetFlow v9 and IPFIX templates received (a flood of them shows here)',
   }),
+  sflowAgentMismatches: counter(registry, {
+    name: 'nettel_collector_sflow_agent_mismatch_total',
+    help: 'sFlow datagrams whose agent address differs from their UDP source; their flows are routed by the source, never by the agent they claim',
+  }),
   publishRetries: counter(registry, {
     name: 'nettel_collector_publish_retries_total',
     help: 'Batches of collected flows published again after JetStream refused or did not answer',

@@ -12,7 +12,10 @@ export interface ExporterSource {
 }
 
 /**
- * The collector's copy of the exporter registry, by normalized address. It
+ * The collector's copy of the exporter registry, by normalized address: the
+ * UDP source of the datagrams, for every protocol (GoFlow2 is patched to
+ * take sFlow's from the source too, not from the agent address a datagram
+ * claims: docs/security/goflow2.md). It
  * is read again every `refreshMs`, so an approval, a change of rate or a
  * removal reaches every collector process within that time. Only active
  * exporters route: a pending or rejected registration's datagrams count as

@@ -15,6 +15,8 @@ export interface GoFlow2Counters {
   queueDrops: number;
   /** Templates received: a flood of them shows here. */
   templates: number;
+  /** sFlow datagrams whose agent address is not their UDP source: their flows go by the source. */
+  sflowAgentMismatches: number;
 }
 
 const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/;
@@ -28,7 +30,7 @@ function labelsOf(text: string | undefined): Record<string, string> {
 
 /** The counters above from GoFlow2's Prometheus text exposition. */
 export function parseGoFlow2Metrics(text: string): GoFlow2Counters {
-  const counters: GoFlow2Counters = { datagramsBy: new Map(), decodeErrors: 0, unknownTemplates: 0, queueDrops: 0, templates: 0 };
+  const counters: GoFlow2Counters = { datagramsBy: new Map(), decodeErrors: 0, unknownTemplates: 0, queueDrops: 0, templates: 0, sflowAgentMismatches: 0 };
   for (const line of text.split('\n')) {
     const m = sample.exec(line);
     if (!m || line.startsWith('#')) continue;
@@ -52,6 +54,9 @@ export function parseGoFlow2Metrics(text: string): GoFlow2Counters {
         break;
       case 'goflow2_flow_process_nf_templates_total':
         counters.templates += value;
+        break;
+      case 'goflow2_flow_process_sf_agent_mismatch_total':
+        counters.sflowAgentMismatches += value;
         break;
     }
   }

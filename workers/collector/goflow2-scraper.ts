@@ -6,8 +6,9 @@ import type { UnknownExporterCounts } from './unknown-exporter-counts';
 /**
  * Reads GoFlow2's Prometheus endpoint every `intervalMs` and carries its
  * increments into the collector's own counters: datagrams received,
- * datagrams it could not decode by reason, templates, and the datagrams of
- * each unregistered address (for the admin's list of unknown exporters).
+ * datagrams it could not decode by reason, templates, sFlow datagrams whose
+ * agent is not their source, and the datagrams of each unregistered address
+ * (for the admin's list of unknown exporters).
  */
 export class GoFlow2Scraper {
   private readonly deltas = new CounterDeltas();
@@ -63,6 +64,7 @@ export class GoFlow2Scraper {
     metrics.droppedDatagrams.inc({ reason: 'unknown_template' }, this.deltas.delta('unknown_template', c.unknownTemplates));
     metrics.droppedDatagrams.inc({ reason: 'queue_full' }, this.deltas.delta('queue_full', c.queueDrops));
     metrics.templates.inc(this.deltas.delta('templates', c.templates));
+    metrics.sflowAgentMismatches.inc(this.deltas.delta('sflow_agent_mismatch', c.sflowAgentMismatches));
   }
 
   async stop(): Promise<void> {
