@@ -1,5 +1,5 @@
 import { historyOf, inForce, atVersion, type DetectionRules, type RulesHistory, type VersionedRules } from '../core/detection-rules';
-import { notFound } from '../core/errors';
+import { conflict, notFound } from '../core/errors';
 import type { DetectionRulesRepo } from '../storage/detection-rules-repo';
 import type { AuditLedger } from './audit-ledger';
 import type { WithLock } from './exporter-service';
@@ -119,10 +119,14 @@ export class DetectionRulesService {
     return found;
   }
 
-  async put(orgId: string, actor: string, rules: DetectionRules): Promise<VersionedRules> {
+  /** `startedFrom`: the version the caller edited; another one in force means a concurrent change, 409. */
+  async put(orgId: string, actor: string, rules: DetectionRules, startedFrom?: number): Promise<VersionedRules> {
     const { written, previous } = await this.deps.withLock(`detection-rules-${orgId}`, async () => {
       const versions = await this.deps.repo.versions(orgId);
       const current = inForce(historyOf(versions));
+      if (startedFrom !== undefined && startedFrom !== current.version) {
+        throw conflict(`the rules changed since version ${startedFrom}: version ${current.version} is in force; read it and edit that`);
+      }
       if (canonical(current.rules) === canonical(rules)) return { written: undefined, previous: current };
       const next: VersionedRules = { version: current.version + 1, rules, created_at: (this.deps.now ?? Date.now)(), actor };
       await this.deps.repo.put(orgId, next);

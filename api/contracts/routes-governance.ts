@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { detectionRulesSchema } from '../../core/detection-rules';
 import * as rules from '../routes/detection-rules';
 import * as exporters from '../routes/exporters';
 import * as policies from '../routes/policies';
@@ -114,8 +113,8 @@ export const governanceContracts: RouteContract[] = [
   },
   {
     method: 'put', path: '/v1/detection-rules', summary: 'Replace the detection rules (the next version)', tag: 'Detection rules',
-    access: 'workspace', permission: 'rules:manage',
-    body: { schema: detectionRulesSchema, example: { correlation_window_seconds: 600, metric_thresholds: { latency_ms: { at_least: 500 } } } },
+    access: 'workspace', permission: 'rules:manage', errors: [409],
+    body: { schema: rules.putSchema, example: { version: 3, rules: { correlation_window_seconds: 600, metric_thresholds: { latency_ms: { at_least: 500 } } } } },
     responses: { 200: json('the version in force after the change', a.rulesAnswer) },
   },
   {

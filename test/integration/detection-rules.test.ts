@@ -62,6 +62,18 @@ describe.each(transports)('detection rules per workspace on %s', (transport) => 
     expect(audit.body.data.filter((e) => e.action === 'detection_rules.update').map((e) => e.target)).toEqual(['v1']);
   });
 
+  test('the document GET answers is accepted back by PUT, its version guarding against a concurrent change (409 when stale)', async () => {
+    const { key } = await t.mintKey({ role: 'operator' });
+    const read = (await t.request<RulesView>('GET', '/v1/detection-rules', { key })).body;
+    const edited = await put(key, { ...read, rules: { ...read.rules, correlation_window_seconds: 900 } });
+    expect(edited.status).toBe(200);
+    expect(edited.body).toMatchObject({ version: read.version + 1, rules: { correlation_window_seconds: 900 } });
+    const stale = await t.request<ErrorBody>('PUT', '/v1/detection-rules', { key, body: { ...read, rules: { ...read.rules, correlation_window_seconds: 60 } } });
+    expect(stale.status).toBe(409);
+    expect(stale.body.error.code).toBe('CONFLICT');
+    expect((await t.request<RulesView>('GET', '/v1/detection-rules', { key })).body.rules.correlation_window_seconds).toBe(900);
+  });
+
   test('invalid rules are refused with 400 naming each path; an analyst may not change them', async () => {
     const operator = await t.mintKey({ role: 'operator' });
     const analyst = await t.mintKey({ role: 'analyst', orgId: operator.org_id });
