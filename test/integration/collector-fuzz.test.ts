@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { registerExporter, startCollectorStack, storedFlowSums, waitForStoredFlows, type FlowSum } from '../support/collector';
 import { softflowdExport } from '../support/flow-exporters';
-import { decodedDatagrams, freeTcpPort, goflow2Metrics, residentBytes } from '../support/goflow2-watch';
+import { freePort } from '../../engines/local-process';
+import { decodedDatagrams, goflow2Metrics, residentBytes } from '../support/goflow2-watch';
 import {
   emptyTemplates,
   randomDatagrams,
@@ -51,7 +52,7 @@ describe('the collector fed hostile datagrams', () => {
   let pid: number;
   let dir: string;
   beforeAll(async () => {
-    const metrics = await freeTcpPort();
+    const metrics = await freePort();
     const s = await startCollectorStack('chdb', { COLLECTOR_WORKERS: '1', COLLECTOR_METRICS_PORT: String(metrics) });
     t = s.t;
     ports = { netflow: s.netflowPort, sflow: s.sflowPort, metrics };

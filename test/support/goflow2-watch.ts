@@ -1,23 +1,10 @@
 import { readFileSync } from 'node:fs';
-import net from 'node:net';
 
 /**
  * What a test reads of the GoFlow2 child process from outside: its resident
  * memory, and its own Prometheus page (the collector stack is started with
  * COLLECTOR_METRICS_PORT set, so the test knows where it is).
  */
-
-/** A free TCP port on loopback: bound, read, released. */
-export function freeTcpPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** A process's resident memory in bytes (Linux: VmRSS in /proc/<pid>/status). */
 export function residentBytes(pid: number): number {
