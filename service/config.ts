@@ -6,6 +6,10 @@ import { rawRangeDays, rollupRangeDays } from '../core/flow-query';
 import { allowedHostSet, type RetrySchedule } from '../core/outbound';
 import { maxReplayWindowMinutes } from '../core/replay';
 import type { SupervisionConfig } from '../engines/supervisor';
+import type { ClickHouseTls } from '../storage/clickhouse';
+import type { NatsAuth, NatsTls } from '../streams/nats-client';
+import type { TemporalTls } from '../temporal/temporal-client';
+import { clickhouseTlsOf, engineAccessEnv, natsAccessOf, temporalAccessOf } from './engine-access';
 import type { Retention } from '../storage/migrations/migration';
 import { defaultQueryLimits, type QueryLimits } from '../storage/query-limits';
 
@@ -29,6 +33,7 @@ const validProxies = (list: string[]) => {
 const optionalUrl = z.preprocess(blankAsUnset, z.string().trim().optional());
 
 const envSchema = z.object({
+  ...engineAccessEnv,
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default('0.0.0.0'),
   DATA_DIR: z.string().default('./.data'),
@@ -160,7 +165,11 @@ export interface Config {
   roles: ProcessRole[];
   logLevel: string;
   nats: {
+    /** Without credentials: those are in `auth` (service/engine-access.ts takes them out of NATS_URL). */
     url?: string;
+    /** How to authenticate to NATS_URL's servers; the embedded nats-server's are generated (service/roles/engines.ts). */
+    auth?: NatsAuth;
+    tls?: NatsTls;
     prefix: string;
     embeddedPort: number;
     streamMaxBytes: number;
@@ -175,7 +184,7 @@ export interface Config {
   workers: { maxMessages: number; maxWaitMs: number; maxBatchBytes: number };
   /** Messages ClickHouse refuses: after how many deliveries they are dead-lettered, and the dead-letter stream's bound. */
   deadLetter: { afterDeliveries: number; maxBytes: number };
-  clickhouse: { url?: string; user: string; password: string; database: string; retention: Retention; chdbSpoolDir?: string };
+  clickhouse: { url?: string; user: string; password: string; tls?: ClickHouseTls; database: string; retention: Retention; chdbSpoolDir?: string };
   /** The collector role: GoFlow2's UDP listeners and how the collector reads the exporter registry. */
   collector: {
     host: string;
@@ -206,6 +215,9 @@ export interface Config {
   };
   temporal: {
     address?: string;
+    /** Mutual TLS, or an API key (over TLS), to TEMPORAL_ADDRESS. */
+    tls?: TemporalTls;
+    apiKey?: string;
     namespace: string;
     taskQueue: string;
     cli?: string;
@@ -260,7 +272,7 @@ function natsConfig(e: z.infer<typeof envSchema>): Config['nats'] {
     throw new Error('invalid configuration: NATS_REPLICAS: more than 1 needs a NATS cluster (NATS_URL); the embedded nats-server is a single node');
   }
   return {
-    url: e.NATS_URL,
+    ...natsAccessOf(e),
     prefix: e.NATS_PREFIX,
     embeddedPort: e.EMBEDDED_NATS_PORT,
     streamMaxBytes: e.NATS_STREAM_MAX_BYTES,
@@ -268,6 +280,32 @@ function natsConfig(e: z.infer<typeof envSchema>): Config['nats'] {
     replicas: e.NATS_REPLICAS,
     server: e.NATS_SERVER,
     embeddedMaxFileStoreBytes: e.EMBEDDED_NATS_MAX_FILE_STORE,
+  };
+}
+
+function clickhouseConfigOf(e: Env): Config['clickhouse'] {
+  return {
+    url: e.CLICKHOUSE_URL,
+    user: e.CLICKHOUSE_USER,
+    password: e.CLICKHOUSE_PASSWORD,
+    tls: clickhouseTlsOf(e),
+    database: e.CLICKHOUSE_DATABASE,
+    chdbSpoolDir: e.CHDB_SPOOL_DIR,
+    retention: { raw: e.RETENTION_DAYS, minute: e.RETENTION_1M_DAYS, fiveMinutes: e.RETENTION_5M_DAYS, hour: e.RETENTION_1H_DAYS },
+  };
+}
+
+function temporalConfigOf(e: Env): Config['temporal'] {
+  return {
+    address: e.TEMPORAL_ADDRESS,
+    ...temporalAccessOf(e),
+    namespace: e.TEMPORAL_NAMESPACE,
+    taskQueue: e.TEMPORAL_TASK_QUEUE,
+    cli: e.TEMPORAL_CLI,
+    workflowBundlePath: e.TEMPORAL_WORKFLOW_BUNDLE,
+    embeddedPort: e.EMBEDDED_TEMPORAL_PORT,
+    embeddedUiPort: e.EMBEDDED_TEMPORAL_UI_PORT,
+    uiUrl: e.TEMPORAL_UI_URL ?? (e.TEMPORAL_ADDRESS ? undefined : `http://127.0.0.1:${e.EMBEDDED_TEMPORAL_UI_PORT}`),
   };
 }
 
@@ -307,26 +345,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     nats: natsConfig(e),
     workers: { maxMessages: e.WORKER_MAX_MESSAGES, maxWaitMs: e.WORKER_MAX_WAIT_MS, maxBatchBytes: e.WORKER_MAX_BATCH_BYTES },
     deadLetter: { afterDeliveries: e.WORKER_MAX_DELIVERIES, maxBytes: e.NATS_DEAD_LETTER_MAX_BYTES },
-    clickhouse: {
-      url: e.CLICKHOUSE_URL,
-      user: e.CLICKHOUSE_USER,
-      password: e.CLICKHOUSE_PASSWORD,
-      database: e.CLICKHOUSE_DATABASE,
-      chdbSpoolDir: e.CHDB_SPOOL_DIR,
-      retention: { raw: e.RETENTION_DAYS, minute: e.RETENTION_1M_DAYS, fiveMinutes: e.RETENTION_5M_DAYS, hour: e.RETENTION_1H_DAYS },
-    },
+    clickhouse: clickhouseConfigOf(e),
     collector: collectorConfigOf(e),
     webhooks: webhooksConfigOf(e),
-    temporal: {
-      address: e.TEMPORAL_ADDRESS,
-      namespace: e.TEMPORAL_NAMESPACE,
-      taskQueue: e.TEMPORAL_TASK_QUEUE,
-      cli: e.TEMPORAL_CLI,
-      workflowBundlePath: e.TEMPORAL_WORKFLOW_BUNDLE,
-      embeddedPort: e.EMBEDDED_TEMPORAL_PORT,
-      embeddedUiPort: e.EMBEDDED_TEMPORAL_UI_PORT,
-      uiUrl: e.TEMPORAL_UI_URL ?? (e.TEMPORAL_ADDRESS ? undefined : `http://127.0.0.1:${e.EMBEDDED_TEMPORAL_UI_PORT}`),
-    },
+    temporal: temporalConfigOf(e),
     console: { dir: path.resolve(e.CONSOLE_DIR) },
     replayReconciler: { intervalMs: e.REPLAY_RECONCILE_INTERVAL_MS, graceMs: e.REPLAY_RECONCILE_GRACE_MS, failAfterMs: e.REPLAY_START_FAIL_AFTER_MS },
     decisions: { signingKey: e.DECISION_SIGNING_KEY },

@@ -1,5 +1,6 @@
 import { ClickHouseLogLevel, createClient, drainStream, type ClickHouseClient } from '@clickhouse/client';
 import { Readable } from 'node:stream';
+import fs from 'node:fs';
 import { dialectOf, type Dialect } from './dialect';
 
 /**
@@ -59,11 +60,27 @@ export function wrap(context: string, err: unknown): ClickHouseError {
   return new ClickHouseError(`${context}: ${message.split('\n')[0]}`, code, { cause: err });
 }
 
+/** TLS to the server (an https:// URL): the CA that signed its certificate, and for mutual TLS a client certificate and key. */
+export interface ClickHouseTls {
+  caFile: string;
+  certFile?: string;
+  keyFile?: string;
+}
+
 export interface HttpClickHouseConfig {
   url: string;
   user: string;
   password: string;
   database: string;
+  tls?: ClickHouseTls;
+}
+
+/** @clickhouse/client's `tls` option, read from the files. */
+function tlsOptionOf(tls: ClickHouseTls | undefined) {
+  if (!tls) return {};
+  const ca_cert = fs.readFileSync(tls.caFile);
+  if (!tls.certFile || !tls.keyFile) return { tls: { ca_cert } };
+  return { tls: { ca_cert, cert: fs.readFileSync(tls.certFile), key: fs.readFileSync(tls.keyFile) } };
 }
 
 /** A ClickHouse server (or cluster behind a load balancer) over HTTP. */
@@ -102,6 +119,7 @@ export class HttpClickHouse implements ClickHouse {
       username: this.config.user,
       password: this.config.password,
       database,
+      ...tlsOptionOf(this.config.tls),
       request_timeout: 60_000,
       compression: { request: false, response: false },
       max_open_connections: 16,

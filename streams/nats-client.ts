@@ -1,10 +1,52 @@
-import { Events, connect, type JetStreamClient, type JetStreamManager, type NatsConnection } from 'nats';
+import fs from 'node:fs';
+import {
+  Events,
+  connect,
+  credsAuthenticator,
+  nkeyAuthenticator,
+  type ConnectionOptions,
+  type JetStreamClient,
+  type JetStreamManager,
+  type NatsConnection,
+} from 'nats';
 import type { Logger } from '../observability/logger';
 
+/** How the client proves who it is: one of the four ways nats-server takes. */
+export type NatsAuth =
+  | { user: string; password: string }
+  | { token: string }
+  /** A file holding an NKey seed (`SU…`). */
+  | { nkeySeedFile: string }
+  /** A `.creds` file (a user JWT and its seed). */
+  | { credsFile: string };
+
+/** TLS to the server: its CA (else the system's), and a client certificate for mutual TLS. */
+export interface NatsTls {
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+}
+
 export interface NatsClientConfig {
+  /** One server URL or several, comma-separated, without credentials (they go in `auth`). */
   url: string;
   /** Shown in the server's connection list. */
   name: string;
+  auth?: NatsAuth;
+  tls?: NatsTls;
+}
+
+/** The nats.js options that carry the configured credentials and TLS settings. */
+export function natsAccessOptions(config: Pick<NatsClientConfig, 'auth' | 'tls'>): Pick<ConnectionOptions, 'user' | 'pass' | 'token' | 'authenticator' | 'tls'> {
+  const auth = config.auth;
+  const tls = config.tls ? { tls: { ...config.tls } } : {};
+  if (!auth) return tls;
+  if ('user' in auth) return { ...tls, user: auth.user, pass: auth.password };
+  if ('token' in auth) return { ...tls, token: auth.token };
+  // Functions, not bytes: nats.js calls them at each (re)connection, so a rotated file is read again.
+  // A seed is one line (its newline trimmed); a creds file is read whole, its parser needs each block's last newline.
+  if ('nkeySeedFile' in auth) return { ...tls, authenticator: nkeyAuthenticator(() => new TextEncoder().encode(fs.readFileSync(auth.nkeySeedFile, 'utf8').trim())) };
+  return { ...tls, authenticator: credsAuthenticator(() => new Uint8Array(fs.readFileSync(auth.credsFile))) };
 }
 
 /** The process's one NATS connection, with its JetStream handles. */
@@ -24,6 +66,9 @@ export class NatsClient {
       name: this.config.name,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
+      ...natsAccessOptions(this.config),
+    }).catch((err: unknown) => {
+      throw new Error(`unable to connect to nats at ${this.config.url}: ${(err as Error).message}`, { cause: err });
     });
     this.manager = await this.connection.jetstreamManager();
     this.connected = true;

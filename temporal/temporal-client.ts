@@ -1,9 +1,39 @@
-import { Client, Connection } from '@temporalio/client';
+import fs from 'node:fs';
+import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import type { Logger } from '../observability/logger';
 
-export interface TemporalClientConfig {
+/** TLS to the Temporal frontend: its CA (else the system's), a client certificate for mutual TLS, the name its certificate carries. */
+export interface TemporalTls {
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+  serverName?: string;
+}
+
+/** Where Temporal is and how to prove who this process is: mutual TLS, or an API key (always over TLS). */
+export interface TemporalAccess {
   address: string;
+  tls?: TemporalTls;
+  apiKey?: string;
+}
+
+export interface TemporalClientConfig extends TemporalAccess {
   namespace: string;
+}
+
+/** The options both SDK connections take (the client's Connection, the worker's NativeConnection), files read. */
+export function temporalConnectionOptions(access: TemporalAccess): { address: string; tls?: TLSConfig; apiKey?: string } {
+  const { address, tls, apiKey } = access;
+  if (!tls && !apiKey) return { address };
+  const read = (file: string | undefined) => (file ? fs.readFileSync(file) : undefined);
+  const crt = read(tls?.certFile);
+  const key = read(tls?.keyFile);
+  const config: TLSConfig = {
+    ...(tls?.serverName ? { serverNameOverride: tls.serverName } : {}),
+    ...(tls?.caFile ? { serverRootCACertificate: read(tls.caFile) } : {}),
+    ...(crt && key ? { clientCertPair: { crt, key } } : {}),
+  };
+  return { address, tls: config, ...(apiKey ? { apiKey } : {}) };
 }
 
 /** The process's connection to Temporal, used to start and signal workflows. */
@@ -17,7 +47,7 @@ export class TemporalClient {
   ) {}
 
   async start(): Promise<void> {
-    this.connection = await Connection.connect({ address: this.config.address });
+    this.connection = await Connection.connect(temporalConnectionOptions(this.config));
     this.workflowClient = new Client({ connection: this.connection, namespace: this.config.namespace });
     this.log.info({ address: this.config.address, namespace: this.config.namespace }, 'temporal connected');
   }

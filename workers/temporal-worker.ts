@@ -2,10 +2,10 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from 
 import fs from 'node:fs';
 import type { Logger } from '../observability/logger';
 import { engineErrorsCounter, type Registry } from '../observability/metrics';
+import { temporalConnectionOptions, type TemporalAccess } from '../temporal/temporal-client';
 import type { ReplayActivities } from '../workflows/replay-contract';
 
-export interface TemporalWorkerConfig {
-  address: string;
+export interface TemporalWorkerConfig extends TemporalAccess {
   namespace: string;
   taskQueue: string;
   /** A prebuilt workflow bundle (built by the set-up); without it the worker bundles workflows/ at start. */
@@ -42,7 +42,7 @@ export class TemporalWorker {
 
   async start(): Promise<void> {
     installRuntime(this.deps.log);
-    this.connection = await NativeConnection.connect({ address: this.config.address });
+    this.connection = await NativeConnection.connect(temporalConnectionOptions(this.config));
     const bundle = this.config.workflowBundlePath;
     const workflows =
       bundle && fs.existsSync(bundle)

@@ -44,6 +44,8 @@ export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a
   const worker = new TemporalWorker(
     {
       address: addresses.temporalAddress,
+      tls: config.temporal.tls,
+      apiKey: config.temporal.apiKey,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       workflowBundlePath: config.temporal.workflowBundlePath,
