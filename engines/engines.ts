@@ -30,6 +30,12 @@ export interface LocalNatsOptions extends LocalEngineOptions {
    * minutes), which only the bench's comparison asks for.
    */
   sync?: 'always' | 'interval';
+  /**
+   * The one user clients must authenticate as (the embedded default generates
+   * its password); without it the server takes any client that reaches it,
+   * which only the tests' own servers do.
+   */
+  auth?: { user: string; password: string };
 }
 
 export function localNatsServer(opts: LocalNatsOptions, log: Logger): LocalProcess {
@@ -42,6 +48,8 @@ export function localNatsServer(opts: LocalNatsOptions, log: Logger): LocalProce
       args: ['-c', writeNatsConfig(opts)],
       dir: opts.dir,
       port: opts.port,
+      // A server left running by an earlier start reads the config written above again: its credentials too.
+      reloadSignal: 'SIGHUP',
     },
     log,
   );
@@ -69,17 +77,22 @@ export const natsMaxPendingBytes = 512 * 1024 * 1024;
 export function natsConfigText(opts: Omit<LocalNatsOptions, 'binPath' | 'toolsDir'>): string {
   const dir = path.resolve(opts.dir);
   const sync = (opts.sync ?? 'always') === 'always' ? '  sync_interval: always\n' : '';
+  // JSON strings are nats-server config strings: the password is quoted and escaped whatever it holds.
+  const auth = opts.auth ? `authorization {\n  user: ${JSON.stringify(opts.auth.user)}\n  password: ${JSON.stringify(opts.auth.password)}\n}\n` : '';
   return (
     `listen: "127.0.0.1:${opts.port}"\nmax_payload: ${natsMaxPayload}\nmax_pending: ${natsMaxPendingBytes}\n` +
-    `jetstream {\n  store_dir: "${path.join(dir, 'store')}"\n  max_file_store: ${opts.maxFileStoreBytes}\n${sync}}\n`
+    `jetstream {\n  store_dir: "${path.join(dir, 'store')}"\n  max_file_store: ${opts.maxFileStoreBytes}\n${sync}}\n` +
+    auth
   );
 }
 
+/** The config holds the password: readable by its owner only, like the secret it comes from. */
 function writeNatsConfig(opts: LocalNatsOptions): string {
   const dir = path.resolve(opts.dir);
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'nats.conf');
-  fs.writeFileSync(file, natsConfigText(opts));
+  fs.writeFileSync(file, natsConfigText(opts), { mode: 0o600 });
+  fs.chmodSync(file, 0o600);
   return file;
 }
 

@@ -19,6 +19,10 @@ export interface LocalProcessSpec {
   /** Resolves true once the engine answers; defaults to a TCP connect on `port`. */
   isReady?: () => Promise<boolean>;
   startTimeoutMs?: number;
+  /** Sent to a process this one adopts, so it reads its config again (nats-server reloads on SIGHUP). */
+  reloadSignal?: NodeJS.Signals;
+  /** The engine's whole environment (a config may name variables of it); unset, this process's. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export class LocalProcess {
@@ -86,6 +90,8 @@ export class LocalProcess {
     this.processId = existing;
     this.reused = true;
     fs.writeFileSync(this.ownerFile, String(process.pid));
+    // Its config may have changed since it started (say, credentials added): it reads it again.
+    if (this.spec.reloadSignal) signal(existing, this.spec.reloadSignal);
     this.log.info({ engine: this.spec.name, pid: existing, port: this.spec.port }, 'reusing running engine');
   }
 
@@ -96,7 +102,7 @@ export class LocalProcess {
     const logFd = fs.openSync(path.join(this.spec.dir, `${this.spec.name}.log`), 'a');
     // Detached: a Ctrl-C in the terminal reaches only the service, which then
     // stops the engines itself in order, after its own components flushed.
-    const child = spawn(this.spec.command, this.spec.args, { detached: true, stdio: ['ignore', logFd, logFd] });
+    const child = spawn(this.spec.command, this.spec.args, { detached: true, stdio: ['ignore', logFd, logFd], env: this.spec.env });
     fs.closeSync(logFd);
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     const failedToSpawn = new Promise<Error>((resolve) => child.once('error', resolve));

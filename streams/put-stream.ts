@@ -1,8 +1,20 @@
-import type { JetStreamManager, StreamConfig } from 'nats';
+import { isDeepStrictEqual } from 'node:util';
+import type { ConsumerConfig, JetStreamManager, StreamConfig } from 'nats';
 
 /** JetStream API error codes (err_code) the adapters branch on. */
 export const jsErrors = { streamNotFound: 10059, consumerNotFound: 10014, insufficientStorage: 10047 } as const;
 export const apiErrorCode = (err: unknown) => (err as { api_error?: { err_code?: number } }).api_error?.err_code;
+
+/**
+ * Whether the server's configuration already holds every setting asked for.
+ * A start that changes nothing sends nothing: a role whose NATS user may
+ * read the topology but not change it (deploy/nats/nettel.conf) starts on a
+ * topology an admin made.
+ */
+export function holdsSettings(existing: object, wanted: object): boolean {
+  const has = existing as Record<string, unknown>;
+  return Object.entries(wanted).every(([key, value]) => value === undefined || isDeepStrictEqual(has[key], value));
+}
 
 /** Creates a stream, or brings an existing one to this configuration (idempotent at every start). */
 export async function putStream(jsm: JetStreamManager, stream: Partial<StreamConfig> & { name: string }): Promise<void> {
@@ -10,6 +22,7 @@ export async function putStream(jsm: JetStreamManager, stream: Partial<StreamCon
     if (apiErrorCode(err) === jsErrors.streamNotFound) return undefined;
     throw err;
   });
+  if (existing && holdsSettings(existing.config, stream)) return;
   try {
     if (existing) await jsm.streams.update(stream.name, stream);
     else await jsm.streams.add(stream);
@@ -31,4 +44,16 @@ export class StoreTooSmallError extends Error {
     );
     this.name = 'StoreTooSmallError';
   }
+}
+
+/** Creates a durable consumer, or brings it to this configuration; true when it had to be created. */
+export async function putConsumer(jsm: JetStreamManager, stream: string, consumer: Partial<ConsumerConfig> & { durable_name: string }): Promise<boolean> {
+  const existing = await jsm.consumers.info(stream, consumer.durable_name).catch((err: unknown) => {
+    if (apiErrorCode(err) === jsErrors.consumerNotFound) return undefined;
+    throw err;
+  });
+  if (existing && holdsSettings(existing.config, consumer)) return false;
+  if (existing) await jsm.consumers.update(stream, consumer.durable_name, consumer);
+  else await jsm.consumers.add(stream, consumer);
+  return !existing;
 }

@@ -10,7 +10,7 @@ import {
 } from 'nats';
 import type { StreamKind } from '../core/telemetry';
 import { ensureOutboxTopology } from './outbox';
-import { apiErrorCode, jsErrors, putStream } from './put-stream';
+import { putConsumer, putStream } from './put-stream';
 
 /**
  * The JetStream topology as code, created or updated idempotently at start.
@@ -110,16 +110,5 @@ export async function ensureWritersConsumer(
   jsm: JetStreamManager,
   config: Pick<TopologyConfig, 'prefix' | 'ackWaitMs' | 'maxAckPending'>,
 ): Promise<boolean> {
-  const n = names(config.prefix);
-  const consumer = writersConsumerConfig(config);
-  const hasConsumer = await jsm.consumers.info(n.stream, n.writers).then(
-    () => true,
-    (err: unknown) => {
-      if (apiErrorCode(err) === jsErrors.consumerNotFound) return false;
-      throw err;
-    },
-  );
-  if (hasConsumer) await jsm.consumers.update(n.stream, n.writers, consumer);
-  else await jsm.consumers.add(n.stream, consumer);
-  return !hasConsumer;
+  return putConsumer(jsm, names(config.prefix).stream, writersConsumerConfig(config));
 }

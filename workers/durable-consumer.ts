@@ -3,6 +3,7 @@ import type { Logger } from '../observability/logger';
 import type { Counter } from 'prom-client';
 import type { NatsClient } from '../streams/nats-client';
 import { outboxConsumer } from '../streams/outbox';
+import { putConsumer } from '../streams/put-stream';
 
 export interface DurableConsumerConfig {
   stream: string;
@@ -44,14 +45,7 @@ export class DurableConsumer {
   }
 
   private async ensureConsumer(): Promise<void> {
-    const { jsm } = this.deps.nats;
-    const wanted = outboxConsumer(this.config.durable, this.config.ackWaitMs);
-    const exists = await jsm.consumers.info(this.config.stream, this.config.durable).then(
-      () => true,
-      () => false,
-    );
-    if (exists) await jsm.consumers.update(this.config.stream, this.config.durable, wanted);
-    else await jsm.consumers.add(this.config.stream, wanted);
+    await putConsumer(this.deps.nats.jsm, this.config.stream, outboxConsumer(this.config.durable, this.config.ackWaitMs));
   }
 
   private async run(): Promise<void> {

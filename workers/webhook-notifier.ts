@@ -20,6 +20,16 @@ export interface WebhookNotifierConfig extends DeliveryConfig {
 }
 
 /**
+ * The outbox's two durable consumers: the fan-out, and the deliveries'. The
+ * ack wait covers one attempt (DNS, connect, answer) with room to spare.
+ */
+export function notifierConsumers(config: Pick<WebhookNotifierConfig, 'prefix' | 'timeoutMs'>) {
+  const n = outboxNames(config.prefix);
+  const ackWaitMs = config.timeoutMs * 3 + 5_000;
+  return { fanout: { stream: n.outbox, durable: n.fanout, ackWaitMs }, deliverer: { stream: n.deliveries, durable: n.deliverer, ackWaitMs } };
+}
+
+/**
  * The webhook deliverer of the stream-workers role: the outbox's fan-out
  * and the deliveries' consumer, both durable consumers shared by every
  * stream-workers process. Started after the outbox topology exists.
@@ -28,7 +38,7 @@ export class WebhookNotifier {
   private readonly consumers: DurableConsumer[];
 
   constructor(config: WebhookNotifierConfig, deps: { nats: NatsClient; webhooks: WebhooksRepo; registry: Registry; log: Logger; lookup?: LookupAll }) {
-    const n = outboxNames(config.prefix);
+    const consumers = notifierConsumers(config);
     const restarts = counter(deps.registry, {
       name: 'nettel_webhook_consume_restarts_total',
       help: 'Re-opened pulls of the outbox consumers, by consumer',
@@ -36,15 +46,13 @@ export class WebhookNotifier {
     });
     const queue = new WebhookDeliveryQueue({ nats: deps.nats, prefix: config.prefix });
     const webhooks = new WebhookLookups(deps.webhooks, { ttlMs: subscriptionCacheMs });
-    // The ack wait covers one attempt (DNS, connect, answer) with room to spare.
-    const ackWaitMs = config.timeoutMs * 3 + 5_000;
     this.consumers = [
       new DurableConsumer(
-        { stream: n.outbox, durable: n.fanout, ackWaitMs, concurrency: 16 },
+        { ...consumers.fanout, concurrency: 16 },
         { nats: deps.nats, log: deps.log, restarts, handle: fanOut({ webhooks, queue, registry: deps.registry }) },
       ),
       new DurableConsumer(
-        { stream: n.deliveries, durable: n.deliverer, ackWaitMs, concurrency: config.concurrency },
+        { ...consumers.deliverer, concurrency: config.concurrency },
         { nats: deps.nats, log: deps.log, restarts, handle: deliverer(config, { ...deps, webhooks }) },
       ),
     ];

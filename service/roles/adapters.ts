@@ -10,10 +10,11 @@ import { applyRetentionTtl } from '../../storage/retention';
 import { JetStreamWriteHealth } from '../../streams/jetstream-write-health';
 import { Locks, defaultLockConfig } from '../../streams/locks';
 import { NatsClient } from '../../streams/nats-client';
-import { defaultTopology, ensureTopology, type TopologyConfig } from '../../streams/topology';
+import type { TopologyConfig } from '../../streams/topology';
 import { TemporalClient } from '../../temporal/temporal-client';
 import { startStep, type Component } from '../component';
 import type { Config } from '../config';
+import { ensureJetStreamObjects, topologyOf } from '../jetstream-objects';
 import type { EngineAddresses } from './engines';
 
 /** The connections every role of a process shares, and the schema and topology they need. */
@@ -38,11 +39,11 @@ export function sharedAdapters(config: Config, addresses: EngineAddresses, regis
   const clickhouse: ClickHouse = config.clickhouse.url
     ? new HttpClickHouse({ ...config.clickhouse, url: config.clickhouse.url })
     : new ChdbClickHouse({ dataDir: path.join(config.dataDir, 'chdb'), database: config.clickhouse.database, spoolDir: chdbSpoolDir(config) });
-  const nats = new NatsClient({ url: addresses.natsUrl, name: 'nettel' }, log);
-  const temporal = new TemporalClient({ address: addresses.temporalAddress, namespace: config.temporal.namespace }, log);
-  const { prefix, streamMaxBytes, ackWaitMs, replicas } = config.nats;
-  const topology: TopologyConfig = { ...defaultTopology(prefix), maxBytes: streamMaxBytes, ackWaitMs, replicas };
-  topology.deadLetterMaxBytes = config.deadLetter.maxBytes;
+  const nats = new NatsClient({ url: addresses.natsUrl, name: 'nettel', auth: addresses.natsAuth, tls: config.nats.tls }, log);
+  const { namespace, tls, apiKey } = config.temporal;
+  const temporal = new TemporalClient({ address: addresses.temporalAddress, namespace, tls, apiKey }, log);
+  const { prefix, replicas } = config.nats;
+  const topology = topologyOf(config);
   const locks = new Locks({ ...defaultLockConfig(prefix), replicas }, nats, log);
   const components: Component[] = [
     clickhouse,
@@ -58,7 +59,7 @@ export function sharedAdapters(config: Config, addresses: EngineAddresses, regis
       }),
     ),
     temporal,
-    startStep(() => ensureTopology(nats.jsm, topology)),
+    startStep(() => ensureJetStreamObjects(config, nats, log)),
   ];
   const adapters: Adapters = { clickhouse, nats, temporal, locks, topology, telemetryWrites: new JetStreamWriteHealth(), registry, log };
   return { components, adapters };

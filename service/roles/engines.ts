@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { localNatsServer, localTemporalServer } from '../../engines/engines';
 import type { LocalProcess } from '../../engines/local-process';
@@ -5,13 +6,28 @@ import { EngineSupervisor } from '../../engines/supervisor';
 import type { HealthProbe } from '../../api/deps';
 import type { Logger } from '../../observability/logger';
 import type { Registry } from '../../observability/metrics';
+import type { NatsAuth } from '../../streams/nats-client';
 import type { Component } from '../component';
 import type { Config } from '../config';
+import { secretInDataFolder } from '../data-folder-secret';
 
 /** Where the engines are: configured addresses, or the local ones this process starts. */
 export interface EngineAddresses {
   natsUrl: string;
+  /** The configured credentials, or the embedded nats-server's generated ones. */
+  natsAuth?: NatsAuth;
   temporalAddress: string;
+}
+
+/** The user the embedded nats-server takes (every role of the process connects as it). */
+export const embeddedNatsUser = 'nettel';
+
+/**
+ * The embedded nats-server's password: generated once, kept in the data
+ * folder (mode 0600) beside the admin key, the same on every restart.
+ */
+export function embeddedNatsPassword(dataDir: string): string {
+  return secretInDataFolder(dataDir, 'nats-password', () => randomBytes(32).toString('base64url')).value;
 }
 
 /**
@@ -34,10 +50,14 @@ export function localEngines(
   };
   let nats: EngineSupervisor | undefined;
   let natsUrl = config.nats.url;
+  let natsAuth = config.nats.auth;
   if (!natsUrl) {
     const { embeddedPort: port, server, embeddedMaxFileStoreBytes: maxFileStoreBytes } = config.nats;
-    nats = supervise(localNatsServer({ dir: dir('nats'), port, binPath: config.binPath, toolsDir: config.toolsDir, server, maxFileStoreBytes }, log));
+    // Loopback is not a boundary: any local user or process could otherwise read and write every workspace's telemetry.
+    const auth = { user: embeddedNatsUser, password: embeddedNatsPassword(config.dataDir) };
+    nats = supervise(localNatsServer({ dir: dir('nats'), port, binPath: config.binPath, toolsDir: config.toolsDir, server, maxFileStoreBytes, auth }, log));
     natsUrl = `nats://127.0.0.1:${config.nats.embeddedPort}`;
+    natsAuth = auth;
   }
   let temporalAddress = config.temporal.address;
   if (!temporalAddress) {
@@ -46,6 +66,6 @@ export function localEngines(
     temporalAddress = `127.0.0.1:${port}`;
   }
   const probes = supervised.map((s) => ({ name: `engine:${s.name}`, probe: () => s.probe() }));
-  return { components: supervised, probes, addresses: { natsUrl, temporalAddress }, nats };
+  return { components: supervised, probes, addresses: { natsUrl, natsAuth, temporalAddress }, nats };
 }
 

@@ -3,7 +3,9 @@ import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { connect } from 'nats';
 import { freePort } from '../../engines/local-process';
+import { embeddedNatsUser } from '../../service/roles/engines';
 import type { AuditEntryView, HealthView, MintedKeyView, Page } from '../support/api-types';
 import { freeUdpPorts } from '../support/udp';
 
@@ -52,6 +54,16 @@ function udpPortIsFree(port: number): Promise<boolean> {
   });
 }
 
+/** How a connection to a nats-server ends: `connected`, or the error code nats.js gave. */
+async function natsConnection(port: number, auth: { user?: string; pass?: string } = {}): Promise<string> {
+  try {
+    await (await connect({ servers: `127.0.0.1:${port}`, reconnect: false, ...auth })).close();
+    return 'connected';
+  } catch (err) {
+    return String((err as { code?: string }).code ?? err);
+  }
+}
+
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
@@ -77,6 +89,8 @@ describe('the service process on embedded defaults', () => {
       CLICKHOUSE_URL: '',
       TEMPORAL_ADDRESS: '',
       ADMIN_API_KEY: '',
+      // The global set-up gives every stack one sealing key; this start makes its own, as `npm start` does.
+      WEBHOOK_SECRETS_KEY: '',
       LOG_LEVEL: 'warn',
     };
     const [netflowPort, sflowPort] = await freeUdpPorts(2);
@@ -97,6 +111,13 @@ describe('the service process on embedded defaults', () => {
     const minted = (await (
       await fetch(`${first.url}/v1/api-keys`, { method: 'POST', headers: { authorization: `Bearer ${first.adminKey}` } })
     ).json()) as MintedKeyView;
+    // Its nats-server takes only the service's generated credentials, kept beside the admin key.
+    const natsPort = Number(env.EMBEDDED_NATS_PORT);
+    const passwordFile = path.join(dataDir, 'nats-password');
+    expect(fs.statSync(passwordFile).mode & 0o777).toBe(0o600);
+    const natsPassword = fs.readFileSync(passwordFile, 'utf8').trim();
+    expect(await natsConnection(natsPort)).toBe('AUTHORIZATION_VIOLATION');
+    expect(await natsConnection(natsPort, { user: embeddedNatsUser, pass: natsPassword })).toBe('connected');
     const enginePids = ['nats/nats-server.pid', 'temporal/temporal.pid'].map((f) => Number(fs.readFileSync(path.join(dataDir, f), 'utf8')));
     expect(enginePids.every(alive)).toBe(true);
 
@@ -113,6 +134,8 @@ describe('the service process on embedded defaults', () => {
       const keyFile = path.join(dataDir, 'admin-api-key');
       expect(fs.readFileSync(keyFile, 'utf8').trim()).toBe(first.adminKey);
       expect(fs.statSync(keyFile).mode & 0o777).toBe(0o600);
+      expect(fs.readFileSync(passwordFile, 'utf8').trim()).toBe(natsPassword);
+      expect(await natsConnection(natsPort)).toBe('AUTHORIZATION_VIOLATION');
       const res = await fetch(`${second.url}/v1/audit`, { headers: { authorization: `Bearer ${minted.key}` } });
       expect(res.status).toBe(200);
       expect(((await res.json()) as Page<AuditEntryView>).data).toHaveLength(1);

@@ -102,3 +102,70 @@ describe('deployment files', () => {
     expect(new TrustedProxies(kubeApi.auth.trustedProxies).has('10.244.3.7')).toBe(true);
   });
 });
+
+describe('the engines of both deployments take only clients with credentials', () => {
+  const natsRoles = ['api', 'stream-workers', 'temporal-worker', 'collector'];
+  const passwordVariable = (user: string) => `NETTEL_NATS_${user.toUpperCase().replace(/-/g, '_')}_PASSWORD`;
+  const fromEnvFile = (variable: string) => `\${${variable}:?set ${variable}}`;
+  /** The users of deploy/nats/nettel.conf, each with the environment variable its password comes from. */
+  const natsUsers = () => {
+    const conf = fs.readFileSync(path.join(deploy, 'nats/nettel.conf'), 'utf8');
+    return Object.fromEntries([...conf.matchAll(/\{ user: ([\w-]+), password: \$(\w+),/g)].map((m) => [m[1]!, m[2]!]));
+  };
+  const kubeDocs = () => parseAllDocuments(fs.readFileSync(path.join(deploy, 'kubernetes/nettel.yaml'), 'utf8')).map((d) => d.toJS() as KubeObject);
+  interface KubeObject {
+    kind: string;
+    data?: Record<string, string>;
+    spec: { template: { spec: { containers: Array<{ command?: string[]; env?: Array<{ value: string }>; envFrom: Array<{ secretRef?: { name: string } }> }>; volumes?: Array<{ secret?: { secretName: string } }> } } };
+  }
+
+  test('the NATS config has an admin and a user per role, each password from the node environment', () => {
+    expect(natsUsers()).toEqual(Object.fromEntries(['admin', ...natsRoles].map((u) => [u, passwordVariable(u)])));
+    expect(fs.readFileSync(path.join(deploy, 'nats/nettel.conf'), 'utf8')).not.toMatch(/no_auth_user/);
+  });
+
+  test('compose gives every NATS node every password and a route password, and each role its own user', () => {
+    const compose = readCompose();
+    for (const node of ['nats-1', 'nats-2', 'nats-3']) {
+      const service = compose.services[node]!;
+      for (const variable of Object.values(natsUsers())) expect(service.environment[variable]).toBe(fromEnvFile(variable));
+      expect(service.command?.join(' ')).toMatch(/--cluster nats:\/\/route:\$\{NETTEL_NATS_ROUTE_PASSWORD[^}]*\}@0\.0\.0\.0:6222/);
+    }
+    for (const role of natsRoles) {
+      const config = loadConfig({ ...compose.services[role]!.environment, DECISION_SIGNING_KEY: 'y'.repeat(32), WEBHOOK_SECRETS_KEY: 'z'.repeat(32) });
+      expect(config.nats.auth).toEqual({ user: role, password: fromEnvFile(passwordVariable(role)) });
+      expect(config.clickhouse).toMatchObject({ user: 'nettel', password: fromEnvFile('NETTEL_CLICKHOUSE_PASSWORD') });
+      expect([config.temporal.tls?.caFile, config.temporal.tls?.certFile, config.temporal.tls?.keyFile].every(Boolean)).toBe(true);
+    }
+    const topology = compose.services['jetstream-topology'] as { command: string[]; environment: Record<string, string> };
+    expect(topology.command.join(' ')).toContain('dist/service/nats-topology.js');
+    expect(topology.environment.NATS_USER).toBe('admin');
+  });
+
+  test('compose runs ClickHouse, Temporal and its database with credentials', () => {
+    const services = readCompose().services as Record<string, { environment: Record<string, string> }>;
+    expect(services.clickhouse!.environment.CLICKHOUSE_PASSWORD).toBe(fromEnvFile('NETTEL_CLICKHOUSE_PASSWORD'));
+    expect(services.temporal!.environment.TEMPORAL_TLS_REQUIRE_CLIENT_AUTH).toBe('true');
+    expect(services.temporal!.environment.POSTGRES_PWD).toBe(fromEnvFile('NETTEL_POSTGRES_PASSWORD'));
+    expect(services.postgres!.environment.POSTGRES_PASSWORD).toBe(fromEnvFile('NETTEL_POSTGRES_PASSWORD'));
+  });
+
+  test('Kubernetes gives each role its NATS user from a Secret of its own, and TLS to every engine', () => {
+    const docs = kubeDocs();
+    const configMap = docs.find((d) => d.kind === 'ConfigMap')!;
+    const config = loadConfig({ ...configMap.data, ROLES: 'api' });
+    expect(config.nats.tls?.caFile).toBeDefined();
+    expect(config.clickhouse.tls?.caFile).toBeDefined();
+    expect([config.temporal.tls?.caFile, config.temporal.tls?.certFile, config.temporal.tls?.keyFile].every(Boolean)).toBe(true);
+    for (const d of docs.filter((x) => x.kind === 'Deployment')) {
+      const container = d.spec.template.spec.containers[0]!;
+      const role = container.env?.[0]?.value;
+      const secrets = container.envFrom.map((e) => e.secretRef?.name).filter(Boolean);
+      expect(secrets).toEqual(expect.arrayContaining([`nettel-nats-${role}`, 'nettel-clickhouse']));
+      expect(d.spec.template.spec.volumes?.map((v) => v.secret?.secretName)).toEqual(['nettel-engines-tls']);
+    }
+    const job = docs.find((d) => d.kind === 'Job')!.spec.template.spec.containers[0]!;
+    expect(job.command?.join(' ')).toContain('dist/service/nats-topology.js');
+    expect(job.envFrom.map((e) => e.secretRef?.name)).toContain('nettel-nats-admin');
+  });
+});

@@ -36,6 +36,15 @@ describe('the embedded nats-server', () => {
     expect(jetstreamBlock(text)).toMatch(/^ {2}store_dir: "\/data\/nats\/store"$/m);
   });
 
+  test('given a user, it takes only clients that authenticate as that user', () => {
+    const text = natsConfigText({ ...base, auth: { user: 'nettel', password: 'pa"ss\\word' } });
+    expect(/^authorization \{\n([^}]*)\}$/m.exec(text)?.[1]).toBe('  user: "nettel"\n  password: "pa\\"ss\\\\word"\n');
+  });
+
+  test('without a user (the tests\' own servers), it has no authorization block', () => {
+    expect(natsConfigText(base)).not.toMatch(/authorization/);
+  });
+
   test('the interval variant the bench compares with leaves syncing to the server', () => {
     expect(natsConfigText({ ...base, sync: 'interval' })).not.toMatch(/sync_interval/);
   });

@@ -55,7 +55,7 @@ export async function approveAndComplete(svc: ServiceProcess, ws: Workspace): Pr
 
 /** Waits until the stream workers have written and acknowledged everything published, read from the service's NATS. */
 export async function drained(svc: ServiceProcess): Promise<void> {
-  const nc = await connect({ servers: svc.natsUrl });
+  const nc = await connect(svc.nats);
   try {
     await waitForTelemetryDrained(await nc.jetstreamManager(), 'nettel', 120_000);
   } finally {

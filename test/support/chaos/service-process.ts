@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { freePort, isAlive, signal } from '../../../engines/local-process';
+import { embeddedNatsPassword, embeddedNatsUser } from '../../../service/roles/engines';
 import { waitFor } from '../wait';
 
 const mainJs = path.resolve(__dirname, '../../../dist/service/main.js');
@@ -73,9 +74,15 @@ export class ServiceProcess {
     };
   }
 
-  /** The embedded nats-server's URL, for a process of the test's that shares it. */
+  /** The embedded nats-server's address and generated credentials, for a client of the test's. */
+  get nats(): { servers: string; user: string; pass: string } {
+    return { servers: `127.0.0.1:${this.env?.EMBEDDED_NATS_PORT}`, user: embeddedNatsUser, pass: embeddedNatsPassword(this.dataDir) };
+  }
+
+  /** The same as one URL (credentials in it), for a process of the test's that shares the server. */
   get natsUrl(): string {
-    return `nats://127.0.0.1:${this.env?.EMBEDDED_NATS_PORT}`;
+    const { servers, user, pass } = this.nats;
+    return `nats://${user}:${encodeURIComponent(pass)}@${servers}`;
   }
 
   /** The process id of an engine the service started, from its pid file. */

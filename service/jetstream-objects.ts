@@ -1,0 +1,35 @@
+import type { Logger } from '../observability/logger';
+import { AuditHeads } from '../streams/audit-heads';
+import { Locks, defaultLockConfig } from '../streams/locks';
+import type { NatsClient } from '../streams/nats-client';
+import { outboxConsumer } from '../streams/outbox';
+import { putConsumer } from '../streams/put-stream';
+import { defaultTopology, ensureTopology, type TopologyConfig } from '../streams/topology';
+import { notifierConsumers } from '../workers/webhook-notifier';
+import type { Config } from './config';
+
+/** The telemetry streams and the writers' consumer, as the configuration sizes them. */
+export function topologyOf(config: Config): TopologyConfig {
+  const { prefix, streamMaxBytes, ackWaitMs, replicas } = config.nats;
+  return { ...defaultTopology(prefix), maxBytes: streamMaxBytes, ackWaitMs, replicas, deadLetterMaxBytes: config.deadLetter.maxBytes };
+}
+
+/**
+ * Every JetStream object the roles use: the streams, the durable consumers
+ * and the key-value buckets. Each start ensures them; one that finds them as
+ * configured changes nothing, so the roles of a deployment, whose NATS users
+ * may not change the topology (deploy/nats/nettel.conf), start on what the
+ * topology job (service/nats-topology.ts, the admin user) made.
+ */
+export async function ensureJetStreamObjects(config: Config, nats: NatsClient, log: Logger): Promise<void> {
+  const { prefix, replicas } = config.nats;
+  await ensureTopology(nats.jsm, topologyOf(config));
+  // The buckets are made by opening them as their owners do.
+  for (const bucket of [new Locks({ ...defaultLockConfig(prefix), replicas }, nats, log), new AuditHeads(nats, prefix, replicas)]) {
+    await bucket.start();
+    await bucket.stop();
+  }
+  for (const c of Object.values(notifierConsumers({ prefix, timeoutMs: config.webhooks.timeoutMs }))) {
+    await putConsumer(nats.jsm, c.stream, outboxConsumer(c.durable, c.ackWaitMs));
+  }
+}

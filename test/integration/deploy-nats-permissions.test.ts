@@ -1,0 +1,166 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { connect, type NatsConnection } from 'nats';
+import { natsServerBinaryName, requireExecutable } from '../../engines/binaries';
+import { LocalProcess, freePort } from '../../engines/local-process';
+import { createLogger } from '../../observability/logger';
+import { loadConfig } from '../../service/config';
+import { ensureJetStreamObjects } from '../../service/jetstream-objects';
+import { NatsClient } from '../../streams/nats-client';
+import { names } from '../../streams/topology';
+import type { Page, ReplayRequested, ReplayView } from '../support/api-types';
+import { startTestStack, type TestStack } from '../support/test-stack';
+import { freeUdpPorts } from '../support/udp';
+import { waitFor, waitForTelemetryDrained } from '../support/wait';
+
+/**
+ * deploy/nats/nettel.conf as a deployment's nodes run it: every role of the
+ * service started against it as its own NATS user (the topology made first
+ * by the admin user, as the topology job does), with telemetry going from
+ * the api's user through the stream workers' into ClickHouse; and each user
+ * refused what its role does not do.
+ */
+const roles = ['admin', 'api', 'stream-workers', 'temporal-worker', 'collector'] as const;
+type NatsUser = (typeof roles)[number];
+const passwordVariable = (user: NatsUser) => `NETTEL_NATS_${user.toUpperCase().replace(/-/g, '_')}_PASSWORD`;
+const passwords = Object.fromEntries(roles.map((r) => [r, randomBytes(12).toString('base64url')])) as Record<NatsUser, string>;
+
+const log = createLogger('silent');
+const flow = { src_ip: '192.0.2.1', dst_ip: '192.0.2.2', bytes: 10, packets: 1, protocol: 'udp' };
+
+let dir: string;
+let server: LocalProcess;
+let url: string;
+/** Settings every role shares: the prefix the config's subjects name, one database, the keys the roles share. */
+let shared: Record<string, string>;
+const stacks: TestStack[] = [];
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-deploy-nats-'));
+  const config = loadConfig(process.env);
+  const command = config.nats.server ?? requireExecutable(natsServerBinaryName, [config.toolsDir, ...config.binPath], 'run the set-up');
+  const port = await freePort();
+  const conf = path.resolve(__dirname, '../../deploy/nats/nettel.conf');
+  const env = { ...process.env, ...Object.fromEntries(roles.map((r) => [passwordVariable(r), passwords[r]])) };
+  server = new LocalProcess({ name: 'nats-server', command, args: ['-c', conf, '-js', '-a', '127.0.0.1', '-p', String(port), '-sd', path.join(dir, 'store')], dir, port, env }, log);
+  await server.start();
+  url = `nats://127.0.0.1:${port}`;
+  shared = {
+    NATS_URL: url,
+    NATS_PREFIX: 'nettel',
+    NATS_STREAM_MAX_BYTES: String(256 * 1024 ** 2),
+    NATS_DEAD_LETTER_MAX_BYTES: String(64 * 1024 ** 2),
+    CLICKHOUSE_DATABASE: `t_${randomBytes(5).toString('hex')}`,
+    TEMPORAL_TASK_QUEUE: `t-${randomBytes(5).toString('hex')}`,
+    DECISION_SIGNING_KEY: randomBytes(32).toString('base64url'),
+    WORKER_MAX_WAIT_MS: '50',
+  };
+}, 60_000);
+
+afterAll(async () => {
+  for (const t of stacks.reverse()) await t.stop().catch(() => undefined);
+  await server?.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const asUser = (user: NatsUser) => ({ NATS_USER: user, NATS_PASSWORD: passwords[user] });
+
+async function connectAs(user: NatsUser): Promise<NatsConnection> {
+  return connect({ servers: url, user, pass: passwords[user], reconnect: false });
+}
+
+const serverLog = () => fs.readFileSync(path.join(dir, 'nats-server.log'), 'utf8');
+
+/** Whether the server refused `user` a publish to `subject` while `work` ran (nats.js may only time the request out). */
+async function refused(user: NatsUser, subject: string, work: (nc: NatsConnection) => Promise<unknown>): Promise<boolean> {
+  const line = `"$G/user:${user}" - Publish Violation - Subject "${subject}"`;
+  const before = serverLog().split(line).length;
+  const nc = await connectAs(user);
+  try {
+    await work(nc).catch(() => undefined);
+    const logged = () => Promise.resolve(serverLog().split(line).length > before ? true : undefined);
+    return await waitFor(logged, 5_000, `the refusal of ${subject}`).catch(() => false);
+  } finally {
+    await nc.close();
+  }
+}
+
+test('a client without credentials, or with another role password, is refused', async () => {
+  await expect(connect({ servers: url, reconnect: false })).rejects.toMatchObject({ code: 'AUTHORIZATION_VIOLATION' });
+  await expect(connect({ servers: url, user: 'api', pass: passwords.collector, reconnect: false })).rejects.toMatchObject({ code: 'AUTHORIZATION_VIOLATION' });
+});
+
+test('a role cannot make the topology; the admin user makes it, as the topology job does', async () => {
+  const config = loadConfig({ ...process.env, ...shared, ...asUser('api'), CLICKHOUSE_URL: process.env.TEST_CLICKHOUSE_URL });
+  const api = new NatsClient({ url, auth: config.nats.auth, name: 'api' }, log);
+  await api.start();
+  try {
+    await expect(ensureJetStreamObjects(config, api, log)).rejects.toThrow();
+  } finally {
+    await api.stop();
+  }
+  const adminConfig = loadConfig({ ...process.env, ...shared, ...asUser('admin'), CLICKHOUSE_URL: process.env.TEST_CLICKHOUSE_URL });
+  const admin = new NatsClient({ url, auth: adminConfig.nats.auth, name: 'admin' }, log);
+  await admin.start();
+  try {
+    await ensureJetStreamObjects(adminConfig, admin, log);
+    expect((await admin.jsm.streams.info(names('nettel').stream)).config.num_replicas).toBe(1);
+  } finally {
+    await admin.stop();
+  }
+}, 60_000);
+
+test('every role starts as its own user, and telemetry goes from the api through the stream workers into ClickHouse', async () => {
+  const logBefore = serverLog().length;
+  const [netflow, sflow] = await freeUdpPorts(2);
+  const start = async (roleEnv: Record<string, string>, user: NatsUser) => {
+    const t = await startTestStack('clickhouse-server', { ...shared, ...roleEnv, ...asUser(user) });
+    stacks.push(t);
+    return t;
+  };
+  const workers = await start({ ROLES: 'stream-workers' }, 'stream-workers');
+  const api = await start({ ROLES: 'api' }, 'api');
+  await start({ ROLES: 'temporal-worker' }, 'temporal-worker');
+  await start({ ROLES: 'collector', COLLECTOR_HOST: '127.0.0.1', COLLECTOR_NETFLOW_PORT: String(netflow), COLLECTOR_SFLOW_PORT: String(sflow) }, 'collector');
+
+  const operator = await api.mintKey({ role: 'operator' });
+  expect((await api.request('POST', '/flow', { key: operator.key, body: flow })).status).toBe(201);
+  await waitForTelemetryDrained(workers.stack.nats.jsm, 'nettel');
+  const rows = await waitFor(async () => {
+    const found = await api.stack.clickhouse.query<{ n: string }>(`SELECT count() AS n FROM ${api.stack.clickhouse.database}.flows`);
+    return Number(found[0]!.n) === 1 ? found : undefined;
+  }, 20_000, 'the flow in ClickHouse');
+  expect(rows).toHaveLength(1);
+
+  // A signal opens an incident (the stream workers publish its event to the outbox, their fan-out takes it), and its
+  // replay runs on the temporal-worker, which audits and publishes as its own user.
+  const signal = { telemetry: 'bgp', service: 'edge', environment: 'prod', region: 'eu', latency_ms: 5 };
+  expect((await api.request('POST', '/ingest', { key: operator.key, body: signal })).status).toBe(202);
+  const incident = await waitFor(async () => (await api.request<Page<{ id: string }>>('GET', '/v1/incidents', { key: operator.key })).body.data[0], 30_000, 'the incident');
+  const replay = await api.request<ReplayRequested>('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } });
+  expect(replay.status).toBe(202);
+  const done = await waitFor(async () => {
+    const res = await api.request<ReplayView>('GET', `/v1/replays/${replay.body.replay_id}`, { key: operator.key });
+    return res.body.status === 'completed' ? res.body : undefined;
+  }, 90_000, 'the replay to complete');
+  expect(done.report).toMatchObject({ parity: true });
+  // Not one request of the four roles was refused while they started and worked.
+  expect(serverLog().slice(logBefore).split('\n').filter((l) => /Violation/.test(l))).toEqual([]);
+}, 240_000);
+
+test('each role is refused what it does not do', async () => {
+  const n = names('nettel');
+  const jsm = (nc: NatsConnection) => nc.jetstreamManager();
+  // The api publishes telemetry; it neither consumes it nor deletes the stream.
+  expect(await refused('api', `$JS.API.STREAM.DELETE.${n.stream}`, async (nc) => (await jsm(nc)).streams.delete(n.stream))).toBe(true);
+  const pull = `$JS.API.CONSUMER.MSG.NEXT.${n.stream}.${n.writers}`;
+  expect(await refused('api', pull, async (nc) => (await nc.jetstream().consumers.get(n.stream, n.writers)).next({ expires: 1_000 }))).toBe(true);
+  // The collector publishes flows; it reads no audit head and writes no incident event.
+  const head = '$JS.API.STREAM.MSG.GET.KV_NETTEL_AUDIT_HEADS';
+  expect(await refused('collector', head, async (nc) => (await nc.jetstream().views.kv('NETTEL_AUDIT_HEADS', { bindOnly: true })).get('org1'))).toBe(true);
+  expect(await refused('collector', 'nettel.outbox.org1', (nc) => nc.jetstream().publish('nettel.outbox.org1', 'x', { timeout: 1_000 }))).toBe(true);
+  // The stream workers consume; they publish no telemetry of their own.
+  expect(await refused('stream-workers', 'nettel.tel.flow.org1', (nc) => nc.jetstream().publish('nettel.tel.flow.org1', 'x', { timeout: 1_000 }))).toBe(true);
+}, 60_000);
