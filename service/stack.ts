@@ -43,7 +43,7 @@ export interface Stack {
  * The keys the roles of a deployment share, resolved before anything starts (generated on the embedded
  * default, required with a ClickHouse server by the roles that use them: a start without one fails naming it).
  */
-function withSharedSecrets(given: Config): Config {
+export function withSharedSecrets(given: Config): Config {
   return {
     ...given,
     // The api signs replay decisions' tokens, the temporal-worker checks them.

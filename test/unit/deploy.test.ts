@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseAllDocuments, parse } from 'yaml';
 import { TrustedProxies } from '../../core/client-address';
 import { loadConfig } from '../../service/config';
+import { withSharedSecrets } from '../../service/stack';
 import { clusterDdl } from '../../storage/cluster-ddl';
 
 const deploy = path.resolve(__dirname, '../../deploy');
@@ -56,6 +57,16 @@ describe('deployment files', () => {
     const compose = readCompose();
     for (const role of ['api', 'temporal-worker']) {
       expect(compose.services[role]?.environment.DECISION_SIGNING_KEY).toBe('${DECISION_SIGNING_KEY:?set DECISION_SIGNING_KEY}');
+    }
+  });
+
+  test('every role of the compose file starts with the keys the roles share (a start without one would fail naming it)', () => {
+    const compose = readCompose();
+    // `${NAME:?message}`: compose itself refuses to run without it.
+    const given = (env: Record<string, string>) => Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.replace(/\$\{[A-Z_]+:\?[^}]*\}/g, 'k'.repeat(32))]));
+    for (const role of ['api', 'stream-workers', 'temporal-worker', 'collector']) {
+      const config = loadConfig({ ...given(compose.services[role]!.environment), DATA_DIR: '/nonexistent' });
+      expect(() => withSharedSecrets(config)).not.toThrow();
     }
   });
 
