@@ -24,7 +24,7 @@ export function serverQueries(url: string): QueryRunner {
 /** chDB binds a folder to one process: the queries run in a child process of their own, once the service has stopped. */
 export function chdbQueries(dataDir: string, database: string): QueryRunner {
   const script = `
-    const { ChdbClickHouse } = require(${JSON.stringify(path.resolve(__dirname, '../../../dist/storage/clickhouse.js'))});
+    const { ChdbClickHouse } = require(${JSON.stringify(path.resolve(__dirname, '../../../dist/storage/chdb-clickhouse.js'))});
     (async () => {
       const ch = new ChdbClickHouse({ dataDir: ${JSON.stringify(path.join(dataDir, 'chdb'))}, database: ${JSON.stringify(database)} });
       await ch.start();
