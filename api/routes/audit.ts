@@ -24,7 +24,7 @@ export const verifySchema = z
   .strict();
 const cursorSchema = z.object({ seq: z.number().int().min(0) });
 /** Where a verification resumes: the seq the next entry must carry and the hash it must link to. */
-const verifyCursorSchema = z.object({ seq: z.number().int().min(1), prev_hash: z.string().regex(/^[0-9a-f]{64}$/) });
+const verifyCursorSchema = z.object({ seq: z.number().int().min(1), prev_hash: z.string().regex(/^(hmac:)?[0-9a-f]{64}$/) });
 
 function entryView(entry: AuditEntry) {
   let details: unknown;

@@ -137,7 +137,7 @@ describe('stream worker crashes', () => {
     h.set(headerNames.count, '1');
     h.set(headerNames.minTs, '0');
     h.set(headerNames.maxTs, '0');
-    await stack.nats.js().publish(n.subject('flow', minted.org_id), Buffer.from('{"org_id":"x","ts":"yesterday"}\n'), { headers: h });
+    await stack.nats.js().publish(n.subject('flow', minted.org_id), Buffer.from(`{"org_id":"${minted.org_id}","ts":"yesterday"}\n`), { headers: h });
 
     const store = new TelemetryStore(stack.clickhouse);
     const correlator = new Correlator({ store, incidents: new IncidentsRepo(stack.clickhouse), registry: stack.registry });

@@ -57,7 +57,7 @@ describe('stream worker write failures', () => {
     h.set(headerNames.count, '1');
     h.set(headerNames.minTs, '0');
     h.set(headerNames.maxTs, '0');
-    await t.stack.nats.js().publish(n().subject('flow', orgId), Buffer.from('{"org_id":"x","ts":"yesterday"}\n'), { headers: h });
+    await t.stack.nats.js().publish(n().subject('flow', orgId), Buffer.from(`{"org_id":"${orgId}","ts":"yesterday"}\n`), { headers: h });
   }
 
   async function flowsStored(orgId: string): Promise<number> {
