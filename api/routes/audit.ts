@@ -18,7 +18,8 @@ export const listSchema = z
 export const verifySchema = z
   .object({
     org_id: orgIdSchema.optional(),
-    limit: z.coerce.number().int().min(1).max(1_000_000).optional().meta({ description: 'entries to check in this call; at most, and by default, AUDIT_VERIFY_MAX_ENTRIES' }),
+    // Not `limit`: that names a page's size (at most 1,000) everywhere else.
+    max_entries: z.coerce.number().int().min(1).max(1_000_000).optional().meta({ description: 'entries to check in this call; at most, and by default, AUDIT_VERIFY_MAX_ENTRIES' }),
     cursor: z.string().max(512).optional().meta({ description: "where the previous call's check stopped (its next_cursor)" }),
   })
   .strict();
@@ -72,10 +73,10 @@ export function registerAuditRoutes(router: Router, deps: ApiDeps): void {
   router.get('/v1/audit/verify', guard, async (ctx) => {
     const query = parseOrThrow(verifySchema, singleQuery(ctx.query), 'query');
     const orgId = ledgerOrg(ctx, query.org_id);
-    const maxEntries = query.limit ?? deps.auditVerifyMaxEntries;
+    const maxEntries = query.max_entries ?? deps.auditVerifyMaxEntries;
     if (maxEntries > deps.auditVerifyMaxEntries) {
       throw validationError(`one call checks at most ${deps.auditVerifyMaxEntries} entries (AUDIT_VERIFY_MAX_ENTRIES): go on with next_cursor`, [
-        { path: 'limit', message: `at most ${deps.auditVerifyMaxEntries}` },
+        { path: 'max_entries', message: `at most ${deps.auditVerifyMaxEntries}` },
       ]);
     }
     const resume = decodeCursor(query.cursor, verifyCursorSchema);

@@ -124,7 +124,7 @@ describe('budgets and caps', () => {
     expect(pages.every((p) => p.valid && p.entries <= 3)).toBe(true);
     expect(pages.map((p) => p.complete)).toEqual([...pages.slice(1).map(() => false), true]);
     expect(pages.reduce((n, p) => n + p.entries, 0)).toBe(ledger.body.data.length);
-    const tooMany = await t.request<ErrorBody>('GET', '/v1/audit/verify?limit=4', { key: admin.key });
+    const tooMany = await t.request<ErrorBody>('GET', '/v1/audit/verify?max_entries=4', { key: admin.key });
     expect(tooMany.status).toBe(400);
     expect(tooMany.body.error.message).toContain('AUDIT_VERIFY_MAX_ENTRIES');
   });
