@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { validationError, type ErrorDetail } from '../core/errors';
+import { recordEventId } from '../core/ids';
 import { flowRowJson, parseFlow } from '../core/flow';
 import { metricEventSchema, signalSchema, toMetricRow, toSignalRow, type StreamKind } from '../core/telemetry';
 import { zodIssueDetails } from '../core/errors';
@@ -33,9 +34,6 @@ const specs: Record<StreamKind, KindSpec<unknown>> = {
 
 const maxDetails = 100;
 const maxIdempotencyKeyLength = 200;
-
-/** Event ids of a batch: `evt_` + the batch's 16 hex characters + the record's index in 6 hex characters. */
-const eventIdOf = (batchHex: string, index: number) => `evt_${batchHex}${index.toString(16).padStart(6, '0')}`;
 
 export interface IngestRequest {
   orgId: string;
@@ -82,7 +80,7 @@ export class IngestService {
       this.deps.rateLimiter.refund(orgId, records.length);
       throw err;
     }
-    return { count: records.length, eventIds: () => records.map((_, i) => eventIdOf(batchHex, i)) };
+    return { count: records.length, eventIds: () => records.map((_, i) => recordEventId(batchHex, i)) };
   }
 
   /** Validates every record, stamps the valid ones and publishes them; returns the batch's hex id. */
@@ -103,7 +101,7 @@ export class IngestService {
         if (details.length < maxDetails) details.push(...zodIssueDetails(parsed.error, i).slice(0, 5));
         continue;
       }
-      const line = kindSpec.toLine(parsed.data, { org_id: orgId, event_id: eventIdOf(batchHex, i), ts: receivedAt, received_at: receivedAt });
+      const line = kindSpec.toLine(parsed.data, { org_id: orgId, event_id: recordEventId(batchHex, i), ts: receivedAt, received_at: receivedAt });
       if (line.ts < minTs) minTs = line.ts;
       if (line.ts > maxTs) maxTs = line.ts;
       lines[i] = line.json;

@@ -21,3 +21,23 @@ export const hasIdForm = (prefix: IdPrefix, value: string) => value.length === p
 
 /** An org id: the generated `org_…` or one the platform admin chose. */
 export const orgIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'org_id is 1-64 letters, digits, _ or -');
+
+/**
+ * Event ids of accepted records: `evt_`, the 16 hex digits of the request (or
+ * collected batch) and the record's index in 6 hex digits. The rows of one
+ * request share their first `requestPrefixLength` characters, which lets the
+ * stream workers ask ClickHouse about a whole request at once.
+ */
+export const recordEventId = (requestHex: string, index: number): string => `evt_${requestHex}${index.toString(16).padStart(6, '0')}`;
+
+/** The length of a record event id's request prefix (`evt_` and the request's 16 hex digits). */
+export const requestPrefixLength = 20;
+/** The length of a record event id. */
+export const recordEventIdLength = 26;
+
+const recordEventIdForm = /^evt_[0-9a-f]{22}$/;
+
+/** The request prefix of a record event id, or undefined for an id of another form. */
+export function requestPrefixOf(eventId: string): string | undefined {
+  return eventId.length === recordEventIdLength && recordEventIdForm.test(eventId) ? eventId.slice(0, requestPrefixLength) : undefined;
+}

@@ -1,4 +1,5 @@
 import type { DestinationMinute } from '../core/detectors';
+import { recordEventIdLength, requestPrefixLength } from '../core/ids';
 import type { SignalRow, TelemetryKind } from '../core/telemetry';
 import type { ClickHouse } from './clickhouse';
 import { int, str, strList } from './sql';
@@ -33,6 +34,15 @@ export function signalFromRow(r: Record<string, unknown>): SignalRow {
 }
 
 const idsPerQuery = 2_000;
+/** Request prefixes (24 bytes each, quoted) per counts query: about 120 KiB, within max_query_size (256 KiB) with the time ranges. */
+const prefixesPerQuery = 5_000;
+
+/** What a table holds of one event id prefix: how many distinct ids, the lowest and the highest. */
+export interface StoredPrefix {
+  ids: number;
+  lo: string;
+  hi: string;
+}
 
 export const signalColumns =
   'org_id, event_id, ts, received_at, telemetry, service, environment, region, asn, src_ip, dst_ip, dst_port, bytes, latency_ms, rule';
@@ -52,9 +62,7 @@ export class TelemetryStore {
    */
   async existingEventIds(table: TelemetryTable, orgId: string, minTs: number, maxTs: number, ids: string[]): Promise<Set<string>> {
     const found = new Set<string>();
-    // Flows keep the generation's time type; signals and metric events keep epoch ms.
-    const dialect = this.ch.dialect;
-    const time = (ms: number) => (table === 'flows' ? dialect.timeLiteral(ms) : int(ms));
+    const time = this.timeOf(table);
     for (let i = 0; i < ids.length; i += idsPerQuery) {
       const rows = await this.ch.query<{ event_id: string }>(
         `SELECT event_id FROM ${this.ch.database}.${table}
@@ -63,6 +71,38 @@ export class TelemetryStore {
       for (const r of rows) found.add(r.event_id);
     }
     return found;
+  }
+
+  /**
+   * What a table holds of each of these request prefixes of record event ids
+   * (`requestPrefixOf` in core/ids.ts), within any of the time ranges: one
+   * query scans the ranges once for a whole batch, where existingEventIds
+   * scans them once per chunk of ids. Prefixes the table lacks are absent
+   * from the answer; ids of another length are not counted.
+   */
+  async storedPrefixes(table: TelemetryTable, orgId: string, ranges: ReadonlyArray<readonly [number, number]>, prefixes: string[]): Promise<Map<string, StoredPrefix>> {
+    const found = new Map<string, StoredPrefix>();
+    if (ranges.length === 0) return found;
+    const time = this.timeOf(table);
+    const within = ranges.map(([from, to]) => `(ts >= ${time(from)} AND ts <= ${time(to)})`).join(' OR ');
+    const prefix = `substring(event_id, 1, ${requestPrefixLength})`;
+    for (let i = 0; i < prefixes.length; i += prefixesPerQuery) {
+      const rows = await this.ch.query<{ p: string; ids: string; lo: string; hi: string }>(
+        `SELECT ${prefix} AS p, uniqExact(event_id) AS ids, min(event_id) AS lo, max(event_id) AS hi
+         FROM ${this.ch.database}.${table}
+         WHERE org_id = ${str(orgId)} AND (${within}) AND length(event_id) = ${recordEventIdLength}
+           AND ${prefix} IN ${strList(prefixes.slice(i, i + prefixesPerQuery))}
+         GROUP BY p`,
+      );
+      for (const r of rows) found.set(r.p, { ids: Number(r.ids), lo: r.lo, hi: r.hi });
+    }
+    return found;
+  }
+
+  /** Flows keep the generation's time type; signals and metric events keep epoch ms. */
+  private timeOf(table: TelemetryTable): (ms: number) => string {
+    const dialect = this.ch.dialect;
+    return (ms: number) => (table === 'flows' ? dialect.timeLiteral(ms) : int(ms));
   }
 
   /** Destinations whose bytes within one minute reached the threshold, from the 1-minute rollup. */

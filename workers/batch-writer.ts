@@ -7,6 +7,7 @@ import type { TelemetryTable } from '../storage/telemetry-store';
 import { headerNames } from '../streams/telemetry-publisher';
 import type { KeyChange } from '../application/correlator';
 import type { DetectionRulesSource } from '../application/detection-rules-service';
+import { storedRows, type RowCheck, type StoredRows } from './stored-rows';
 import type { StreamWorkerMetrics } from './stream-worker-metrics';
 import type { IncidentCorrelation, TelemetryWrites, WorkMessage } from './stream-worker-ports';
 
@@ -44,8 +45,9 @@ export interface BatchWriterDeps {
  * Writes one batch: its rows into ClickHouse (one insert per table), the
  * signals the detectors derive from them, then the incidents of the keys it
  * touched. Redelivered messages, and messages whose event ids are
- * deterministic, are checked for rows ClickHouse already holds, so neither a
- * crash between a write and its ack nor a client's late retry doubles a row.
+ * deterministic, are checked for rows ClickHouse already holds (one lookup
+ * per table and workspace for the batch), so neither a crash between a write
+ * and its ack nor a client's late retry doubles a row.
  */
 export class BatchWriter {
   constructor(private readonly deps: BatchWriterDeps) {}
@@ -87,29 +89,31 @@ export class BatchWriter {
   }
 
   /**
-   * Writes the entries' rows in one insert. Rows of a message that may have
-   * been written before and that ClickHouse already holds are dropped first.
-   * Returns every parsed row when asked (signals and metrics feed the
-   * detectors and the correlator).
+   * Writes the entries' rows in one insert. Rows of messages that may have
+   * been written before and that ClickHouse already holds are dropped first,
+   * looked up for the whole batch at once (workers/stored-rows.ts). Returns
+   * every parsed row when asked (signals and metrics feed the detectors and
+   * the correlator).
    */
   private async writeEntries(table: TelemetryTable, entries: Entry[], opts: { retry: boolean; parse?: boolean }): Promise<object[]> {
     if (entries.length === 0) return [];
     const parse = opts.parse ?? false;
+    const checked = new Map<Entry, Array<{ event_id: string }>>();
+    for (const entry of entries) if (this.mayBeStored(entry.msg, opts.retry)) checked.set(entry, parseLines(entry) as Array<{ event_id: string }>);
+    const { stored } = await this.storedOf(table, checked);
     const parts: Uint8Array[] = [];
     const parsed: object[] = [];
     // Ids of checked rows this batch writes: two copies of one batch pulled together are both checked before either is stored.
     const taken = new Set<string>();
     for (const entry of entries) {
-      if (!this.mayBeStored(entry.msg, opts.retry)) {
+      const rows = checked.get(entry);
+      if (!rows) {
         // The message's own bytes: Buffer.concat below is the one copy.
         parts.push(entry.msg.data);
         if (parse) for (const row of parseLines(entry)) parsed.push(row);
         continue;
       }
-      const rows = parseLines(entry) as Array<{ event_id: string }>;
-      const ids = rows.map((r) => r.event_id).filter((id): id is string => typeof id === 'string');
-      const existing = await this.deps.store.existingEventIds(table, entry.org, this.earliestCopy(entry), entry.maxTs, ids);
-      const fresh = rows.filter((r) => !existing.has(r.event_id) && !taken.has(r.event_id));
+      const fresh = rows.filter((r) => !stored.has(r.event_id) && !taken.has(r.event_id));
       for (const r of fresh) taken.add(r.event_id);
       this.deps.metrics.duplicatesSkipped.inc({ table }, rows.length - fresh.length);
       if (fresh.length) parts.push(Buffer.from(fresh.map((r) => JSON.stringify(r)).join('\n') + '\n'));
@@ -122,6 +126,20 @@ export class BatchWriter {
       await this.insert(table, data, countLines(data));
     }
     return parsed;
+  }
+
+  /** Which of the checked messages' event ids ClickHouse holds, asked once for the batch (per workspace). */
+  private async storedOf(table: TelemetryTable, checked: Map<Entry, Array<{ event_id: string }>>): Promise<StoredRows> {
+    const checks: RowCheck[] = [...checked].map(([entry, rows]) => ({
+      org: entry.org,
+      fromTs: this.earliestCopy(entry),
+      toTs: entry.maxTs,
+      ids: rows.map((r) => r.event_id).filter((id): id is string => typeof id === 'string'),
+    }));
+    const found = await storedRows(this.deps.store, table, checks);
+    if (found.byRequest) this.deps.metrics.rowsChecked.inc({ table, by: 'request' }, found.byRequest);
+    if (found.byId) this.deps.metrics.rowsChecked.inc({ table, by: 'event_id' }, found.byId);
+    return found;
   }
 
   /**

@@ -1,7 +1,7 @@
 import { counter, engineErrorsCounter, histogram, type Registry } from '../observability/metrics';
 
 /**
- * What the stream workers count: rows written, duplicates skipped, batches by
+ * What the stream workers count: rows written, rows checked and duplicates skipped, batches by
  * outcome, write failures by class, dead letters and their refusals, re-opens of the consumer, and how long and how large
  * each ClickHouse insert is. (The consumer's backlog is measured on scrape
  * by streams/consumer-lag.)
@@ -16,6 +16,11 @@ export const streamWorkerMetrics = (registry: Registry) => ({
     name: 'nettel_worker_duplicate_rows_skipped_total',
     help: 'Redelivered rows already in ClickHouse, skipped',
     labelNames: ['table'] as const,
+  }),
+  rowsChecked: counter(registry, {
+    name: 'nettel_worker_rows_checked_total',
+    help: 'Rows that may be stored already (redelivered, retried or sent with an Idempotency-Key), looked up before writing, by table and by how: a whole request at once or id by id',
+    labelNames: ['table', 'by'] as const,
   }),
   batches: counter(registry, {
     name: 'nettel_worker_batches_total',

@@ -1,6 +1,6 @@
 import type { KeyChange } from '../application/correlator';
 import type { DestinationMinute } from '../core/detectors';
-import type { TelemetryTable } from '../storage/telemetry-store';
+import type { StoredPrefix, TelemetryTable } from '../storage/telemetry-store';
 
 /**
  * What the stream worker needs of the things around it, as small interfaces:
@@ -29,6 +29,7 @@ export interface WorkMessage {
 export interface TelemetryWrites {
   insert(table: TelemetryTable, ndjson: Buffer | string): Promise<void>;
   existingEventIds(table: TelemetryTable, orgId: string, minTs: number, maxTs: number, ids: string[]): Promise<Set<string>>;
+  storedPrefixes(table: TelemetryTable, orgId: string, ranges: ReadonlyArray<readonly [number, number]>, prefixes: string[]): Promise<Map<string, StoredPrefix>>;
   destinationMinutesOver(orgId: string, fromTs: number, toTs: number, bytes: number): Promise<DestinationMinute[]>;
   exporterDestinationMinutesOver(orgId: string, fromTs: number, toTs: number, thresholds: Readonly<Record<string, number>>): Promise<DestinationMinute[]>;
 }

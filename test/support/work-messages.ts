@@ -8,14 +8,28 @@ export interface FakeMessage extends WorkMessage {
 }
 
 let nextId = 0;
-export function message(opts: { deliveries?: number; rows?: object[]; kind?: string; seq?: number; body?: string; idempotent?: boolean } = {}): FakeMessage {
+export interface MessageOptions {
+  deliveries?: number;
+  rows?: object[];
+  kind?: string;
+  seq?: number;
+  body?: string;
+  idempotent?: boolean;
+  org?: string;
+  /** The event times the message's headers give: [min, max]. */
+  times?: [number, number];
+}
+
+export function message(opts: MessageOptions = {}): FakeMessage {
   const id = (nextId += 1);
-  const rows = opts.rows ?? [{ org_id: 'org_a', event_id: `evt_${id}`, ts: 1_000, bytes: 10 }];
+  const org = opts.org ?? 'org_a';
+  const rows = opts.rows ?? [{ org_id: org, event_id: `evt_${id}`, ts: 1_000, bytes: 10 }];
+  const [minTs, maxTs] = opts.times ?? [1_000, 1_000];
   const headers = new Map<string, string>([
     [headerNames.kind, opts.kind ?? 'flow'],
-    [headerNames.org, 'org_a'],
-    [headerNames.minTs, '1000'],
-    [headerNames.maxTs, '1000'],
+    [headerNames.org, org],
+    [headerNames.minTs, String(minTs)],
+    [headerNames.maxTs, String(maxTs)],
     ...(opts.idempotent ? [[headerNames.idempotent, '1'] as [string, string]] : []),
   ]);
   const deliveries = opts.deliveries ?? 1;
@@ -23,7 +37,7 @@ export function message(opts: { deliveries?: number; rows?: object[]; kind?: str
   return {
     id,
     events,
-    subject: `t.tel.${opts.kind ?? 'flow'}.org_a`,
+    subject: `t.tel.${opts.kind ?? 'flow'}.${org}`,
     data: Buffer.from(opts.body ?? rows.map((r) => JSON.stringify(r)).join('\n') + '\n'),
     headers: { get: (k: string) => headers.get(k) ?? '', [Symbol.iterator]: () => [...headers].map(([k, v]) => [k, [v]] as [string, string[]])[Symbol.iterator]() },
     info: { redelivered: deliveries > 1, redeliveryCount: deliveries, streamSequence: opts.seq ?? id, timestampNanos: Date.now() * 1e6 },

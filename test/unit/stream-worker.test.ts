@@ -1,10 +1,10 @@
 import { Registry } from 'prom-client';
 import { createLogger } from '../../observability/logger';
-import type { TelemetryTable } from '../../storage/telemetry-store';
 import { BatchWriter, UnreadableMessageError } from '../../workers/batch-writer';
 import { Batcher } from '../../workers/batcher';
 import { streamWorkerMetrics } from '../../workers/stream-worker-metrics';
 import type { TelemetryWrites } from '../../workers/stream-worker-ports';
+import { storeHolding } from '../support/telemetry-writes';
 import { message, type FakeMessage } from '../support/work-messages';
 
 /**
@@ -151,25 +151,6 @@ describe('stream worker batching', () => {
 
 
 describe('stream worker writes', () => {
-  function storeHolding(stored: string[]) {
-    const inserts: Array<{ table: TelemetryTable; rows: Array<{ event_id: string }> }> = [];
-    const lookups: string[][] = [];
-    const store: TelemetryWrites = {
-      insert: (table, ndjson) => {
-        const rows = String(ndjson).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { event_id: string });
-        inserts.push({ table, rows });
-        return Promise.resolve();
-      },
-      existingEventIds: (_table, _org, _min, _max, ids) => {
-        lookups.push(ids);
-        return Promise.resolve(new Set(ids.filter((id) => stored.includes(id))));
-      },
-      destinationMinutesOver: () => Promise.resolve([]),
-      exporterDestinationMinutesOver: () => Promise.resolve([]),
-    };
-    return { store, inserts, lookups };
-  }
-
   function writerWith(store: TelemetryWrites, mayHaveACopy = false) {
     const registry = new Registry();
     const writer = new BatchWriter({ store, correlator: { recompute: () => Promise.resolve([]) }, metrics: streamWorkerMetrics(registry), log, mayHaveACopy: () => mayHaveACopy });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { recordEventId } from '../../core/ids';
 import type { Logger } from '../../observability/logger';
 import type { TelemetryBatch } from '../../streams/telemetry-publisher';
 import type { CollectorMetrics } from './collector-metrics';
@@ -56,7 +57,7 @@ export class CollectedBatches {
       this.pending.set(key, batch);
       this.timer ??= setTimeout(() => this.flushAll(), this.config.maxWaitMs);
     }
-    const { json, ts } = line(`evt_${batch.hex}${batch.lines.length.toString(16).padStart(6, '0')}`);
+    const { json, ts } = line(recordEventId(batch.hex, batch.lines.length));
     batch.lines.push(json);
     if (ts < batch.minTs) batch.minTs = ts;
     if (ts > batch.maxTs) batch.maxTs = ts;
