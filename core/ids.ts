@@ -41,3 +41,13 @@ const recordEventIdForm = /^evt_[0-9a-f]{22}$/;
 export function requestPrefixOf(eventId: string): string | undefined {
   return eventId.length === recordEventIdLength && recordEventIdForm.test(eventId) ? eventId.slice(0, requestPrefixLength) : undefined;
 }
+
+/**
+ * The id of one insert of flows (see storage/rollup-repair.ts): its start in
+ * epoch ms above 20 random bits, as decimal text of a UInt64. Ids grow with
+ * time, so the parts a write lands in keep them in a narrow range.
+ */
+export function newWriteId(nowMs: number = Date.now()): string {
+  const random = BigInt(randomBytes(4).readUInt32BE(0) & 0xfffff);
+  return ((BigInt(Math.trunc(nowMs)) << 20n) | random).toString();
+}

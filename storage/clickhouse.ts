@@ -17,11 +17,16 @@ export interface ClickHouse {
   exec(sql: string): Promise<void>;
   /** Runs a SELECT and returns its rows; 64-bit integers come back as strings. */
   query<T = Record<string, unknown>>(sql: string): Promise<T[]>;
-  /** Inserts JSONEachRow text (one object per line) into a table. */
-  insertJsonEachRow(table: string, ndjson: string | Buffer): Promise<void>;
+  /** Inserts JSONEachRow text (one object per line) into a table; a server runs it under `queryId` when given. */
+  insertJsonEachRow(table: string, ndjson: string | Buffer, opts?: InsertOptions): Promise<void>;
   version(): Promise<string>;
   /** The server generation's dialect, known once started. */
   readonly dialect: Dialect;
+}
+
+export interface InsertOptions {
+  /** The query id a server runs the insert under (system.processes shows it while it runs). */
+  queryId?: string;
 }
 
 /** An error from ClickHouse, with its numeric code when the server gave one. */
@@ -155,10 +160,11 @@ export class HttpClickHouse implements ClickHouse {
     }
   }
 
-  async insertJsonEachRow(table: string, ndjson: string | Buffer): Promise<void> {
+  async insertJsonEachRow(table: string, ndjson: string | Buffer, opts: InsertOptions = {}): Promise<void> {
     try {
       const result = await this.open.exec({
         query: `INSERT INTO ${this.database}.${table} FORMAT JSONEachRow`,
+        query_id: opts.queryId,
         values: Readable.from([typeof ndjson === 'string' ? Buffer.from(ndjson) : ndjson]),
         clickhouse_settings: this.dialect.insertSettings,
       });

@@ -55,6 +55,10 @@ export interface Dialect {
   bucketLiteral(ms: number): string;
   /** The day partition of a bucket column. */
   bucketDayOf(column: string): string;
+  /** The server's clock as a flow time (the time a rollup receipt is filed under). */
+  readonly nowTime: string;
+  /** The absent address (`::`) as a value of the flow address type. */
+  readonly noAddress: string;
   /**
    * A predicate: an address column of the flows or a rollup lies within
    * [first, last], both bounds as eight full hex groups (IPv4 in its mapped
@@ -89,6 +93,8 @@ const current: Dialect = {
   bucketMs: (column) => `toInt64(toUnixTimestamp(${column})) * 1000`,
   bucketLiteral: (ms) => `toDateTime(${Math.floor(Number(epochMs(ms)) / 1000)})`,
   bucketDayOf: (column) => `toDate(${column})`,
+  nowTime: 'now()',
+  noAddress: "toIPv6('::')",
   // IPv6 columns compare by their bytes, and hold IPv4 mapped.
   addressInRange: (column, first, last) =>
     first === last ? `${column} = toIPv6(${str(first)})` : `(${column} >= toIPv6(${str(first)}) AND ${column} <= toIPv6(${str(last)}))`,
@@ -121,6 +127,8 @@ const legacy: Dialect = {
   bucketMs: (column) => column,
   bucketLiteral: epochMs,
   bucketDayOf: (column) => `intDiv(${column}, 86400000)`,
+  nowTime: '(toInt64(toUnixTimestamp(now())) * 1000)',
+  noAddress: "''",
   addressInRange: (column, first, last) => {
     const bytes = legacyAddressBytes(column);
     return first === last

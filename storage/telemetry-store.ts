@@ -1,7 +1,9 @@
 import type { DestinationMinute } from '../core/detectors';
-import { recordEventIdLength, requestPrefixLength } from '../core/ids';
+import { newWriteId, recordEventIdLength, requestPrefixLength } from '../core/ids';
+import { withLeadingField } from '../core/json-lines';
 import type { SignalRow, TelemetryKind } from '../core/telemetry';
 import type { ClickHouse } from './clickhouse';
+import { flowWriteQueryId, RollupRepair, type RollupRepairOutcome } from './rollup-repair';
 import { int, str, strList } from './sql';
 
 export type TelemetryTable = 'flows' | 'signals' | 'metrics';
@@ -34,25 +36,47 @@ export function signalFromRow(r: Record<string, unknown>): SignalRow {
 }
 
 const idsPerQuery = 2_000;
+/** The write that stored a row, as text: flows keep it (storage/rollup-repair.ts), other tables do not. */
+const writeIdOf = (table: TelemetryTable) => (table === 'flows' ? 'toString(write_id)' : "'0'");
 /** Request prefixes (24 bytes each, quoted) per counts query: about 120 KiB, within max_query_size (256 KiB) with the time ranges. */
 const prefixesPerQuery = 5_000;
 
-/** What a table holds of one event id prefix: how many distinct ids, the lowest and the highest. */
+/** What a table holds of one event id prefix: how many distinct ids, the lowest and the highest, and (flows) the writes that stored them. */
 export interface StoredPrefix {
   ids: number;
   lo: string;
   hi: string;
+  writes: string[];
 }
+
+/** Each stored event id and the write that stored it ('0' where the table keeps no write ids). */
+export type StoredIds = Map<string, string>;
 
 export const signalColumns =
   'org_id, event_id, ts, received_at, telemetry, service, environment, region, asn, src_ip, dst_ip, dst_port, bytes, latency_ms, rule';
 
 /** The stream workers' reads and writes of raw telemetry. */
 export class TelemetryStore {
-  constructor(private readonly ch: ClickHouse) {}
+  private readonly rollups: RollupRepair;
 
+  constructor(private readonly ch: ClickHouse) {
+    this.rollups = new RollupRepair(ch);
+  }
+
+  /**
+   * Flows are written under a fresh write id, on every row and as the query
+   * id, which the rollups' receipts and their repair go by (completeRollups).
+   */
   insert(table: TelemetryTable, ndjson: Buffer | string): Promise<void> {
-    return this.ch.insertJsonEachRow(table, ndjson);
+    if (table !== 'flows') return this.ch.insertJsonEachRow(table, ndjson);
+    const writeId = newWriteId();
+    const rows = withLeadingField(typeof ndjson === 'string' ? Buffer.from(ndjson) : ndjson, `"write_id":${writeId}`);
+    return this.ch.insertJsonEachRow(table, rows, { queryId: flowWriteQueryId(writeId) });
+  }
+
+  /** Gives the flow rollups the writes they lack among these (writes whose flows are stored): see storage/rollup-repair.ts. */
+  completeRollups(writeIds: readonly string[]): Promise<RollupRepairOutcome[]> {
+    return this.rollups.complete(writeIds);
   }
 
   /**
@@ -60,15 +84,15 @@ export class TelemetryStore {
    * scan on the primary key. Ids go in chunks, so no query outgrows
    * ClickHouse's max_query_size (256 KiB) whatever the message size.
    */
-  async existingEventIds(table: TelemetryTable, orgId: string, minTs: number, maxTs: number, ids: string[]): Promise<Set<string>> {
-    const found = new Set<string>();
+  async existingEventIds(table: TelemetryTable, orgId: string, minTs: number, maxTs: number, ids: string[]): Promise<StoredIds> {
+    const found: StoredIds = new Map();
     const time = this.timeOf(table);
     for (let i = 0; i < ids.length; i += idsPerQuery) {
-      const rows = await this.ch.query<{ event_id: string }>(
-        `SELECT event_id FROM ${this.ch.database}.${table}
+      const rows = await this.ch.query<{ event_id: string; w: string }>(
+        `SELECT event_id, ${writeIdOf(table)} AS w FROM ${this.ch.database}.${table}
          WHERE org_id = ${str(orgId)} AND ts >= ${time(minTs)} AND ts <= ${time(maxTs)} AND event_id IN ${strList(ids.slice(i, i + idsPerQuery))}`,
       );
-      for (const r of rows) found.add(r.event_id);
+      for (const r of rows) found.set(r.event_id, r.w);
     }
     return found;
   }
@@ -87,14 +111,14 @@ export class TelemetryStore {
     const within = ranges.map(([from, to]) => `(ts >= ${time(from)} AND ts <= ${time(to)})`).join(' OR ');
     const prefix = `substring(event_id, 1, ${requestPrefixLength})`;
     for (let i = 0; i < prefixes.length; i += prefixesPerQuery) {
-      const rows = await this.ch.query<{ p: string; ids: string; lo: string; hi: string }>(
-        `SELECT ${prefix} AS p, uniqExact(event_id) AS ids, min(event_id) AS lo, max(event_id) AS hi
+      const rows = await this.ch.query<{ p: string; ids: string; lo: string; hi: string; writes: string[] }>(
+        `SELECT ${prefix} AS p, uniqExact(event_id) AS ids, min(event_id) AS lo, max(event_id) AS hi, groupUniqArray(${writeIdOf(table)}) AS writes
          FROM ${this.ch.database}.${table}
          WHERE org_id = ${str(orgId)} AND (${within}) AND length(event_id) = ${recordEventIdLength}
            AND ${prefix} IN ${strList(prefixes.slice(i, i + prefixesPerQuery))}
          GROUP BY p`,
       );
-      for (const r of rows) found.set(r.p, { ids: Number(r.ids), lo: r.lo, hi: r.hi });
+      for (const r of rows) found.set(r.p, { ids: Number(r.ids), lo: r.lo, hi: r.hi, writes: r.writes });
     }
     return found;
   }

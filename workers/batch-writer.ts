@@ -100,7 +100,8 @@ export class BatchWriter {
     const parse = opts.parse ?? false;
     const checked = new Map<Entry, Array<{ event_id: string }>>();
     for (const entry of entries) if (this.mayBeStored(entry.msg, opts.retry)) checked.set(entry, parseLines(entry) as Array<{ event_id: string }>);
-    const { stored } = await this.storedOf(table, checked);
+    const { stored, writes } = await this.storedOf(table, checked);
+    if (writes.size > 0) await this.completeRollups(writes);
     const parts: Uint8Array[] = [];
     const parsed: object[] = [];
     // Ids of checked rows this batch writes: two copies of one batch pulled together are both checked before either is stored.
@@ -126,6 +127,19 @@ export class BatchWriter {
       await this.insert(table, data, countLines(data));
     }
     return parsed;
+  }
+
+  /**
+   * Rows found stored were written by an attempt that may have been cut
+   * between the flows and their rollups: the rollups get what they lack of
+   * those writes before anything else is written (storage/rollup-repair.ts).
+   */
+  private async completeRollups(writes: Set<string>): Promise<void> {
+    for (const r of await this.deps.store.completeRollups([...writes])) {
+      this.deps.metrics.rollupRepairs.inc({ table: r.table, outcome: r.outcome });
+      if (r.outcome === 'partial') this.deps.log.error({ table: r.table, writeId: r.writeId }, 'a rollup holds part of a write of flows; its sums stay off');
+      else this.deps.log.warn({ table: r.table, writeId: r.writeId }, 'a rollup lacked a stored write of flows; refed from the stored flows');
+    }
   }
 
   /** Which of the checked messages' event ids ClickHouse holds, asked once for the batch (per workspace). */

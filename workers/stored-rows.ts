@@ -10,9 +10,10 @@ export interface RowCheck {
   ids: string[];
 }
 
-/** What a batch's check found: the ids ClickHouse holds, and how many distinct ids were settled by request and by id. */
+/** What a batch's check found: the ids ClickHouse holds, the writes that stored them (flows), and how many distinct ids were settled by request and by id. */
 export interface StoredRows {
   stored: Set<string>;
+  writes: Set<string>;
   byRequest: number;
   byId: number;
 }
@@ -38,7 +39,7 @@ export async function storedRows(
   table: TelemetryTable,
   checks: RowCheck[],
 ): Promise<StoredRows> {
-  const out: StoredRows = { stored: new Set(), byRequest: 0, byId: 0 };
+  const out: StoredRows = { stored: new Set(), writes: new Set(), byRequest: 0, byId: 0 };
   for (const [org, group] of groupByOrg(checks)) {
     const { byPrefix, others } = idGroups(group);
     const perId: IdGroup = { ids: new Set(others.ids), fromTs: others.fromTs, toTs: others.toTs };
@@ -46,6 +47,7 @@ export async function storedRows(
       const held = await store.storedPrefixes(table, org, mergedRanges(group), [...byPrefix.keys()]);
       for (const [prefix, ids] of byPrefix) {
         const verdict = prefixVerdict([...ids.ids].sort(), held.get(prefix));
+        if (verdict !== 'none') for (const w of held.get(prefix)!.writes) if (w !== '0') out.writes.add(w);
         if (verdict === 'some') {
           for (const id of ids.ids) perId.ids.add(id);
           perId.fromTs = Math.min(perId.fromTs, ids.fromTs);
@@ -58,7 +60,10 @@ export async function storedRows(
     }
     if (perId.ids.size > 0) {
       out.byId += perId.ids.size;
-      for (const id of await store.existingEventIds(table, org, perId.fromTs, perId.toTs, [...perId.ids])) out.stored.add(id);
+      for (const [id, w] of await store.existingEventIds(table, org, perId.fromTs, perId.toTs, [...perId.ids])) {
+        out.stored.add(id);
+        if (w !== '0') out.writes.add(w);
+      }
     }
   }
   return out;
@@ -73,7 +78,7 @@ export async function storedRows(
  * count alone would take an unstored run for a stored one. `some` also
  * stands for "cannot tell": those ids are looked up one by one.
  */
-export function prefixVerdict(ids: readonly string[], held: StoredPrefix | undefined): 'all' | 'none' | 'some' {
+export function prefixVerdict(ids: readonly string[], held: Pick<StoredPrefix, 'ids' | 'lo' | 'hi'> | undefined): 'all' | 'none' | 'some' {
   const lo = ids[0];
   const hi = ids[ids.length - 1];
   if (lo === undefined || hi === undefined || !held || held.ids === 0 || held.hi < lo || held.lo > hi) return 'none';

@@ -1,12 +1,15 @@
 import { counter, engineErrorsCounter, histogram, type Registry } from '../observability/metrics';
 
 /**
- * What the stream workers count: rows written, rows checked and duplicates skipped, batches by
+ * What the stream workers count: rows written, rows checked and duplicates skipped, rollups repaired, batches by
  * outcome, write failures by class, dead letters and their refusals, re-opens of the consumer, and how long and how large
  * each ClickHouse insert is. (The consumer's backlog is measured on scrape
  * by streams/consumer-lag.)
  */
-export const streamWorkerMetrics = (registry: Registry) => ({
+export const streamWorkerMetrics = (registry: Registry) => ({ ...writeMetrics(registry), ...deliveryMetrics(registry), engineErrors: engineErrorsCounter(registry) });
+
+/** What the writes to ClickHouse did: rows written, checked and skipped, rollups repaired, and each insert's time and size. */
+const writeMetrics = (registry: Registry) => ({
   rowsWritten: counter(registry, {
     name: 'nettel_worker_rows_written_total',
     help: 'Rows the stream workers wrote to ClickHouse, by table',
@@ -17,11 +20,32 @@ export const streamWorkerMetrics = (registry: Registry) => ({
     help: 'Redelivered rows already in ClickHouse, skipped',
     labelNames: ['table'] as const,
   }),
+  rollupRepairs: counter(registry, {
+    name: 'nettel_worker_rollup_repairs_total',
+    help: 'Writes of flows found stored but missing from a rollup (cut between their parts by a crash), by rollup and outcome: refed from the stored flows, or partial (held in part; not repairable, logged)',
+    labelNames: ['table', 'outcome'] as const,
+  }),
   rowsChecked: counter(registry, {
     name: 'nettel_worker_rows_checked_total',
     help: 'Rows that may be stored already (redelivered, retried or sent with an Idempotency-Key), looked up before writing, by table and by how: a whole request at once or id by id',
     labelNames: ['table', 'by'] as const,
   }),
+  writeSeconds: histogram(registry, {
+    name: 'nettel_worker_clickhouse_write_seconds',
+    help: 'Time of one successful ClickHouse insert by a stream worker, by table',
+    labelNames: ['table'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  }),
+  writeRows: histogram(registry, {
+    name: 'nettel_worker_write_batch_rows',
+    help: 'Rows in one ClickHouse insert by a stream worker, by table',
+    labelNames: ['table'] as const,
+    buckets: [1, 10, 100, 500, 1_000, 5_000, 10_000, 50_000, 100_000, 500_000],
+  }),
+});
+
+/** What became of the messages: batches by outcome, failures, refusals, dead letters, re-opens of the consumer. */
+const deliveryMetrics = (registry: Registry) => ({
   batches: counter(registry, {
     name: 'nettel_worker_batches_total',
     help: 'Batches the stream workers processed, by outcome',
@@ -50,19 +74,6 @@ export const streamWorkerMetrics = (registry: Registry) => ({
     help: 'Times a stream worker re-opened its consumer after consuming stopped, by reason',
     labelNames: ['reason'] as const,
   }),
-  writeSeconds: histogram(registry, {
-    name: 'nettel_worker_clickhouse_write_seconds',
-    help: 'Time of one successful ClickHouse insert by a stream worker, by table',
-    labelNames: ['table'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-  }),
-  writeRows: histogram(registry, {
-    name: 'nettel_worker_write_batch_rows',
-    help: 'Rows in one ClickHouse insert by a stream worker, by table',
-    labelNames: ['table'] as const,
-    buckets: [1, 10, 100, 500, 1_000, 5_000, 10_000, 50_000, 100_000, 500_000],
-  }),
-  engineErrors: engineErrorsCounter(registry),
 });
 
 export type StreamWorkerMetrics = ReturnType<typeof streamWorkerMetrics>;

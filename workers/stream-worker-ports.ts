@@ -1,6 +1,7 @@
 import type { KeyChange } from '../application/correlator';
 import type { DestinationMinute } from '../core/detectors';
-import type { StoredPrefix, TelemetryTable } from '../storage/telemetry-store';
+import type { RollupRepairOutcome } from '../storage/rollup-repair';
+import type { StoredIds, StoredPrefix, TelemetryTable } from '../storage/telemetry-store';
 
 /**
  * What the stream worker needs of the things around it, as small interfaces:
@@ -28,8 +29,10 @@ export interface WorkMessage {
 /** The reads and writes of raw telemetry (TelemetryStore). */
 export interface TelemetryWrites {
   insert(table: TelemetryTable, ndjson: Buffer | string): Promise<void>;
-  existingEventIds(table: TelemetryTable, orgId: string, minTs: number, maxTs: number, ids: string[]): Promise<Set<string>>;
+  existingEventIds(table: TelemetryTable, orgId: string, minTs: number, maxTs: number, ids: string[]): Promise<StoredIds>;
   storedPrefixes(table: TelemetryTable, orgId: string, ranges: ReadonlyArray<readonly [number, number]>, prefixes: string[]): Promise<Map<string, StoredPrefix>>;
+  /** Gives the flow rollups what they lack of these writes, whose flows are stored (a write cut between its parts). */
+  completeRollups(writeIds: readonly string[]): Promise<RollupRepairOutcome[]>;
   destinationMinutesOver(orgId: string, fromTs: number, toTs: number, bytes: number): Promise<DestinationMinute[]>;
   exporterDestinationMinutesOver(orgId: string, fromTs: number, toTs: number, thresholds: Readonly<Record<string, number>>): Promise<DestinationMinute[]>;
 }

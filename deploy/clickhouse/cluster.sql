@@ -268,3 +268,81 @@ ALTER TABLE nettel.replays ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS decis
 
 -- 0016_replay_approval_gate
 ALTER TABLE nettel.replays ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS approval_policies String DEFAULT '[]';
+
+-- 0017_rollup_receipts
+DROP VIEW IF EXISTS nettel.flows_1m_mv ON CLUSTER '{cluster}';
+
+-- 0017_rollup_receipts
+DROP VIEW IF EXISTS nettel.flows_5m_mv ON CLUSTER '{cluster}';
+
+-- 0017_rollup_receipts
+DROP VIEW IF EXISTS nettel.flows_1h_mv ON CLUSTER '{cluster}';
+
+-- 0017_rollup_receipts
+DROP VIEW IF EXISTS nettel.flows_src_1m_mv ON CLUSTER '{cluster}';
+
+-- 0017_rollup_receipts
+DROP VIEW IF EXISTS nettel.flows_src_5m_mv ON CLUSTER '{cluster}';
+
+-- 0017_rollup_receipts
+DROP VIEW IF EXISTS nettel.flows_src_1h_mv ON CLUSTER '{cluster}';
+
+-- 0017_rollup_receipts
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS write_id UInt64 CODEC(ZSTD(1));
+
+-- 0017_rollup_receipts
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD INDEX IF NOT EXISTS write_id_minmax write_id TYPE minmax GRANULARITY 1;
+
+-- 0017_rollup_receipts
+ALTER TABLE nettel.flows_1m ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS write_id UInt64 CODEC(ZSTD(1)), MODIFY ORDER BY (org_id, minute, dst_ip, protocol, write_id);
+
+-- 0017_rollup_receipts
+ALTER TABLE nettel.flows_5m ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS write_id UInt64 CODEC(ZSTD(1)), MODIFY ORDER BY (org_id, minute, dst_ip, protocol, write_id);
+
+-- 0017_rollup_receipts
+ALTER TABLE nettel.flows_1h ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS write_id UInt64 CODEC(ZSTD(1)), MODIFY ORDER BY (org_id, minute, dst_ip, protocol, write_id);
+
+-- 0017_rollup_receipts
+ALTER TABLE nettel.flows_src_1m ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS write_id UInt64 CODEC(ZSTD(1)), MODIFY ORDER BY (org_id, minute, src_ip, write_id);
+
+-- 0017_rollup_receipts
+ALTER TABLE nettel.flows_src_5m ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS write_id UInt64 CODEC(ZSTD(1)), MODIFY ORDER BY (org_id, minute, src_ip, write_id);
+
+-- 0017_rollup_receipts
+ALTER TABLE nettel.flows_src_1h ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS write_id UInt64 CODEC(ZSTD(1)), MODIFY ORDER BY (org_id, minute, src_ip, write_id);
+
+-- 0017_rollup_receipts
+CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_1m_mv ON CLUSTER '{cluster}' TO nettel.flows_1m AS
+  SELECT org_id, if(write_id = 0, bucket, toDateTime(toStartOfInterval(now(), INTERVAL 60 SECOND))) AS minute, dst_ip, protocol, write_id, bytes, packets, flows FROM (
+  SELECT org_id, toDateTime(toStartOfInterval(ts, INTERVAL 60 SECOND)) AS bucket, dst_ip, protocol, write_id, sum(bytes) AS bytes, sum(packets) AS packets, count() AS flows
+  FROM nettel.flows GROUP BY GROUPING SETS ((org_id, bucket, dst_ip, protocol), (write_id)) HAVING write_id != 0 OR org_id != '');
+
+-- 0017_rollup_receipts
+CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_5m_mv ON CLUSTER '{cluster}' TO nettel.flows_5m AS
+  SELECT org_id, bucket AS minute, dst_ip, protocol, write_id, bytes, packets, flows FROM (
+  SELECT org_id, toDateTime(toStartOfInterval(minute, INTERVAL 300 SECOND)) AS bucket, dst_ip, protocol, write_id, sum(bytes) AS bytes, sum(packets) AS packets, sum(flows) AS flows
+  FROM nettel.flows_1m GROUP BY org_id, bucket, dst_ip, protocol, write_id);
+
+-- 0017_rollup_receipts
+CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_1h_mv ON CLUSTER '{cluster}' TO nettel.flows_1h AS
+  SELECT org_id, bucket AS minute, dst_ip, protocol, write_id, bytes, packets, flows FROM (
+  SELECT org_id, toDateTime(toStartOfInterval(minute, INTERVAL 3600 SECOND)) AS bucket, dst_ip, protocol, write_id, sum(bytes) AS bytes, sum(packets) AS packets, sum(flows) AS flows
+  FROM nettel.flows_5m GROUP BY org_id, bucket, dst_ip, protocol, write_id);
+
+-- 0017_rollup_receipts
+CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_src_1m_mv ON CLUSTER '{cluster}' TO nettel.flows_src_1m AS
+  SELECT org_id, if(write_id = 0, bucket, toDateTime(toStartOfInterval(now(), INTERVAL 60 SECOND))) AS minute, src_ip, write_id, bytes, packets, flows FROM (
+  SELECT org_id, toDateTime(toStartOfInterval(ts, INTERVAL 60 SECOND)) AS bucket, src_ip, write_id, sum(bytes) AS bytes, sum(packets) AS packets, count() AS flows
+  FROM nettel.flows GROUP BY GROUPING SETS ((org_id, bucket, src_ip), (write_id)) HAVING write_id != 0 OR org_id != '');
+
+-- 0017_rollup_receipts
+CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_src_5m_mv ON CLUSTER '{cluster}' TO nettel.flows_src_5m AS
+  SELECT org_id, bucket AS minute, src_ip, write_id, bytes, packets, flows FROM (
+  SELECT org_id, toDateTime(toStartOfInterval(minute, INTERVAL 300 SECOND)) AS bucket, src_ip, write_id, sum(bytes) AS bytes, sum(packets) AS packets, sum(flows) AS flows
+  FROM nettel.flows_src_1m GROUP BY org_id, bucket, src_ip, write_id);
+
+-- 0017_rollup_receipts
+CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_src_1h_mv ON CLUSTER '{cluster}' TO nettel.flows_src_1h AS
+  SELECT org_id, bucket AS minute, src_ip, write_id, bytes, packets, flows FROM (
+  SELECT org_id, toDateTime(toStartOfInterval(minute, INTERVAL 3600 SECOND)) AS bucket, src_ip, write_id, sum(bytes) AS bytes, sum(packets) AS packets, sum(flows) AS flows
+  FROM nettel.flows_src_5m GROUP BY org_id, bucket, src_ip, write_id);

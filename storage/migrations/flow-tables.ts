@@ -42,7 +42,8 @@ export const sourceRollups: Rollup[] = [
   { table: 'flows_src_1h', seconds: 3600, from: 'flows_src_5m', retentionDays: (c) => c.retention.hour },
 ];
 
-const keyColumns = (r: Rollup) => (r.table.startsWith('flows_src_') ? ['src_ip'] : ['dst_ip', 'protocol']);
+/** The columns a rollup is keyed by beside its workspace and bucket. */
+export const keyColumns = (r: Rollup): string[] => (r.table.startsWith('flows_src_') ? ['src_ip'] : ['dst_ip', 'protocol']);
 
 export function rollupTable(ctx: MigrationContext, r: Rollup, name = r.table): string {
   const { db, dialect: d } = ctx;
@@ -76,4 +77,50 @@ export function rollupView(ctx: MigrationContext, r: Rollup): string {
         SELECT org_id, bucket AS minute, ${keys}, bytes, packets, flows FROM (
           SELECT org_id, ${d.bucketOf('minute', r.seconds)} AS bucket, ${keys}, sum(bytes) AS bytes, sum(packets) AS packets, sum(flows) AS flows
           FROM ${db}.${r.from} GROUP BY org_id, bucket, ${keys})`;
+}
+
+/** Every flow rollup, each after the one that feeds it. */
+export const flowRollups: Rollup[] = [...destinationRollups, ...sourceRollups];
+
+/**
+ * A rollup's rows from raw flows, with its receipts: beside the rows of each
+ * bucket and key (`write_id` 0), one row per write of flows that says how
+ * many flows it held, filed under no workspace (`org_id` '', which no
+ * workspace's query reads) at the server's time. A receipt lands in the same
+ * part as the rows it vouches for, so a rollup holds a write's receipt
+ * exactly when it holds that write's rows (see storage/rollup-repair.ts).
+ * `source` is the flows table, or a subquery of it. 18.16 takes a flat
+ * SELECT only, where every row goes twice through the aggregation (once as a
+ * receipt); current ClickHouse computes both in one pass (GROUPING SETS).
+ */
+export function rollupFromFlows(ctx: Pick<MigrationContext, 'db' | 'dialect'>, r: Rollup, source = `${ctx.db}.flows`): string {
+  const d = ctx.dialect;
+  const keys = keyColumns(r);
+  const receiptTime = d.bucketOf(d.nowTime, r.seconds);
+  if (d.generation === 'legacy') {
+    const noKey = (k: string) => (k === 'protocol' ? "''" : d.noAddress);
+    return `SELECT if(receipt = 1, '', org_id) AS org_id, if(receipt = 1, ${receiptTime}, ${d.bucketOf('ts', r.seconds)}) AS minute,
+          ${keys.map((k) => `if(receipt = 1, ${noKey(k)}, ${k}) AS ${k}`).join(', ')}, if(receipt = 1, write_id, toUInt64(0)) AS write_id,
+          sum(if(receipt = 1, 0, bytes)) AS bytes, sum(if(receipt = 1, 0, packets)) AS packets, count() AS flows
+        FROM ${source} ARRAY JOIN [0, 1] AS receipt GROUP BY org_id, minute, ${keys.join(', ')}, write_id`;
+  }
+  return `SELECT org_id, if(write_id = 0, bucket, ${receiptTime}) AS minute, ${keys.join(', ')}, write_id, bytes, packets, flows FROM (
+          SELECT org_id, ${d.bucketOf('ts', r.seconds)} AS bucket, ${keys.join(', ')}, write_id, sum(bytes) AS bytes, sum(packets) AS packets, count() AS flows
+          FROM ${source} GROUP BY GROUPING SETS ((org_id, bucket, ${keys.join(', ')}), (write_id)) HAVING write_id != 0 OR org_id != '')`;
+}
+
+/**
+ * The view that feeds a rollup and its receipts: from the raw flows, or on
+ * current ClickHouse from the next finer rollup, whose receipts pass through
+ * as they are (each write keeps its own row).
+ */
+export function receiptRollupView(ctx: MigrationContext, r: Rollup): string {
+  const { db, dialect: d } = ctx;
+  const head = `CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${r.table}_mv TO ${db}.${r.table} AS`;
+  if (d.generation === 'legacy' || r.from === 'flows') return `${head}\n        ${rollupFromFlows(ctx, r)}`;
+  const keys = keyColumns(r).join(', ');
+  return `${head}
+        SELECT org_id, bucket AS minute, ${keys}, write_id, bytes, packets, flows FROM (
+          SELECT org_id, ${d.bucketOf('minute', r.seconds)} AS bucket, ${keys}, write_id, sum(bytes) AS bytes, sum(packets) AS packets, sum(flows) AS flows
+          FROM ${db}.${r.from} GROUP BY org_id, bucket, ${keys}, write_id)`;
 }

@@ -42,6 +42,7 @@ describe.each(transports)('redelivered rows checked a batch at once on %s', (tra
       insert: (table, ndjson) => store.insert(table, ndjson),
       storedPrefixes: (...args) => (calls.prefixes.push(args[0]), store.storedPrefixes(...args)),
       existingEventIds: (table, org, min, max, ids) => (calls.ids.push({ table, ids }), store.existingEventIds(table, org, min, max, ids)),
+      completeRollups: (writeIds) => store.completeRollups(writeIds),
       destinationMinutesOver: (...args) => store.destinationMinutesOver(...args),
       exporterDestinationMinutesOver: (...args) => store.exporterDestinationMinutesOver(...args),
     };

@@ -20,7 +20,7 @@ export function storeHolding(stored: readonly string[]) {
     },
     existingEventIds: (_table, _org, _min, _max, ids) => {
       lookups.push(ids);
-      return Promise.resolve(new Set(ids.filter((id) => held.has(id))));
+      return Promise.resolve(new Map(ids.filter((id) => held.has(id)).map((id) => [id, '0'])));
     },
     storedPrefixes: (table, org, ranges, prefixes) => {
       prefixQueries.push({ table, org, ranges: [...ranges], prefixes });
@@ -30,10 +30,11 @@ export function storeHolding(stored: readonly string[]) {
         const p = requestPrefixOf(id);
         if (p === undefined || !asked.has(p)) continue;
         const known = out.get(p);
-        out.set(p, known ? { ids: known.ids + 1, lo: id < known.lo ? id : known.lo, hi: id > known.hi ? id : known.hi } : { ids: 1, lo: id, hi: id });
+        out.set(p, known ? { ids: known.ids + 1, lo: id < known.lo ? id : known.lo, hi: id > known.hi ? id : known.hi, writes: [] } : { ids: 1, lo: id, hi: id, writes: [] });
       }
       return Promise.resolve(out);
     },
+    completeRollups: () => Promise.resolve([]),
     destinationMinutesOver: () => Promise.resolve([]),
     exporterDestinationMinutesOver: () => Promise.resolve([]),
   };

@@ -1,4 +1,5 @@
-import { hasJsonLinesShape, rowPrefixOf } from '../../core/json-lines';
+import { newWriteId } from '../../core/ids';
+import { hasJsonLinesShape, rowPrefixOf, withLeadingField } from '../../core/json-lines';
 
 const shape = (text: string, prefix?: string) => hasJsonLinesShape(Buffer.from(text), prefix);
 
@@ -39,5 +40,30 @@ describe('the JSONEachRow shape check', () => {
   test('a view into a larger buffer is checked over its own bytes only', () => {
     const whole = Buffer.from('junk{"x":1}\njunk');
     expect(hasJsonLinesShape(new Uint8Array(whole.buffer, whole.byteOffset + 4, 8))).toBe(true);
+  });
+});
+
+describe('a leading field added to every row', () => {
+  test('each row gains the field first, and stays one JSON object per line', () => {
+    const tagged = withLeadingField(Buffer.from('{"x":1}\n{"y":"{"}\n'), '"write_id":42').toString();
+    expect(tagged).toBe('{"write_id":42,"x":1}\n{"write_id":42,"y":"{"}\n');
+    expect(tagged.trimEnd().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual([{ write_id: 42, x: 1 }, { write_id: 42, y: '{' }]);
+  });
+
+  test('the tagged rows keep the JSONEachRow shape', () => {
+    expect(hasJsonLinesShape(withLeadingField(Buffer.from('{"a":[1,2]}\n'), '"write_id":7'))).toBe(true);
+  });
+});
+
+describe('write ids', () => {
+  test('a write id is a UInt64 in decimal whose high bits are its time in ms', () => {
+    const id = newWriteId(1_790_000_000_000);
+    expect(BigInt(id) >> 20n).toBe(1_790_000_000_000n);
+    expect(BigInt(id) < 2n ** 64n).toBe(true);
+  });
+
+  test('two writes of the same millisecond get different ids', () => {
+    const ids = new Set(Array.from({ length: 200 }, () => newWriteId(1_790_000_000_000)));
+    expect(ids.size).toBeGreaterThan(195);
   });
 });

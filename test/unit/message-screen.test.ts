@@ -12,6 +12,10 @@ describe('the telemetry message screen', () => {
     expect(verdict).toEqual({ ok: false, reason: 'not_rows_of_org' });
   });
 
+  test('a row that brings the write id the storage adds is refused', () => {
+    expect(screenMessage(message({ rows: [{ org_id: 'org_a', event_id: 'evt_1', ts: 1, write_id: 7 }] }))).toEqual({ ok: false, reason: 'reserved_field' });
+  });
+
   test('rows of another org on this org subject are refused', () => {
     expect(screenMessage(message({ rows: [{ org_id: 'org_b', event_id: 'evt_1', ts: 1 }] }))).toEqual({ ok: false, reason: 'not_rows_of_org' });
   });
