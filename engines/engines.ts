@@ -12,6 +12,8 @@ export interface LocalEngineOptions {
   dir: string;
   port: number;
   binPath: readonly string[];
+  /** The settings that choose the engine's ports, named in the error when one is taken. */
+  portSettings?: Array<{ port: number; setting: string }>;
 }
 
 const setupHint = 'run `npm start` or `node scripts/setup.mjs` as root on Debian, or install it yourself';
@@ -48,6 +50,7 @@ export function localNatsServer(opts: LocalNatsOptions, log: Logger): LocalProce
       args: ['-c', writeNatsConfig(opts)],
       dir: opts.dir,
       port: opts.port,
+      portSettings: opts.portSettings,
       // A server left running by an earlier start reads the config written above again: its credentials too.
       reloadSignal: 'SIGHUP',
     },
@@ -165,6 +168,7 @@ export function localTemporalServer(opts: LocalEngineOptions & { cli?: string; t
       ],
       dir: opts.dir,
       port: opts.port,
+      portSettings: opts.portSettings,
       isReady: () => portInUse(opts.port),
       startTimeoutMs: 120_000,
     },

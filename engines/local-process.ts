@@ -16,6 +16,8 @@ export interface LocalProcessSpec {
   /** Folder for the pid file and log; the engine's own store sits inside it too. */
   dir: string;
   port: number;
+  /** The settings that choose the engine's ports (`EMBEDDED_NATS_PORT`, …), named when a port is taken; extra ports are checked too. */
+  portSettings?: Array<{ port: number; setting: string }>;
   /** Resolves true once the engine answers; defaults to a TCP connect on `port`. */
   isReady?: () => Promise<boolean>;
   startTimeoutMs?: number;
@@ -96,8 +98,11 @@ export class LocalProcess {
   }
 
   private async spawnEngine(): Promise<void> {
-    if (await portInUse(this.spec.port)) {
-      throw new Error(`${this.spec.name}: port ${this.spec.port} is taken by another process`);
+    const ports = this.spec.portSettings ?? [{ port: this.spec.port, setting: undefined }];
+    for (const { port, setting } of ports) {
+      if (!(await portInUse(port))) continue;
+      const hint = setting ? `; set ${setting} to a free port, or stop what listens there` : '';
+      throw new Error(`${this.spec.name}: port ${port} is taken by another process${hint}`);
     }
     const logFd = fs.openSync(path.join(this.spec.dir, `${this.spec.name}.log`), 'a');
     // Detached: a Ctrl-C in the terminal reaches only the service, which then

@@ -55,14 +55,15 @@ export function localEngines(
     const { embeddedPort: port, server, embeddedMaxFileStoreBytes: maxFileStoreBytes } = config.nats;
     // Loopback is not a boundary: any local user or process could otherwise read and write every workspace's telemetry.
     const auth = { user: embeddedNatsUser, password: embeddedNatsPassword(config.dataDir) };
-    nats = supervise(localNatsServer({ dir: dir('nats'), port, binPath: config.binPath, toolsDir: config.toolsDir, server, maxFileStoreBytes, auth }, log));
+    nats = supervise(localNatsServer({ dir: dir('nats'), port, portSettings: [{ port, setting: 'EMBEDDED_NATS_PORT' }], binPath: config.binPath, toolsDir: config.toolsDir, server, maxFileStoreBytes, auth }, log));
     natsUrl = `nats://127.0.0.1:${config.nats.embeddedPort}`;
     natsAuth = auth;
   }
   let temporalAddress = config.temporal.address;
   if (!temporalAddress) {
     const { embeddedPort: port, embeddedUiPort: uiPort, cli } = config.temporal;
-    supervise(localTemporalServer({ dir: dir('temporal'), port, uiPort, binPath: config.binPath, cli, toolsDir: config.toolsDir }, log));
+    const portSettings = [{ port, setting: 'EMBEDDED_TEMPORAL_PORT' }, ...(uiPort ? [{ port: uiPort, setting: 'EMBEDDED_TEMPORAL_UI_PORT' }] : [])];
+    supervise(localTemporalServer({ dir: dir('temporal'), port, uiPort, portSettings, binPath: config.binPath, cli, toolsDir: config.toolsDir }, log));
     temporalAddress = `127.0.0.1:${port}`;
   }
   const probes = supervised.map((s) => ({ name: `engine:${s.name}`, probe: () => s.probe() }));

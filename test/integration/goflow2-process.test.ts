@@ -45,12 +45,12 @@ describe('GoFlow2 as a child process', () => {
     }
   });
 
-  test('a start whose NetFlow port is taken fails and names the port', async () => {
+  test('a start whose NetFlow port is taken fails at once, naming the port and the setting to change', async () => {
     const config = await goflow2Config({ bindTimeoutMs: 2_000 });
     const squatter = await bindUdp(config.netflowPort);
     const goflow2 = new GoFlow2Process(config, handlers, log);
     try {
-      await expect(goflow2.start()).rejects.toThrow(`127.0.0.1:${config.netflowPort}`);
+      await expect(goflow2.start()).rejects.toThrow(`collector: udp port ${config.netflowPort} is taken by another process; set COLLECTOR_NETFLOW_PORT to a free port`);
       expect(goflow2.running).toBe(false);
     } finally {
       await goflow2.stop();

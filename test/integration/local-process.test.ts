@@ -64,6 +64,18 @@ describe('a local engine left running', () => {
     expect(() => process.kill(stranger.pid!, 0)).not.toThrow();
   });
 
+  test('a port taken by another process is named with the setting that moves it', async () => {
+    const stranger = spawn(process.execPath, ['-e', listen(port)], { detached: true, stdio: 'ignore' });
+    stranger.unref();
+    started.push(stranger.pid!);
+    for (let i = 0; i < 200 && !(await portInUse(port)); i += 1) await new Promise((r) => setTimeout(r, 50));
+    const engine = new LocalProcess(
+      { name: 'nats-server', command: process.execPath, args: ['-e', listen(port), dir], dir, port, portSettings: [{ port, setting: 'EMBEDDED_NATS_PORT' }] },
+      createLogger('silent'),
+    );
+    await expect(engine.start()).rejects.toThrow(`nats-server: port ${port} is taken by another process; set EMBEDDED_NATS_PORT to a free port, or stop what listens there`);
+  });
+
   test('running another binary, it is stopped and the configured one started', async () => {
     const older = path.join(dir, 'older-node');
     fs.copyFileSync(process.execPath, older);

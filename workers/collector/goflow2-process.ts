@@ -2,7 +2,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import net from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Logger } from '../../observability/logger';
-import { udpPortsBoundBy } from './udp-sockets';
+import { udpPortsBoundBy, udpPortTaken } from './udp-sockets';
 
 export interface GoFlow2Config {
   binary: string;
@@ -80,6 +80,7 @@ export class GoFlow2Process {
 
   async start(): Promise<void> {
     this.stopping = false;
+    await this.refuseTakenPorts();
     this.port = this.config.metricsPort || (await freeLoopbackPort());
     this.launch();
     const timeoutMs = this.config.bindTimeoutMs ?? defaultBindTimeoutMs;
@@ -91,6 +92,15 @@ export class GoFlow2Process {
         throw new Error(`GoFlow2 did not bind udp ${c.host}:${c.netflowPort} and ${c.sflowPort} within ${timeoutMs} ms (last exit: ${this.lastExit ?? 'none'})`);
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  /** A listener port another process holds would only show as GoFlow2 failing to bind: said at once, with the setting to change. */
+  private async refuseTakenPorts(): Promise<void> {
+    const { host, netflowPort, sflowPort } = this.config;
+    const ports: Array<[number, string]> = [[netflowPort, 'COLLECTOR_NETFLOW_PORT'], [sflowPort, 'COLLECTOR_SFLOW_PORT']];
+    for (const [port, setting] of ports) {
+      if (port > 0 && (await udpPortTaken(host, port))) throw new Error(`collector: udp port ${port} is taken by another process; set ${setting} to a free port, or stop what listens there`);
     }
   }
 

@@ -1,3 +1,4 @@
+import dgram from 'node:dgram';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 
@@ -52,4 +53,16 @@ export function parseSocketLine(line: string): { port: number; inode: string } |
   if (!local || !inode) return undefined;
   const port = Number.parseInt(local.slice(local.lastIndexOf(':') + 1), 16);
   return Number.isInteger(port) ? { port, inode } : undefined;
+}
+
+/** Whether another socket holds a UDP port on this address: a bind is tried and let go at once. */
+export function udpPortTaken(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      socket.close();
+      resolve(err.code === 'EADDRINUSE');
+    });
+    socket.bind(port, host, () => socket.close(() => resolve(false)));
+  });
 }
