@@ -5,7 +5,7 @@
  * activity in workers/activities.
  */
 import {
-  ApplicationFailure, allHandlersFinished, condition, defineQuery, defineSignal, defineUpdate, patched, proxyActivities, setHandler,
+  ApplicationFailure, allHandlersFinished, condition, defineQuery, defineSignal, defineUpdate, proxyActivities, setHandler,
 } from '@temporalio/workflow';
 import type { ReplayStatus } from '../core/replay';
 import { ApprovalGate } from './approval-gate';
@@ -34,15 +34,11 @@ const { runReplay } = proxyActivities<ReplayActivities>({
   retry: { initialInterval: '2 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['NOT_FOUND'] },
 });
 
-/** The marker of runs started on this code; a run started before it (release 7158c7a) has none and takes `legacyReplayWorkflow`. */
-const approvalGatePatch = 'replay-approval-gate';
-
 /**
  * Denied and expired are business outcomes: the workflow completes and
  * returns its final state. Only a replay that fails fails the workflow.
  */
 export async function replayWorkflow(input: ReplayInput): Promise<ReplayState> {
-  if (!patched(approvalGatePatch)) return legacyReplayWorkflow(input);
   const state: ReplayState = { status: 'queued', approvals: [], error: null, report: null, window_minutes: input.windowMinutes ?? 0 };
   let version = 1;
   const gate = new ApprovalGate(input, state);
@@ -91,70 +87,4 @@ export async function replayWorkflow(input: ReplayInput): Promise<ReplayState> {
     throw ApplicationFailure.nonRetryable(message, 'REPLAY_FAILED', { status: 'failed' });
   }
   return finish('completed');
-}
-
-/*
- * LEGACY, patch `replay-approval-gate`: the workflow as release 7158c7a ran it, kept so its runs replay and
- * finish unchanged: decisions recorded as they arrive (unchecked, unaudited), state changed before it is
- * recorded, denied and expired fail the workflow. Remove once no run started before the patch can be running
- * (longest approval timeout plus a replay after the deploy): ship `deprecatePatch(approvalGatePatch)` in place
- * of the `patched` call, then drop it, this section and test/fixtures/histories/v1.
- */
-async function legacyReplayWorkflow(input: ReplayInput): Promise<ReplayState> {
-  const state: ReplayState = { status: 'queued', approvals: [], error: null, report: null, window_minutes: input.windowMinutes ?? 0 };
-  let version = 1;
-  const decided = installLegacyHandlers(state);
-  const moveTo = async (status: ReplayStatus, error: ReplayState['error'] = null) => {
-    Object.assign(state, { status, error });
-    version += 1;
-    await recordReplayState({ input, state, version });
-  };
-  const end = async (status: 'denied' | 'expired' | 'failed', code: string, message: string): Promise<never> => {
-    await moveTo(status, { code, message });
-    throw ApplicationFailure.nonRetryable(message, code, { status });
-  };
-  await moveTo('running');
-  const prepared = await prepareReplay(input);
-  state.window_minutes = prepared.window.window_minutes;
-  if (prepared.decision.decision === 'deny') return end('denied', 'POLICY_DENIED', prepared.deniedMessage);
-  if (prepared.decision.decision === 'approval_required') {
-    await moveTo('awaiting_approval');
-    const minutes = prepared.decision.timeout_minutes;
-    if (!(await condition(() => decided() !== undefined, Math.round(minutes * 60_000)))) {
-      return end('expired', 'APPROVAL_EXPIRED', `no approver decided within ${minutes} minutes`);
-    }
-    if (decided() === 'deny') {
-      const by = state.approvals[state.approvals.length - 1]?.approver_key_id ?? 'an approver';
-      return end('denied', 'POLICY_DENIED', `Execution blocked by policy: denied by approver ${by}`);
-    }
-    await moveTo('running');
-  }
-  try {
-    state.report = await runReplay({ input, window: prepared.window });
-  } catch (err) {
-    return end('failed', 'REPLAY_FAILED', `replay failed: ${(err as Error).message}`);
-  }
-  await moveTo('completed');
-  return state;
-}
-
-/** LEGACY (see above): the first decision is recorded as it arrives, through either door; returns what was decided. */
-function installLegacyHandlers(state: ReplayState): () => DecisionInput['decision'] | undefined {
-  let decision: DecisionInput['decision'] | undefined;
-  const decide = (kind: DecisionInput['decision'], a: ApprovalInput) => {
-    if (state.status !== 'awaiting_approval' || decision) return;
-    decision = kind;
-    state.approvals.push({ decision: kind, approver_key_id: a.approverKeyId, at: Date.now(), ...(a.comment ? { comment: a.comment } : {}) });
-  };
-  setHandler(replayStatusQuery, () => state);
-  setHandler(approveSignal, (a) => decide('approve', a));
-  setHandler(denySignal, (a) => decide('deny', a));
-  const validator: (d: DecisionInput) => void = () => {
-    if (state.status !== 'awaiting_approval' || decision) throw new Error(`the replay is ${state.status}, not awaiting a decision`);
-  };
-  setHandler(decideUpdate, (d: DecisionInput) => {
-    decide(d.decision, d);
-    return state;
-  }, { validator });
-  return () => decision;
 }
