@@ -44,9 +44,3 @@ export const engineErrorsCounter = (registry: Registry) =>
     labelNames: ['engine', 'operation'] as const,
   });
 
-/** The sum of a metric's values over every label set: what tests and benchmarks read. */
-export async function metricTotal(registry: Registry, name: string): Promise<number> {
-  const metric = registry.getSingleMetric(name);
-  if (!metric) return 0;
-  return (await metric.get()).values.reduce((sum, v) => sum + v.value, 0);
-}

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { metricTotal } from '../../observability/metrics';
+import { metricTotal } from '../support/metrics';
 import type { DataOf, UnknownExporterView } from '../support/api-types';
 import { registerExporter, startCollectorStack, storedFlowSums, waitForStoredFlows, type FlowSum } from '../support/collector';
 import { pmacctExport } from '../support/flow-exporters';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { metricTotal } from '../../observability/metrics';
+import { metricTotal } from '../support/metrics';
 import type { DataOf, ExporterView, HealthView, UnknownExporterView } from '../support/api-types';
 import { registerExporter, startCollectorStack, storedFlowSums, waitForStoredFlows } from '../support/collector';
 import { netflowV5, netflowV9Templates, netflowV9UnknownTemplate, type V5Record } from '../support/netflow-v5';

@@ -4,7 +4,7 @@ import { AuditLedger } from '../../application/audit-ledger';
 import { replayWorkflowId } from '../../application/replay-service';
 import { DecisionTokens, decisionTokenTtlMs } from '../../core/decision-token';
 import { randomId } from '../../core/ids';
-import { metricTotal } from '../../observability/metrics';
+import { metricTotal } from '../support/metrics';
 import { AuditRepo } from '../../storage/audit-repo';
 import { KeysRepo } from '../../storage/keys-repo';
 import { AuditHeads } from '../../streams/audit-heads';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Registry } from 'prom-client';
 import { HttpServer } from '../../api/http-server';
-import { metricTotal } from '../../observability/metrics';
+import { metricTotal } from '../support/metrics';
 import type { ErrorBody, HealthView } from '../support/api-types';
 import { rawRequest } from '../support/raw-http';
 import { pooled, slowConnection } from '../support/slow-client';

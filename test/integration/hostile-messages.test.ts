@@ -1,5 +1,5 @@
 import { headers as natsHeaders } from 'nats';
-import { metricTotal } from '../../observability/metrics';
+import { metricTotal } from '../support/metrics';
 import { UnsafeInsertError } from '../../storage/clickhouse';
 import { headerNames } from '../../streams/telemetry-publisher';
 import { names } from '../../streams/topology';

@@ -3,7 +3,7 @@ import { startReplayWorkflow } from '../../application/replay-service';
 import { randomId } from '../../core/ids';
 import { createLogger } from '../../observability/logger';
 import { freePort } from '../../engines/local-process';
-import { metricTotal } from '../../observability/metrics';
+import { metricTotal } from '../support/metrics';
 import { Registry } from 'prom-client';
 import { AuditLedger } from '../../application/audit-ledger';
 import { AuditRepo } from '../../storage/audit-repo';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { headers as natsHeaders, type JsMsg } from 'nats';
 import { headerNames } from '../../streams/telemetry-publisher';
 import { createLogger } from '../../observability/logger';
-import { metricTotal } from '../../observability/metrics';
+import { metricTotal } from '../support/metrics';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { TelemetryStore } from '../../storage/telemetry-store';
 import { names } from '../../streams/topology';

@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { Correlator } from '../../application/correlator';
 import { createLogger } from '../../observability/logger';
-import { metricTotal } from '../../observability/metrics';
+import { metricTotal } from '../support/metrics';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { TelemetryStore } from '../../storage/telemetry-store';
 import { names } from '../../streams/topology';

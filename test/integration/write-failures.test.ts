@@ -2,7 +2,7 @@ import { DiscardPolicy, headers as natsHeaders } from 'nats';
 import { Registry } from 'prom-client';
 import { Correlator } from '../../application/correlator';
 import { createLogger } from '../../observability/logger';
-import { metricTotal } from '../../observability/metrics';
+import { metricTotal } from '../support/metrics';
 import { HttpClickHouse, type ClickHouse } from '../../storage/clickhouse';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { TelemetryStore } from '../../storage/telemetry-store';

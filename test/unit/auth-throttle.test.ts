@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { AuthThrottle } from '../../application/auth-throttle';
 import { AppError } from '../../core/errors';
-import { metricTotal } from '../../observability/metrics';
+import { metricTotal } from '../support/metrics';
 
 function throttleAt(failuresPerMinute: number) {
   const clock = { now: 0 };

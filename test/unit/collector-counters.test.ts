@@ -3,7 +3,8 @@ import path from 'node:path';
 import { goflow2BinaryName } from '../../engines/binaries';
 import { CounterDeltas, parseGoFlow2Metrics } from '../../workers/collector/goflow2-counters';
 import { overflowAddress, prefixOf, UnknownExporterCounts } from '../../workers/collector/unknown-exporter-counts';
-import { counter, createRegistry, metricTotal } from '../../observability/metrics';
+import { counter, createRegistry } from '../../observability/metrics';
+import { metricTotal } from '../support/metrics';
 import { createLogger } from '../../observability/logger';
 import type { UnknownExporterCount } from '../../storage/exporters-repo';
 

@@ -1,6 +1,7 @@
 import { EngineSupervisor, type SupervisedProcess } from '../../engines/supervisor';
 import { createLogger } from '../../observability/logger';
-import { createRegistry, metricTotal } from '../../observability/metrics';
+import { createRegistry } from '../../observability/metrics';
+import { metricTotal } from '../support/metrics';
 import { waitFor } from '../support/wait';
 
 /** An engine process as the supervisor sees it: alive or not, and how its starts go. */

@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { createLogger } from '../../observability/logger';
-import { metricTotal } from '../../observability/metrics';
+import { metricTotal } from '../support/metrics';
 import { ClickHouseError } from '../../storage/clickhouse';
 import { UnreadableMessageError } from '../../workers/batch-writer';
 import { BatchHandler, giveBackDecision, nakDelayMs } from '../../workers/give-back';

@@ -2,7 +2,7 @@ import type { MsgHdrs } from 'nats';
 import { Registry } from 'prom-client';
 import { AppError } from '../../core/errors';
 import type { StreamKind } from '../../core/telemetry';
-import { metricTotal } from '../../observability/metrics';
+import { metricTotal } from '../support/metrics';
 import { headerNames, TelemetryPublisher, type PublishConnection, type TelemetryBatch } from '../../streams/telemetry-publisher';
 
 /**
