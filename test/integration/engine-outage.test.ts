@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { localClickHouseServer } from '../../engines/engines';
 import { freePort, type LocalProcess } from '../../engines/local-process';
 import { loadConfig } from '../../service/config';
 import { createLogger } from '../../observability/logger';
 import type { ErrorBody, FlowView, HealthView, Page } from '../support/api-types';
+import { localClickHouseServer } from '../support/clickhouse-server';
 import { testNatsServer } from '../support/nats-server';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';

@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { localClickHouseServer, localTemporalServer } from '../../engines/engines';
+import { localTemporalServer } from '../../engines/engines';
 import { freePort } from '../../engines/local-process';
 import { loadConfig } from '../../service/config';
 import { createLogger } from '../../observability/logger';
 import type { LocalProcess } from '../../engines/local-process';
+import { localClickHouseServer } from './clickhouse-server';
 import { testNatsServer } from './nats-server';
 
 /**
