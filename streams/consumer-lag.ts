@@ -1,11 +1,11 @@
 import type { JetStreamManager } from 'nats';
 import { engineErrorsCounter, gauge, type Registry } from '../observability/metrics';
-import { names } from './topology';
+import { laneConsumer, lanes, names } from './topology';
 
 /**
  * The writers' backlog, read from JetStream when metrics are scraped (never
- * on a timer): messages not yet handed to a worker, messages handed out and
- * not acknowledged, and the age of the oldest record not known to be written.
+ * on a timer): per lane's consumer, messages not yet handed to a worker and
+ * messages handed out and not acknowledged; and the age of the oldest record not known to be written.
  *
  * That age is the publish time of the stream's first message. The stream has
  * work-queue retention and a worker acknowledges only after ClickHouse took
@@ -25,35 +25,44 @@ export interface ConsumerLagOptions {
 }
 
 interface LagSample {
-  pending: number;
-  ackPending: number;
+  /** By consumer name. */
+  pending: Map<string, number>;
+  ackPending: Map<string, number>;
   oldestAgeSeconds: number;
 }
 
 /** The three gauges of one scrape share one pair of info requests. */
 const sampleReuseMs = 250;
 
+/** One reading of the stream and of every lane's consumer; undefined (and counted) when JetStream does not answer in time. */
+async function takeSample(opts: ConsumerLagOptions, now: () => number, engineErrors: ReturnType<typeof engineErrorsCounter>): Promise<LagSample | undefined> {
+  const n = names(opts.prefix);
+  try {
+    const jsm = opts.jsm();
+    const consumerNames = lanes.map((lane) => laneConsumer(opts.prefix, lane).name);
+    const [stream, ...consumers] = await withTimeout(
+      Promise.all([jsm.streams.info(n.stream), ...consumerNames.map((name) => jsm.consumers.info(n.stream, name))]),
+      opts.timeoutMs ?? 1_000,
+    );
+    const firstTs = stream.state.messages > 0 ? Date.parse(stream.state.first_ts) : NaN;
+    const oldestAgeSeconds = Number.isFinite(firstTs) ? Math.max(0, (now() - firstTs) / 1000) : 0;
+    return {
+      pending: new Map(consumers.map((c) => [c.name, c.num_pending])),
+      ackPending: new Map(consumers.map((c) => [c.name, c.num_ack_pending])),
+      oldestAgeSeconds,
+    };
+  } catch {
+    engineErrors.inc({ engine: 'nats', operation: 'consumer_info' });
+    return undefined;
+  }
+}
+
 export function consumerLagMetrics(registry: Registry, opts: ConsumerLagOptions) {
   const n = names(opts.prefix);
   const now = opts.now ?? Date.now;
   const engineErrors = engineErrorsCounter(registry);
   let last: { at: number; sample: Promise<LagSample | undefined> } | undefined;
-
-  const take = async (): Promise<LagSample | undefined> => {
-    try {
-      const jsm = opts.jsm();
-      const [consumer, stream] = await withTimeout(
-        Promise.all([jsm.consumers.info(n.stream, n.writers), jsm.streams.info(n.stream)]),
-        opts.timeoutMs ?? 1_000,
-      );
-      const firstTs = stream.state.messages > 0 ? Date.parse(stream.state.first_ts) : NaN;
-      const oldestAgeSeconds = Number.isFinite(firstTs) ? Math.max(0, (now() - firstTs) / 1000) : 0;
-      return { pending: consumer.num_pending, ackPending: consumer.num_ack_pending, oldestAgeSeconds };
-    } catch {
-      engineErrors.inc({ engine: 'nats', operation: 'consumer_info' });
-      return undefined;
-    }
-  };
+  const take = () => takeSample(opts, now, engineErrors);
   const sample = (): Promise<LagSample | undefined> => {
     if (!last || now() - last.at > sampleReuseMs) last = { at: now(), sample: take() };
     return last.sample;
@@ -67,7 +76,7 @@ export function consumerLagMetrics(registry: Registry, opts: ConsumerLagOptions)
       async collect() {
         const s = await sample();
         this.reset();
-        if (s) this.set({ consumer: n.writers }, s.pending);
+        for (const [consumer, value] of s?.pending ?? []) this.set({ consumer }, value);
       },
     }),
     ackPending: gauge(registry, {
@@ -77,7 +86,7 @@ export function consumerLagMetrics(registry: Registry, opts: ConsumerLagOptions)
       async collect() {
         const s = await sample();
         this.reset();
-        if (s) this.set({ consumer: n.writers }, s.ackPending);
+        for (const [consumer, value] of s?.ackPending ?? []) this.set({ consumer }, value);
       },
     }),
     oldestUnwrittenAge: gauge(registry, {

@@ -21,7 +21,11 @@ import { putConsumer, putStream } from './put-stream';
  *   its rows. `discard: new` with a byte limit: when the backlog is full, a
  *   publish fails and the API answers 503; nothing accepted is dropped.
  * - A two-minute de-duplication window on `Nats-Msg-Id`.
- * - One durable pull consumer shared by every stream worker process.
+ * - Two durable pull consumers shared by every stream worker process, one
+ *   per lane: flows and metric events (`<PREFIX>_WRITERS`), correlation
+ *   signals (`<PREFIX>_SIGNALS`), so a flow backlog after an outage never
+ *   holds a fresh signal back (issue 19). Their subjects do not overlap, as a
+ *   work-queue stream requires.
  * - Stream `<PREFIX>_DEAD_LETTER` keeps messages ClickHouse refused
  *   `maxDeliveries` times, for an operator to inspect and replay. `discard:
  *   new`: when full it refuses the next dead letter (which then stays in the
@@ -54,6 +58,7 @@ export const defaultTopology = (prefix: string): TopologyConfig => ({
 export const names = (prefix: string) => ({
   stream: `${prefix.toUpperCase()}_TELEMETRY`,
   writers: `${prefix.toUpperCase()}_WRITERS`,
+  signals: `${prefix.toUpperCase()}_SIGNALS`,
   subjects: `${prefix}.tel.>`,
   /**
    * A collected flow's subject adds its exporter (`exp-` and the address with
@@ -91,13 +96,27 @@ export async function ensureTopology(jsm: JetStreamManager, config: TopologyConf
   // The notification outbox and its deliveries (streams/outbox.ts).
   await ensureOutboxTopology(jsm, config.prefix, config.maxBytes, config.replicas);
 
-  await ensureWritersConsumer(jsm, config);
+  for (const lane of lanes) await ensureWritersConsumer(jsm, config, lane);
 }
 
-/** The writers' durable consumer: what ensureTopology creates, and what a worker recreates if it was deleted. */
-function writersConsumerConfig(config: Pick<TopologyConfig, 'prefix' | 'ackWaitMs' | 'maxAckPending'>): Partial<ConsumerConfig> & { durable_name: string } {
+/** The writers' lanes: bulk telemetry (flows, metric events), and correlation signals on their own. */
+export type Lane = 'bulk' | 'signals';
+export const lanes: readonly Lane[] = ['bulk', 'signals'];
+
+/** A lane's durable consumer and the subjects it takes. */
+export function laneConsumer(prefix: string, lane: Lane): { name: string; subjects: string[] } {
+  const n = names(prefix);
+  return lane === 'bulk'
+    ? { name: n.writers, subjects: [`${prefix}.tel.flow.>`, `${prefix}.tel.metric.>`] }
+    : { name: n.signals, subjects: [`${prefix}.tel.signal.>`] };
+}
+
+/** A lane's durable consumer: what ensureTopology creates, and what a worker recreates if it was deleted. */
+function writersConsumerConfig(config: Pick<TopologyConfig, 'prefix' | 'ackWaitMs' | 'maxAckPending'>, lane: Lane): Partial<ConsumerConfig> & { durable_name: string } {
+  const { name, subjects } = laneConsumer(config.prefix, lane);
   return {
-    durable_name: names(config.prefix).writers,
+    durable_name: name,
+    filter_subjects: subjects,
     ack_policy: AckPolicy.Explicit,
     ack_wait: nanos(config.ackWaitMs),
     max_ack_pending: config.maxAckPending,
@@ -105,10 +124,17 @@ function writersConsumerConfig(config: Pick<TopologyConfig, 'prefix' | 'ackWaitM
   };
 }
 
-/** Creates the writers' consumer, or updates it to the topology's config; true when it had to be created. */
+/**
+ * Creates a lane's consumer, or updates it to the topology's config; true
+ * when it had to be created. The bulk lane goes first: a writers' consumer
+ * of an earlier release took every subject, and must narrow before the
+ * signals' consumer may exist beside it.
+ */
 export async function ensureWritersConsumer(
   jsm: JetStreamManager,
   config: Pick<TopologyConfig, 'prefix' | 'ackWaitMs' | 'maxAckPending'>,
+  lane: Lane = 'bulk',
 ): Promise<boolean> {
-  return putConsumer(jsm, names(config.prefix).stream, writersConsumerConfig(config));
+  if (lane === 'signals') await putConsumer(jsm, names(config.prefix).stream, writersConsumerConfig(config, 'bulk'));
+  return putConsumer(jsm, names(config.prefix).stream, writersConsumerConfig(config, lane));
 }

@@ -1,7 +1,7 @@
 import { ConsumerEvents, Events, type ConsumerMessages, type JsMsg } from 'nats';
 import type { Logger } from '../observability/logger';
 import type { NatsClient } from '../streams/nats-client';
-import { ensureWritersConsumer, names, type TopologyConfig } from '../streams/topology';
+import { ensureWritersConsumer, laneConsumer, names, type Lane, type TopologyConfig } from '../streams/topology';
 import { ConsumeInterrupted, type MessageSource, type OpenedConsumer, type WorkMessage } from './stream-worker-ports';
 
 export interface JetStreamSourceConfig {
@@ -9,6 +9,8 @@ export interface JetStreamSourceConfig {
   topology: Pick<TopologyConfig, 'prefix' | 'ackWaitMs' | 'maxAckPending'>;
   /** Most messages one pull asks for. */
   maxMessages: number;
+  /** The lane's consumer this source pulls from (streams/topology.ts): bulk telemetry unless told. */
+  lane?: Lane;
 }
 
 /** JetStream API error codes (err_code) and client error codes this module branches on. */
@@ -51,6 +53,10 @@ export class JetStreamSource implements MessageSource {
     private readonly deps: { nats: NatsClient; log: Logger },
   ) {}
 
+  private get consumerName(): string {
+    return laneConsumer(this.config.topology.prefix, this.config.lane ?? 'bulk').name;
+  }
+
   mayHaveBeenDelivered(message: WorkMessage): boolean {
     return message.info.streamSequence <= this.checkUpToSeq;
   }
@@ -62,7 +68,7 @@ export class JetStreamSource implements MessageSource {
     try {
       // The first open too: the consumer may have been recreated (by this start, or another process) just before.
       await this.prepareOpen();
-      const consumer = await nats.js().consumers.get(n.stream, n.writers);
+      const consumer = await nats.js().consumers.get(n.stream, this.consumerName);
       const messages = await consumer.consume({ max_messages: this.config.maxMessages, abort_on_missing_resource: true });
       return this.watch(messages);
     } catch (err) {
@@ -74,8 +80,8 @@ export class JetStreamSource implements MessageSource {
   private async prepareOpen(): Promise<void> {
     const { jsm } = this.deps.nats;
     const n = names(this.config.topology.prefix);
-    if (await ensureWritersConsumer(jsm, this.config.topology)) {
-      this.deps.log.warn({ stream: n.stream, consumer: n.writers }, 'recreated the writers consumer');
+    if (await ensureWritersConsumer(jsm, this.config.topology, this.config.lane)) {
+      this.deps.log.warn({ stream: n.stream, consumer: this.consumerName }, 'recreated a writers consumer');
     }
     const stream = await jsm.streams.info(n.stream);
     this.checkUpToSeq = Math.max(this.checkUpToSeq, stream.state.last_seq);

@@ -3,7 +3,7 @@ import type { Logger } from '../observability/logger';
 import type { Registry } from '../observability/metrics';
 import { consumerLagMetrics } from '../streams/consumer-lag';
 import type { NatsClient } from '../streams/nats-client';
-import { defaultTopology, type TopologyConfig } from '../streams/topology';
+import { defaultTopology, lanes, type Lane, type TopologyConfig } from '../streams/topology';
 import { BatchWriter } from './batch-writer';
 import { Batcher } from './batcher';
 import { ConsumeLoop, defaultReopenBackoff } from './consume-loop';
@@ -28,6 +28,9 @@ export interface StreamWorkerConfig {
   /** The consumer's ack wait: messages a worker holds are kept alive well within it. */
   ackWaitMs: number;
 }
+
+/** The longest a signal waits for its batch to fill, whatever WORKER_MAX_WAIT_MS says. */
+const signalsMaxWaitMs = 50;
 
 export const defaultStreamWorkerConfig = (prefix: string): StreamWorkerConfig => ({
   prefix,
@@ -57,14 +60,15 @@ export interface StreamWorkerDeps {
  * acknowledges. A crash between the write and the ack redelivers the
  * messages; their rows are looked up by event id and not written twice.
  *
- * The parts: a consume loop that keeps the pull open until stop(), a batcher
- * that flushes on size or time, a handler that retries and gives back failed
- * messages, and a writer that does the writes.
+ * The parts, per lane (bulk telemetry; correlation signals on their own
+ * consumer, so a flow backlog never holds a fresh signal back): a consume
+ * loop that keeps the pull open until stop(), a batcher that flushes on size
+ * or time, a handler that retries and gives back failed messages; and one
+ * writer that does the writes.
  */
 export class StreamWorker {
   private readonly writer: BatchWriter;
-  private readonly loop: ConsumeLoop;
-  private readonly handler: BatchHandler;
+  private readonly lanes: Array<{ lane: Lane; loop: ConsumeLoop; handler: BatchHandler }>;
 
   constructor(
     private readonly config: StreamWorkerConfig,
@@ -72,53 +76,58 @@ export class StreamWorker {
   ) {
     const metrics = streamWorkerMetrics(deps.registry);
     const topology = deps.topology ?? { ...defaultTopology(config.prefix), ackWaitMs: config.ackWaitMs };
-    const source = new JetStreamSource({ topology, maxMessages: config.maxMessages }, { nats: deps.nats, log: deps.log });
+    const sources = new Map(lanes.map((lane) => [lane, new JetStreamSource({ topology, maxMessages: config.maxMessages, lane }, { nats: deps.nats, log: deps.log })]));
     this.writer = new BatchWriter({
       store: deps.store,
       correlator: deps.correlator,
       metrics,
       log: deps.log,
       rules: deps.rules,
-      mayHaveACopy: (m) => source.mayHaveBeenDelivered(m) || this.publishedLongAgo(m),
+      mayHaveACopy: (m) => [...sources.values()].some((source) => source.mayHaveBeenDelivered(m)) || this.publishedLongAgo(m),
     });
-    const handler = (this.handler = new BatchHandler(config, {
-      process: (batch, opts) => this.writer.process(batch, opts),
-      deadLetters: new JetStreamDeadLetters(deps.nats, config.prefix),
-      metrics,
-      log: deps.log,
-    }));
-    const batcher = new Batcher<WorkMessage>(
-      { maxMessages: config.maxMessages, maxBytes: config.maxBatchBytes, maxWaitMs: config.maxWaitMs, keepAliveMs: Math.max(500, Math.floor(config.ackWaitMs / 3)) },
-      (batch) => handler.handle(batch),
-      (err, batch) => deps.log.error({ err, messages: batch.length }, 'unable to handle a telemetry batch; JetStream will redeliver it'),
-    );
-    this.loop = new ConsumeLoop(defaultReopenBackoff, { source, batches: batcher, restarts: metrics.consumeRestarts, log: deps.log });
+    const deadLetters = new JetStreamDeadLetters(deps.nats, config.prefix);
+    this.lanes = lanes.map((lane) => {
+      const handler = new BatchHandler(config, { process: (batch, opts) => this.writer.process(batch, opts), deadLetters, metrics, log: deps.log });
+      // Signals wait less for their batch to fill: they are few, and an incident should open at once.
+      const maxWaitMs = lane === 'signals' ? Math.min(config.maxWaitMs, signalsMaxWaitMs) : config.maxWaitMs;
+      const batcher = new Batcher<WorkMessage>(
+        { maxMessages: config.maxMessages, maxBytes: config.maxBatchBytes, maxWaitMs, keepAliveMs: Math.max(500, Math.floor(config.ackWaitMs / 3)) },
+        (batch) => handler.handle(batch),
+        (err, batch) => deps.log.error({ err, messages: batch.length, lane }, 'unable to handle a telemetry batch; JetStream will redeliver it'),
+      );
+      const loop = new ConsumeLoop(defaultReopenBackoff, { source: sources.get(lane)!, batches: batcher, restarts: metrics.consumeRestarts, log: deps.log });
+      return { lane, loop, handler };
+    });
     consumerLagMetrics(deps.registry, { prefix: config.prefix, jsm: () => deps.nats.jsm });
   }
 
-  start(): Promise<void> {
-    return this.loop.start();
+  async start(): Promise<void> {
+    await Promise.all(this.lanes.map((l) => l.loop.start()));
   }
 
   /**
-   * For /healthz: resolves while the worker consumes and writes; rejects
+   * For /healthz: resolves while both lanes consume and write; rejects
    * between a failure and a successful re-open, and while writes fail for a
    * transient reason (they are retried until one succeeds).
    */
   async probe(): Promise<{ detail: string }> {
-    const consuming = await this.loop.probe();
-    const outage = this.handler.failingSince;
-    if (outage) throw new Error(`writes failing since ${new Date(outage.since).toISOString()} (${outage.reason}); retrying`);
-    return consuming;
+    const details: string[] = [];
+    for (const { lane, loop, handler } of this.lanes) {
+      const consuming = await loop.probe();
+      const outage = handler.failingSince;
+      if (outage) throw new Error(`${lane}: writes failing since ${new Date(outage.since).toISOString()} (${outage.reason}); retrying`);
+      details.push(`${lane}: ${consuming.detail}`);
+    }
+    return { detail: details.join('; ') };
   }
 
   /** Whether JetStream lets this worker consume (ClickHouse aside): for the embedded nats-server's liveness. */
-  canConsume(): Promise<void> {
-    return this.loop.canConsume();
+  async canConsume(): Promise<void> {
+    await Promise.all(this.lanes.map((l) => l.loop.canConsume()));
   }
 
-  stop(): Promise<void> {
-    return this.loop.stop();
+  async stop(): Promise<void> {
+    await Promise.all(this.lanes.map((l) => l.loop.stop()));
   }
 
   /**

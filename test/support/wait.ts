@@ -20,16 +20,16 @@ export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs 
 
 /**
  * Waits until the stream workers have taken everything published so far: the
- * telemetry stream holds no message, the writers consumer has none left to
- * deliver and none awaiting an ack. Workers ack only after ClickHouse has the
+ * telemetry stream holds no message, and neither lane's consumer has one left
+ * to deliver or awaiting an ack. Workers ack only after ClickHouse has the
  * rows and the correlator ran, so what was accepted before is all stored.
  */
 export async function waitForTelemetryDrained(jsm: JetStreamManager, prefix: string, timeoutMs = 60_000): Promise<void> {
   const n = names(prefix);
   await waitFor(
     async () => {
-      const [stream, consumer] = await Promise.all([jsm.streams.info(n.stream), jsm.consumers.info(n.stream, n.writers)]);
-      const drained = stream.state.messages === 0 && consumer.num_pending === 0 && consumer.num_ack_pending === 0;
+      const [stream, ...consumers] = await Promise.all([jsm.streams.info(n.stream), ...[n.writers, n.signals].map((c) => jsm.consumers.info(n.stream, c))]);
+      const drained = stream.state.messages === 0 && consumers.every((c) => c.num_pending === 0 && c.num_ack_pending === 0);
       return drained ? true : undefined;
     },
     timeoutMs,
