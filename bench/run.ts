@@ -18,6 +18,7 @@ import {
   singleIngest,
 } from './scenarios';
 import { chdbFolderOf, peakRssMib, startBenchStack, type BenchStack } from './stack';
+import { recoveryDrain } from './recovery';
 import { endToEndBytesPerFlow, engineInserts, rawClickHouse, serviceStore, type ClickHouseSettings } from './storage-scenarios';
 import { syncCost, type SyncCost } from './sync-cost';
 import { topTalkersOverSeededFlows } from './top-talkers';
@@ -58,6 +59,8 @@ async function measure(stack: BenchStack, config: Config) {
   const analyst = await mintKey(stack.url, stack.adminKey);
   const e2e = runs('e2e') ? await batchedEndToEnd(stack, analyst.key, e2eData, e2eRange) : skipped;
   const e2eRows = { orgId: analyst.org_id, before: Date.now() };
+  log(`recovery: ${sizes.e2eFlows} flows with Idempotency-Key, the service killed -9 at the last acknowledgement, the backlog drained by a new start`);
+  const recovery = runs('recovery') ? await recoveryDrain(stack, e2eData, e2eRange) : undefined;
 
   log(`one flow per request for ${sizes.singleSeconds}s at concurrency 64, then the bare http baseline`);
   const ingestKey = await mintKey(stack.url, stack.adminKey, { role: 'ingest' });
@@ -83,7 +86,7 @@ async function measure(stack: BenchStack, config: Config) {
   const rss = serviceRss(stack);
   const collector = runs('collector') ? await collectorScenario(stack, config, quick ? collectorSizes.quick : collectorSizes.full, log) : undefined;
   const rssAfterCollector = collector && serviceRss(stack);
-  return { syncing, rawJs, rawCh, engine, e2e, e2eRows, single, incidents, webhooks, queries, replay, rss, collector, rssAfterCollector };
+  return { syncing, rawJs, rawCh, engine, e2e, e2eRows, recovery, single, incidents, webhooks, queries, replay, rss, collector, rssAfterCollector };
 }
 
 /** Peak RSS of the API process and of the workers' process, read while they still run. */
@@ -123,6 +126,7 @@ const round1 = (n: number) => Math.round(n * 10) / 10;
 function report(stack: BenchStack, m: Measured) {
   const result: BenchResult = {
     batched_e2e_flows_per_s: Math.round(m.e2e.flows_per_s),
+    recovery_drain_flows_per_s: Math.round(m.recovery?.drain_flows_per_s ?? NaN),
     batched_accepted_flows_per_s: Math.round(m.e2e.accepted_flows_per_s),
     raw_jetstream_events_per_s: Math.round(m.rawJs),
     raw_clickhouse_rows_per_s: Math.round(m.rawCh),
@@ -154,6 +158,7 @@ function report(stack: BenchStack, m: Measured) {
     engine_inserts: m.engine,
     sync_cost: m.syncing,
     stored_e2e_flows: m.stored,
+    recovery: m.recovery,
     single_ingest: m.single.service,
     bare_http: m.single.baseline,
     incidents: m.incidents,

@@ -29,6 +29,8 @@ export interface LaunchOptions {
   dataDir: string;
   database: string;
   natsUrl?: string;
+  /** The service's NATS_PREFIX: a restart on the same folder keeps it (a fresh one each launch otherwise). */
+  natsPrefix?: string;
   withoutCollector?: boolean;
 }
 
@@ -104,13 +106,17 @@ async function startService(role: string, env: NodeJS.ProcessEnv, port: number, 
 }
 
 /** One service (one or two processes, by roles) on `dataDir` and `database`, answering on a free port. */
-async function launchService(baseEnv: NodeJS.ProcessEnv, roles: string[], opts: { dataDir: string; database: string; natsUrl?: string; cpuProfileDir?: string }): Promise<ServiceRun> {
+async function launchService(
+  baseEnv: NodeJS.ProcessEnv,
+  roles: string[],
+  opts: { dataDir: string; database: string; natsUrl?: string; natsPrefix?: string; cpuProfileDir?: string },
+): Promise<ServiceRun> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
     ...baseEnv,
     DATA_DIR: opts.dataDir,
     CLICKHOUSE_DATABASE: opts.database,
-    NATS_PREFIX: `bench${randomBytes(4).toString('hex')}`,
+    NATS_PREFIX: opts.natsPrefix ?? `bench${randomBytes(4).toString('hex')}`,
     // The roles of one service seal and open webhook secrets with one key (required with a ClickHouse server).
     WEBHOOK_SECRETS_KEY: baseEnv.WEBHOOK_SECRETS_KEY ?? randomBytes(32).toString('base64url'),
   };

@@ -7,7 +7,7 @@ import path from 'node:path';
  * asserted here; speed is what `npm run bench` measures.
  */
 const keys = [
-  'batched_e2e_flows_per_s', 'raw_jetstream_events_per_s', 'raw_clickhouse_rows_per_s', 'engine_jsoneachrow_rows_per_s',
+  'batched_e2e_flows_per_s', 'recovery_drain_flows_per_s', 'raw_jetstream_events_per_s', 'raw_clickhouse_rows_per_s', 'engine_jsoneachrow_rows_per_s',
   'engine_native_rows_per_s', 'bytes_per_flow', 'single_ingest_rps', 'bare_http_rps',
   'single_ingest_p50_ms', 'single_ingest_p99_ms', 'incident_latency_p50_ms', 'incident_latency_p99_ms', 'webhook_delivery_p99_ms', 'query_1h_p99_ms',
   'query_1d_p99_ms', 'top_1h_p99_ms', 'top_1d_p99_ms', 'top_30d_p99_ms', 'replay_1m_s', 'api_rss_mib', 'workers_rss_mib',
@@ -28,5 +28,12 @@ describe('the benchmark harness', () => {
     const result = JSON.parse(last) as Record<string, unknown>;
     expect(Object.keys(result).sort()).toEqual([...keys].sort());
     for (const key of keys) expect(Number.isFinite(result[key])).toBe(true);
+    // Sanity bounds, not targets: a rate is positive, a p99 is at least its p50, a loss is a share.
+    const figures = result as Record<string, number>;
+    expect(keys.filter((k) => k.endsWith('_per_s') || k.endsWith('_rps')).filter((k) => !(figures[k]! > 0))).toEqual([]);
+    expect(figures.single_ingest_p99_ms).toBeGreaterThanOrEqual(figures.single_ingest_p50_ms!);
+    expect(figures.incident_latency_p99_ms).toBeGreaterThanOrEqual(figures.incident_latency_p50_ms!);
+    expect(figures.collector_loss_pct).toBeGreaterThanOrEqual(0);
+    expect(figures.collector_loss_pct).toBeLessThanOrEqual(100);
   }, 180_000);
 });
