@@ -123,7 +123,7 @@ describe('stream worker write failures', () => {
       expect(sortedEntries(await bytesByDst(minted.org_id))).toEqual(sortedEntries(flows.bytesByDst));
       expect((await deadLetterState()).messages).toBe(deadBefore);
       expect(await metricTotal(registry, 'nettel_worker_dead_letters_total')).toBe(0);
-      await expect(worker.probe()).resolves.toEqual({ detail: 'consuming' });
+      await expect(worker.probe()).resolves.toEqual({ detail: 'bulk: consuming; signals: consuming' });
     } finally {
       await worker.stop();
       await proxied.stop();
