@@ -1,13 +1,10 @@
 import type { JsMsg } from 'nats';
-import { Correlator } from '../../application/correlator';
-import { createLogger } from '../../observability/logger';
-import { IncidentsRepo } from '../../storage/incidents-repo';
-import { TelemetryStore } from '../../storage/telemetry-store';
 import { ensureTopology, names } from '../../streams/topology';
-import { StreamWorker, defaultStreamWorkerConfig } from '../../workers/stream-worker';
+import { StreamWorker } from '../../workers/stream-worker';
 import { generateFlows, type GeneratedFlows } from '../support/flows';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 import { waitForTelemetryDrained } from '../support/wait';
+import { streamWorkerOn } from '../support/stream-worker';
 
 /**
  * Each accepted record is stored once in the raw flows and counted once in
@@ -37,11 +34,7 @@ describe.each(transports)('exactly once on %s', (transport) => {
   });
 
   function newWorker(): StreamWorker {
-    const { stack } = t;
-    const store = new TelemetryStore(stack.clickhouse);
-    const correlator = new Correlator({ store, incidents: new IncidentsRepo(stack.clickhouse), registry: stack.registry });
-    const deps = { nats: stack.nats, store, correlator, registry: stack.registry, log: createLogger('silent'), topology: stack.adapters.topology };
-    return new StreamWorker({ ...defaultStreamWorkerConfig(stack.config.nats.prefix), maxWaitMs: 20 }, deps);
+    return streamWorkerOn(t);
   }
 
   /** Runs a fresh worker until the stream is drained: everything published so far is written and acknowledged. */

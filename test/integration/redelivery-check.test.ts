@@ -1,18 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { JsMsg } from 'nats';
 import { Registry } from 'prom-client';
-import { Correlator } from '../../application/correlator';
 import { parseFlow, flowRowJson } from '../../core/flow';
 import { recordEventId } from '../../core/ids';
-import { createLogger } from '../../observability/logger';
-import { IncidentsRepo } from '../../storage/incidents-repo';
 import { TelemetryStore } from '../../storage/telemetry-store';
 import { TelemetryPublisher } from '../../streams/telemetry-publisher';
 import { names } from '../../streams/topology';
-import { StreamWorker, defaultStreamWorkerConfig } from '../../workers/stream-worker';
 import type { TelemetryWrites } from '../../workers/stream-worker-ports';
 import { generateFlows } from '../support/flows';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
+import { streamWorkerOn } from '../support/stream-worker';
 
 /**
  * A worker that died after writing part of a batch: its messages come back
@@ -46,10 +43,7 @@ describe.each(transports)('redelivered rows checked a batch at once on %s', (tra
       destinationMinutesOver: (...args) => store.destinationMinutesOver(...args),
       exporterDestinationMinutesOver: (...args) => store.exporterDestinationMinutesOver(...args),
     };
-    const { stack } = t;
-    const correlator = new Correlator({ store, incidents: new IncidentsRepo(stack.clickhouse), registry: stack.registry });
-    const deps = { nats: stack.nats, store: counted, correlator, registry: stack.registry, log: createLogger('silent'), topology: stack.adapters.topology };
-    return { worker: new StreamWorker({ ...defaultStreamWorkerConfig(stack.config.nats.prefix), maxWaitMs: 20 }, deps), calls };
+    return { worker: streamWorkerOn(t, { store: counted }), calls };
   }
 
   /** Ten small requests published in one turn: the publisher coalesces them into one message of ten request prefixes. */

@@ -3,17 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { headers as natsHeaders, type JsMsg } from 'nats';
 import { headerNames } from '../../streams/telemetry-publisher';
-import { createLogger } from '../../observability/logger';
 import { metricTotal } from '../support/metrics';
-import { IncidentsRepo } from '../../storage/incidents-repo';
-import { TelemetryStore } from '../../storage/telemetry-store';
 import { names } from '../../streams/topology';
-import { Correlator } from '../../application/correlator';
-import { StreamWorker, defaultStreamWorkerConfig } from '../../workers/stream-worker';
 import { generateFlows, sortedEntries } from '../support/flows';
 import { startWorkerProcess as startWorker } from '../support/worker-process';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
+import { streamWorkerOn } from '../support/stream-worker';
 
 /**
  * The stream workers run apart from the API here (ROLES=api for the test
@@ -91,10 +87,7 @@ describe('stream worker crashes', () => {
     const flows = generateFlows(20_000, 5_000, 11);
     await postAll(t, minted.key, flows.batches);
     const stack = t.stack;
-    const store = new TelemetryStore(stack.clickhouse);
-    const correlator = new Correlator({ store, incidents: new IncidentsRepo(stack.clickhouse), registry: stack.registry });
-    const deps = { nats: stack.nats, store, correlator, registry: stack.registry, log: createLogger('silent') };
-    const worker = new StreamWorker({ ...defaultStreamWorkerConfig(stack.config.nats.prefix), maxWaitMs: 20 }, deps);
+    const worker = streamWorkerOn(t);
 
     // The crash: a batch is written to ClickHouse, then the worker dies before its ack.
     const n = names(stack.config.nats.prefix);
@@ -139,10 +132,7 @@ describe('stream worker crashes', () => {
     h.set(headerNames.maxTs, '0');
     await stack.nats.js().publish(n.subject('flow', minted.org_id), Buffer.from(`{"org_id":"${minted.org_id}","ts":"yesterday"}\n`), { headers: h });
 
-    const store = new TelemetryStore(stack.clickhouse);
-    const correlator = new Correlator({ store, incidents: new IncidentsRepo(stack.clickhouse), registry: stack.registry });
-    const deps = { nats: stack.nats, store, correlator, registry: stack.registry, log: createLogger('silent') };
-    const worker = new StreamWorker({ ...defaultStreamWorkerConfig(stack.config.nats.prefix), maxWaitMs: 20, retryDelayMs: 20, maxDeliveries: 2 }, deps);
+    const worker = streamWorkerOn(t, { config: { retryDelayMs: 20, maxDeliveries: 2 } });
     await worker.start();
     try {
       await waitFor(async () => {

@@ -1,14 +1,10 @@
 import { Registry } from 'prom-client';
-import { Correlator } from '../../application/correlator';
-import { createLogger } from '../../observability/logger';
 import { metricTotal } from '../support/metrics';
-import { IncidentsRepo } from '../../storage/incidents-repo';
-import { TelemetryStore } from '../../storage/telemetry-store';
 import { names } from '../../streams/topology';
-import { StreamWorker, defaultStreamWorkerConfig } from '../../workers/stream-worker';
 import { generateFlows, sortedEntries } from '../support/flows';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
+import { streamWorkerOn } from '../support/stream-worker';
 
 /**
  * chDB's side of a transient failure: the engine in this process runs out of
@@ -32,12 +28,7 @@ describe('stream worker write failures on chDB', () => {
     for (const body of flows.batches) expect((await t.request('POST', '/flow', { key: minted.key, raw: body, contentType: 'application/x-ndjson' })).status).toBe(201);
     const ch = t.stack.clickhouse;
     const registry = new Registry();
-    const store = new TelemetryStore(ch);
-    const correlator = new Correlator({ store, incidents: new IncidentsRepo(ch), registry });
-    const worker = new StreamWorker(
-      { ...defaultStreamWorkerConfig(t.stack.config.nats.prefix), maxWaitMs: 20, retryDelayMs: 50, maxDeliveries: 2 },
-      { nats: t.stack.nats, store, correlator, registry, log: createLogger('silent') },
-    );
+    const worker = streamWorkerOn(t, { registry, config: { retryDelayMs: 50, maxDeliveries: 2 } });
     await ch.exec('SET max_memory_usage = 1');
     await worker.start();
     try {

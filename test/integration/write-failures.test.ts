@@ -1,18 +1,15 @@
 import { DiscardPolicy, headers as natsHeaders } from 'nats';
 import { Registry } from 'prom-client';
-import { Correlator } from '../../application/correlator';
-import { createLogger } from '../../observability/logger';
 import { metricTotal } from '../support/metrics';
 import { HttpClickHouse, type ClickHouse } from '../../storage/clickhouse';
-import { IncidentsRepo } from '../../storage/incidents-repo';
-import { TelemetryStore } from '../../storage/telemetry-store';
 import { headerNames } from '../../streams/telemetry-publisher';
 import { names } from '../../streams/topology';
-import { StreamWorker, defaultStreamWorkerConfig, type StreamWorkerConfig } from '../../workers/stream-worker';
+import { type StreamWorkerConfig } from '../../workers/stream-worker';
 import { generateFlows, sortedEntries } from '../support/flows';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
+import { streamWorkerOn } from '../support/stream-worker';
 
 /**
  * What a stream worker does when ClickHouse cannot take a message, on the
@@ -36,12 +33,7 @@ describe('stream worker write failures', () => {
 
   function workerOn(clickhouse: ClickHouse, config: Partial<StreamWorkerConfig> = {}) {
     const registry = new Registry();
-    const store = new TelemetryStore(clickhouse);
-    const correlator = new Correlator({ store, incidents: new IncidentsRepo(clickhouse), registry });
-    const worker = new StreamWorker(
-      { ...defaultStreamWorkerConfig(t.stack.config.nats.prefix), maxWaitMs: 20, retryDelayMs: 50, ...config },
-      { nats: t.stack.nats, store, correlator, registry, log: createLogger('silent') },
-    );
+    const worker = streamWorkerOn(t, { clickhouse, registry, config: { retryDelayMs: 50, ...config } });
     return { worker, registry };
   }
 
