@@ -2,8 +2,9 @@ import { replayWorkflowId } from '../../application/replay-service';
 import { replayWorkflow } from '../../workflows/replay';
 import type { ReplayInput, ReplayState } from '../../workflows/replay-contract';
 import { startTestStack, type TestStack } from '../support/test-stack';
-import type { AuditEntryView, IncidentView, Page, ReplayRequested, ReplayView } from '../support/api-types';
+import type { AuditEntryView, IncidentView, Page, ReplayRequested } from '../support/api-types';
 import { waitFor } from '../support/wait';
+import { replayInStatus } from '../support/replays';
 
 /**
  * Denied and expired replays are business outcomes: their workflows complete
@@ -34,12 +35,7 @@ describe('governance: how a replay workflow ends', () => {
     return { operator, approver, incident };
   }
 
-  async function replayState(key: string, id: string, status: string): Promise<ReplayView> {
-    return waitFor(async () => {
-      const r = await t.request<ReplayView>('GET', `/v1/replays/${id}`, { key });
-      return r.body.status === status ? r.body : undefined;
-    }, 30_000, `replay ${status}`);
-  }
+  const replayState = (key: string, id: string, status: string) => replayInStatus(t, key, id, status);
 
   /** What Temporal says of the workflow once it ended: its status and its result. */
   async function workflowOutcome(orgId: string, replayId: string) {

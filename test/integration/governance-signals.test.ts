@@ -14,6 +14,7 @@ import { approveSignal, decideUpdate, decisionFailures, denySignal, replayStatus
 import { startTestStack, type TestStack } from '../support/test-stack';
 import type { AuditEntryView, IncidentView, Page, ReplayRequested, ReplayView } from '../support/api-types';
 import { waitFor } from '../support/wait';
+import { replayInStatus } from '../support/replays';
 
 /**
  * Raw `approve` and `deny` signals and `decide` updates, as whoever reaches
@@ -59,12 +60,7 @@ describe('governance: raw approve and deny signals', () => {
     return { operator, approver, id, handle };
   }
 
-  async function replayState(key: string, id: string, status: string): Promise<ReplayView> {
-    return waitFor(async () => {
-      const r = await t.request<ReplayView>('GET', `/v1/replays/${id}`, { key });
-      return r.body.status === status ? r.body : undefined;
-    }, 30_000, `replay ${status}`);
-  }
+  const replayState = (key: string, id: string, status: string) => replayInStatus(t, key, id, status);
 
   async function ledger(key: string): Promise<AuditEntryView[]> {
     return (await t.request<Page<AuditEntryView>>('GET', '/v1/audit?limit=1000', { key })).body.data;

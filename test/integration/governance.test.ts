@@ -7,6 +7,7 @@ import { temporalWorkerRole } from '../../service/roles/temporal-worker';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import type { AuditEntryView, ErrorBody, IncidentView, Page, PolicyView, ReplayRequested, ReplayView } from '../support/api-types';
 import { waitFor } from '../support/wait';
+import { replayInStatus } from '../support/replays';
 
 /** Jest's asymmetric matchers, typed as what they are to the compiler: values to compare with. */
 const stringMatching = (pattern: RegExp): unknown => expect.stringMatching(pattern);
@@ -51,12 +52,7 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     fs.writeFileSync(path.join(dir, `${name}.json`), json);
   }
 
-  async function replayState(key: string, id: string, status: string): Promise<ReplayView> {
-    return waitFor(async () => {
-      const r = await t.request<ReplayView>('GET', `/v1/replays/${id}`, { key });
-      return r.body.status === status ? r.body : undefined;
-    }, 30_000, `replay ${status}`);
-  }
+  const replayState = (key: string, id: string, status: string) => replayInStatus(t, key, id, status);
 
   test('the approve path completes with a report saying parity true for an untouched incident', async () => {
     const { operator, approver, incident } = await workspaceWithIncident();

@@ -13,6 +13,7 @@ import { ReplayReconciler } from '../../workers/replay-reconciler';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import type { AuditEntryView, IncidentView, Page, ReplayView } from '../support/api-types';
 import { waitFor } from '../support/wait';
+import { replayInStatus } from '../support/replays';
 
 /**
  * A replay stored `queued` whose workflow never started (the API process
@@ -62,12 +63,7 @@ describe('replay reconciler on the real Temporal dev server', () => {
     await ledger.append({ orgId: record.org_id, actor: record.requested_by, action: 'replay.request', target: record.replay_id, details: { incident_id: record.incident_id } });
   }
 
-  async function replayState(key: string, id: string, status: string): Promise<ReplayView> {
-    return waitFor(async () => {
-      const r = await t.request<ReplayView>('GET', `/v1/replays/${id}`, { key });
-      return r.body.status === status ? r.body : undefined;
-    }, 60_000, `replay ${status}`);
-  }
+  const replayState = (key: string, id: string, status: string) => replayInStatus(t, key, id, status, 60_000);
 
   test('a replay stranded in queued with its request recorded is started, waits for approval, and completes once approved', async () => {
     const operator = await t.mintKey({ role: 'operator' });
