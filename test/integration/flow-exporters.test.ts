@@ -15,7 +15,7 @@ import { waitFor } from '../support/wait';
  * compared with what the pcap holds. Each case plays its exporter from its
  * own loopback address, through a relay. GoFlow2 decodes with one worker
  * here: with more, data sent right behind its template may be decoded before
- * the template and lost, as at any exporter's start (README, "Flow
+ * the template and lost, as at any exporter's start (docs/sending-flows.md, "Flow
  * collection"), which would make exact sums a matter of luck.
  */
 const pcapFlows: PcapFlow[] = [

@@ -3,7 +3,7 @@ import path from 'node:path';
 import ts from 'typescript';
 
 /**
- * The layering the README's Layout describes, held by the code itself: which
+ * The layering docs/internals/layout.md describes, held by the code itself: which
  * folder may import which, no import cycle, small files and short functions.
  */
 const root = path.resolve(__dirname, '../..');
