@@ -15,8 +15,8 @@ import { waitFor } from '../support/wait';
  * compared with what the pcap holds. Each case plays its exporter from its
  * own loopback address, through a relay. GoFlow2 decodes with one worker
  * here: with more, data sent right behind its template may be decoded before
- * the template and lost, as at any exporter's start (docs/sending-flows.md, "Flow
- * collection"), which would make exact sums a matter of luck.
+ * the template and lost, as at any exporter's start (docs/sending-flows.md, "NetFlow v5/v9, IPFIX, sFlow: the
+ * collector"), which would make exact sums a matter of luck.
  */
 const pcapFlows: PcapFlow[] = [
   { src: '10.10.0.1', dst: '10.20.0.1', protocol: 'tcp', srcPort: 40001, dstPort: 443, packets: 12, payloadBytes: 900 },
