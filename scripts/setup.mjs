@@ -3,7 +3,9 @@
 // clone: npm packages, Debian's clickhouse-server (as root), nats-server,
 // the Temporal CLI and GoFlow2 (built with Go into a cache shared by every
 // clone), the real flow exporters the tests drive (softflowd, pmacct, nfdump,
-// from Debian, daemons left stopped), and the compiled service. Each step is skipped when its result is already there.
+// from Debian, daemons left stopped), the BGP speaker and router the tests
+// peer (gobgpd and bird2 from Debian, daemons left stopped; gobgpd's .proto
+// files from the module proxy), and the compiled service. Each step is skipped when its result is already there.
 // Plain Node with no dependencies: it runs before node_modules exists.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -198,6 +200,34 @@ function debianPackagesWithoutDaemons(packages) {
   }
 }
 
+/**
+ * gobgpd's gRPC API as .proto files, from the Go module of the very release
+ * Debian's gobgpd is (3.10.0), into the tools folder: the adapter in
+ * workers/mitigation loads them with @grpc/proto-loader. engines/gobgp.ts
+ * names the folder too. Copied then renamed, so a half-copied folder never
+ * carries the name.
+ */
+const gobgpModuleVersion = 'v3.10.0';
+const gobgpProtoDir = `gobgp-proto-${gobgpModuleVersion}`;
+
+function gobgpProto() {
+  const target = path.join(toolsDir, gobgpProtoDir);
+  if (fs.existsSync(path.join(target, 'gobgp.proto'))) return;
+  const go = which('go');
+  if (!go) throw new Error(`gobgpd's .proto files are missing and Go is not installed to fetch them; copy api/*.proto of github.com/osrg/gobgp ${gobgpModuleVersion} into ${target}`);
+  const downloaded = execFileSync(go, ['mod', 'download', '-json', `github.com/osrg/gobgp/v3@${gobgpModuleVersion}`], { cwd: os.tmpdir() });
+  const source = JSON.parse(downloaded.toString()).Dir;
+  const staging = `${target}.tmp-${process.pid}`;
+  fs.rmSync(staging, { recursive: true, force: true });
+  fs.mkdirSync(staging, { recursive: true });
+  // The module's license (Apache-2.0) travels with the files; each keeps its own header.
+  for (const file of ['attribute.proto', 'capability.proto', 'gobgp.proto']) fs.copyFileSync(path.join(source, 'api', file), path.join(staging, file));
+  fs.copyFileSync(path.join(source, 'LICENSE'), path.join(staging, 'LICENSE'));
+  for (const file of fs.readdirSync(staging)) fs.chmodSync(path.join(staging, file), 0o644);
+  fs.rmSync(target, { recursive: true, force: true });
+  fs.renameSync(staging, target);
+}
+
 function build() {
   run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json']);
   // The prebuilt workflow bundle production workers load; rebuilt when a workflow changed.
@@ -229,6 +259,12 @@ try {
     natsServer();
     process.exit(0);
   }
+  // `bgp`: only the BGP speaker (gobgpd and its .proto files) and the router the tests peer it with (BIRD 2).
+  if (mode === 'bgp') {
+    debianPackagesWithoutDaemons([['gobgpd', 'gobgpd'], ['bird', 'bird2']]);
+    gobgpProto();
+    process.exit(0);
+  }
   npmPackages();
   nativePackages();
   const needsLocal = (name) => mode !== 'start' || !env[name];
@@ -240,6 +276,11 @@ try {
   if (mode !== 'start') debianPackagesWithoutDaemons([['softflowd', 'softflowd'], ['pmacctd', 'pmacct'], ['nfreplay', 'nfdump']]);
   // The browser the console's tests drive with playwright-core (Playwright's own browser download needs a network).
   if (mode === 'test') debianPackage('chromium', 'chromium');
+  // The BGP speaker mitigations are announced through (gobgpd), and the router the tests peer it with (BIRD 2).
+  if (mode === 'test') {
+    debianPackagesWithoutDaemons([['gobgpd', 'gobgpd'], ['bird', 'bird2']]);
+    gobgpProto();
+  }
   build();
 } catch (err) {
   log(`set-up failed: ${err.message}`);

@@ -1,0 +1,79 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { requireExecutable } from '../../engines/binaries';
+import { LocalProcess } from '../../engines/local-process';
+import type { Logger } from '../../observability/logger';
+
+const run = promisify(execFile);
+
+/**
+ * BIRD 2 (Debian's bird2) as the router the tests peer the BGP speaker with:
+ * in the foreground, on its own control socket, listening on one loopback
+ * address only (`strict bind`), with the unicast and flowspec families.
+ */
+export interface BirdOptions {
+  dir: string;
+  binPath: readonly string[];
+  address: string;
+  port: number;
+  asn: number;
+  speaker: { address: string; port: number; asn: number };
+  /** The RTBH next hop, resolved to discard by a static blackhole route. */
+  discardNextHop: string;
+}
+
+/** The table BIRD keeps IPv4 flowspec rules in. */
+export const birdFlowTable = 'flowtab4';
+
+export function birdConfigText(o: BirdOptions): string {
+  return `router id ${o.address};
+log "${path.join(path.resolve(o.dir), 'bird-events.log')}" all;
+protocol device { }
+flow4 table ${birdFlowTable};
+protocol static discard4 { ipv4; route ${o.discardNextHop}/32 blackhole; }
+protocol bgp speaker {
+  local ${o.address} port ${o.port} as ${o.asn};
+  neighbor ${o.speaker.address} port ${o.speaker.port} as ${o.speaker.asn};
+  multihop;
+  strict bind yes;
+  hold time 9;
+  connect retry time 1;
+  ipv4 { import all; export none; };
+  ipv6 { import all; export none; };
+  flow4 { table ${birdFlowTable}; import all; export none; };
+}
+`;
+}
+
+export function birdSocket(dir: string): string {
+  return path.join(path.resolve(dir), 'bird.ctl');
+}
+
+export function localBird(o: BirdOptions, log: Logger): LocalProcess {
+  const dir = path.resolve(o.dir);
+  fs.mkdirSync(dir, { recursive: true });
+  const conf = path.join(dir, 'bird.conf');
+  fs.writeFileSync(conf, birdConfigText(o));
+  const socket = birdSocket(dir);
+  return new LocalProcess(
+    {
+      name: 'bird',
+      command: requireExecutable('bird', o.binPath, 'run `node scripts/setup.mjs bgp` as root on Debian'),
+      args: ['-f', '-c', conf, '-s', socket],
+      dir,
+      port: o.port,
+      isReady: () => birdc(socket, o.binPath, ['show', 'status']).then((out) => out.includes('Daemon is up')),
+      startTimeoutMs: 10_000,
+    },
+    log,
+  );
+}
+
+/** Runs one birdc command on BIRD's control socket and returns its text. */
+export async function birdc(socket: string, binPath: readonly string[], args: string[]): Promise<string> {
+  const command = requireExecutable('birdc', binPath, 'run `node scripts/setup.mjs bgp` as root on Debian');
+  const { stdout } = await run(command, ['-s', socket, ...args], { timeout: 5_000 });
+  return stdout;
+}

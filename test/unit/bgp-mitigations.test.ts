@@ -1,0 +1,61 @@
+import { mitigationOfPath } from '../../workers/mitigation/announced-paths';
+import { InvalidMitigationError, mitigationPath, type Mitigation } from '../../workers/mitigation/mitigations';
+
+/**
+ * What the BGP speaker adapter sends GoBGP for a mitigation, and how it reads
+ * a path back: plain data both ways, checked without a speaker.
+ */
+const blackhole: Mitigation = { action: 'blackhole', destination: '198.51.100.7/32', nextHop: '192.0.2.1', communities: ['65001:42'] };
+const blackhole6: Mitigation = { action: 'blackhole', destination: '2001:db8::7/128', nextHop: '2001:db8::1' };
+const discard: Mitigation = { action: 'flowspec_discard', match: { destination: '198.51.100.0/24', source: '203.0.113.9/32', protocols: [17], sourcePorts: [53], packetLength: { min: 0, max: 1500 } } };
+const rateLimit: Mitigation = { action: 'flowspec_rate_limit', match: { destination: '198.51.100.0/24', destinationPorts: [443] }, bytesPerSecond: 1_000_000 };
+
+/** As GoBGP answers ListPath through proto-loader: proto3 leaves zero values out. */
+function withoutZeros(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutZeros);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== 0).map(([k, v]) => [k, withoutZeros(v)]));
+  return value;
+}
+
+describe('mitigations as GoBGP paths', () => {
+  test.each<[string, Mitigation]>([
+    ['an IPv4 blackhole', blackhole],
+    ['an IPv6 blackhole', blackhole6],
+    ['a flowspec discard', discard],
+    ['a flowspec rate limit', rateLimit],
+  ])('%s reads back from its path as the mitigation it came from', (_name, m) => {
+    expect(mitigationOfPath(withoutZeros(mitigationPath(m)) as never)).toEqual(m);
+  });
+
+  test('an RTBH route carries BLACKHOLE first, then the operator’s communities', () => {
+    const attrs = mitigationPath(blackhole).pattrs as Array<{ '@type': string; communities?: number[] }>;
+    const communities = attrs.find((a) => a['@type'].endsWith('.CommunitiesAttribute'))?.communities;
+    expect(communities).toEqual([65535 * 65536 + 666, 65001 * 65536 + 42]);
+  });
+
+  test('an IPv6 RTBH route names its next hop in MP_REACH_NLRI', () => {
+    const attrs = mitigationPath(blackhole6).pattrs as Array<{ '@type': string; next_hops?: string[] }>;
+    expect(attrs.find((a) => a['@type'].endsWith('.MpReachNLRIAttribute'))?.next_hops).toEqual(['2001:db8::1']);
+  });
+
+  test('a unicast route without BLACKHOLE is not read as a mitigation', () => {
+    const path = mitigationPath(blackhole) as { nlri: object; pattrs: Array<{ '@type': string }> };
+    expect(mitigationOfPath({ nlri: path.nlri, pattrs: path.pattrs.filter((a) => !a['@type'].endsWith('.CommunitiesAttribute')) } as never)).toBeUndefined();
+  });
+
+  test.each<[string, Mitigation]>([
+    ['not a host route', { action: 'blackhole', destination: '198.51.100.0/24', nextHop: '192.0.2.1' }],
+    ['not an IP prefix', { action: 'blackhole', destination: 'example.org', nextHop: '192.0.2.1' }],
+    ['is not an IPv4 address', { action: 'blackhole', destination: '198.51.100.7', nextHop: '2001:db8::1' }],
+    ['not ASN:VALUE', { action: 'blackhole', destination: '198.51.100.7', nextHop: '192.0.2.1', communities: ['70000:1'] }],
+    ['IPv4 only', { action: 'flowspec_discard', match: { destination: '2001:db8::/64' } }],
+    ['not an integer from 0 to 65535', { action: 'flowspec_discard', match: { destination: '198.51.100.0/24', destinationPorts: [70000] } }],
+    ['not a range', { action: 'flowspec_discard', match: { destination: '198.51.100.0/24', packetLength: { min: 100, max: 10 } } }],
+    ['is a discard', { action: 'flowspec_rate_limit', match: { destination: '198.51.100.0/24' }, bytesPerSecond: 0 }],
+    ['not a number of bytes per second', { action: 'flowspec_rate_limit', match: { destination: '198.51.100.0/24' }, bytesPerSecond: -1 }],
+    ['unknown mitigation action', { action: 'nullroute' } as unknown as Mitigation],
+  ])('a wrong mitigation is refused before anything is sent, saying why: %s', (reason, m) => {
+    expect(() => mitigationPath(m)).toThrow(InvalidMitigationError);
+    expect(() => mitigationPath(m)).toThrow(reason);
+  });
+});

@@ -1,0 +1,71 @@
+import { blackholeCommunity, formatCommunity, type FlowMatch, type Mitigation } from './mitigations';
+
+/**
+ * Reads the paths a speaker holds back into mitigations: what `listAnnounced`
+ * returns, so a reconciler can compare it with what should be active. Paths
+ * that are no mitigation of ours (a route learnt from a router, a unicast
+ * route without BLACKHOLE) read as undefined.
+ */
+type AnyMessage = { '@type'?: string } & Record<string, unknown>;
+
+const typeOf = (message: AnyMessage | undefined) => message?.['@type']?.split('.').pop();
+const find = (messages: AnyMessage[], type: string) => messages.find((m) => typeOf(m) === type);
+
+/** proto3 leaves zero values out of what it decodes: an absent number is 0. */
+const num = (value: unknown) => Number(value ?? 0);
+
+export interface ListedPath {
+  nlri?: AnyMessage;
+  pattrs?: AnyMessage[];
+}
+
+function blackholeOf(nlri: AnyMessage, pattrs: AnyMessage[]): Mitigation | undefined {
+  const values = (find(pattrs, 'CommunitiesAttribute')?.communities as number[] | undefined) ?? [];
+  const communities = values.map(formatCommunity);
+  if (!communities.includes(blackholeCommunity)) return undefined;
+  const nextHop = (find(pattrs, 'NextHopAttribute')?.next_hop as string | undefined) ?? (find(pattrs, 'MpReachNLRIAttribute')?.next_hops as string[] | undefined)?.[0];
+  const others = communities.filter((c) => c !== blackholeCommunity);
+  return {
+    action: 'blackhole',
+    destination: `${String(nlri.prefix)}/${num(nlri.prefix_len)}`,
+    nextHop: nextHop ?? '',
+    ...(others.length > 0 ? { communities: others } : {}),
+  };
+}
+
+type Item = { op: number; value: number };
+const values = (items: Item[]) => items.map((i) => num(i.value));
+
+function flowMatchOf(rules: AnyMessage[]): FlowMatch | undefined {
+  const match: Partial<FlowMatch> = {};
+  for (const rule of rules) {
+    const type = num(rule.type);
+    const items = (rule.items as Item[] | undefined) ?? [];
+    if (typeOf(rule) === 'FlowSpecIPPrefix') {
+      const prefix = `${String(rule.prefix)}/${num(rule.prefix_len)}`;
+      if (type === 1) match.destination = prefix;
+      else if (type === 2) match.source = prefix;
+    } else if (type === 3) match.protocols = values(items);
+    else if (type === 5) match.destinationPorts = values(items);
+    else if (type === 6) match.sourcePorts = values(items);
+    else if (type === 10 && items.length === 2) match.packetLength = { min: num(items[0]!.value), max: num(items[1]!.value) };
+  }
+  return match.destination ? (match as FlowMatch) : undefined;
+}
+
+function flowspecOf(nlri: AnyMessage, pattrs: AnyMessage[]): Mitigation | undefined {
+  const match = flowMatchOf((nlri.rules as AnyMessage[] | undefined) ?? []);
+  const extended = (find(pattrs, 'ExtendedCommunitiesAttribute')?.communities as AnyMessage[] | undefined) ?? [];
+  const trafficRate = find(extended, 'TrafficRateExtended');
+  if (!match || !trafficRate) return undefined;
+  const rate = num(trafficRate.rate);
+  return rate === 0 ? { action: 'flowspec_discard', match } : { action: 'flowspec_rate_limit', match, bytesPerSecond: rate };
+}
+
+export function mitigationOfPath(path: ListedPath): Mitigation | undefined {
+  const pattrs = path.pattrs ?? [];
+  if (!path.nlri) return undefined;
+  if (typeOf(path.nlri) === 'IPAddressPrefix') return blackholeOf(path.nlri, pattrs);
+  if (typeOf(path.nlri) === 'FlowSpecNLRI') return flowspecOf(path.nlri, pattrs);
+  return undefined;
+}

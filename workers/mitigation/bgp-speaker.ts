@@ -1,0 +1,197 @@
+import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { mitigationOfPath, type ListedPath } from './announced-paths';
+import { mitigationFamilies, mitigationPath, type GobgpFamily, type Mitigation } from './mitigations';
+
+/**
+ * The BGP speaker mitigations are announced through: gobgpd, driven over its
+ * gRPC API (`apipb.GobgpApi` of GoBGP 3.10). It holds no state of its own:
+ * what is announced is read back from the speaker, so a reconciler can
+ * compare it with the service's record of what should be.
+ */
+export interface BgpSpeakerConfig {
+  /** `host:port` of gobgpd's API. It has no authentication: keep it on loopback. */
+  address: string;
+  /** The folder holding gobgpd's gobgp.proto, attribute.proto and capability.proto (the set-up fetches them). */
+  protoDir: string;
+  /** Every call's deadline; a speaker slower than this counts as down. */
+  callTimeoutMs?: number;
+}
+
+export const defaultCallTimeoutMs = 5_000;
+
+/** A router the speaker announces to: the operator's configuration. */
+export interface Neighbour {
+  address: string;
+  asn: number;
+  /** The remote BGP port, 179 unless the router listens elsewhere. */
+  port?: number;
+  /** The address the speaker connects from. */
+  localAddress?: string;
+  /** Short, so a frozen speaker's routes leave the router soon (RFC 4271's minimum is 3 s). */
+  holdTimeSeconds?: number;
+  /** How long to wait before connecting again after a failed attempt. */
+  connectRetrySeconds?: number;
+  /** eBGP across more than one hop (and over loopback). */
+  multihop?: boolean;
+  description?: string;
+}
+
+/** The speaker failed a call; `code` is the gRPC status when it answered one. */
+export class BgpSpeakerError extends Error {
+  constructor(
+    message: string,
+    readonly code: grpc.status | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'BgpSpeakerError';
+  }
+}
+
+/** The speaker is down, unreachable or too slow: the call may be tried again. */
+export class SpeakerUnavailableError extends BgpSpeakerError {
+  constructor(message: string, code: grpc.status | undefined, options?: { cause?: unknown }) {
+    super(message, code, options);
+    this.name = 'SpeakerUnavailableError';
+  }
+}
+
+/** The speaker answered and refused: trying again will not help. */
+export class SpeakerRefusedError extends BgpSpeakerError {
+  constructor(message: string, code: grpc.status | undefined, options?: { cause?: unknown }) {
+    super(message, code, options);
+    this.name = 'SpeakerRefusedError';
+  }
+}
+
+const retryable = new Set([grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEEDED, grpc.status.CANCELLED]);
+
+function speakerError(context: string, err: unknown): BgpSpeakerError {
+  const code = (err as Partial<grpc.ServiceError>).code;
+  const details = (err as Partial<grpc.ServiceError>).details ?? (err as Error).message;
+  const Kind = code === undefined || retryable.has(code) ? SpeakerUnavailableError : SpeakerRefusedError;
+  return new Kind(`${context}: ${details}`, code, { cause: err });
+}
+
+type Unary = (request: object, options: grpc.CallOptions, callback: (err: grpc.ServiceError | null, response: unknown) => void) => void;
+type ServerStream = (request: object, options: grpc.CallOptions) => grpc.ClientReadableStream<unknown>;
+
+export class BgpSpeaker {
+  private client?: grpc.Client;
+
+  constructor(private readonly config: BgpSpeakerConfig) {}
+
+  /** Loads the API definition and waits until the speaker accepts a connection. */
+  async start(): Promise<void> {
+    // gobgp.proto carries path attributes as google.protobuf.Any: their types (attribute.proto) are loaded beside it, so they encode and decode.
+    const files = ['gobgp.proto', 'attribute.proto', 'capability.proto'].map((f) => path.join(this.config.protoDir, f));
+    const definition = protoLoader.loadSync(files, {
+      keepCase: true,
+      longs: Number,
+      enums: String,
+      json: true,
+      includeDirs: [this.config.protoDir],
+    });
+    const api = grpc.loadPackageDefinition(definition) as unknown as { apipb: { GobgpApi: grpc.ServiceClientConstructor } };
+    const client = new api.apipb.GobgpApi(this.config.address, grpc.credentials.createInsecure());
+    this.client = client;
+    await new Promise<void>((resolve, reject) =>
+      client.waitForReady(this.deadline(), (err) =>
+        err ? reject(new SpeakerUnavailableError(`bgp speaker at ${this.config.address} is not reachable: ${err.message}`, undefined, { cause: err })) : resolve(),
+      ),
+    );
+  }
+
+  /** Closes the connection; the speaker keeps what it announces (withdrawing is the caller's decision). */
+  stop(): Promise<void> {
+    this.client?.close();
+    this.client = undefined;
+    return Promise.resolve();
+  }
+
+  async addNeighbour(n: Neighbour): Promise<void> {
+    const hold = n.holdTimeSeconds ?? 9;
+    const peer = {
+      conf: { neighbor_address: n.address, peer_asn: n.asn, description: n.description ?? '' },
+      transport: { local_address: n.localAddress ?? '', remote_port: n.port ?? 179 },
+      timers: { config: { hold_time: hold, keepalive_interval: Math.max(1, Math.floor(hold / 3)), connect_retry: n.connectRetrySeconds ?? 5 } },
+      ebgp_multihop: n.multihop ? { enabled: true, multihop_ttl: 255 } : undefined,
+      afi_safis: mitigationFamilies.map((family) => ({ config: { family, enabled: true } })),
+    };
+    await this.unary('AddPeer', { peer }, `unable to add neighbour ${n.address}`);
+  }
+
+  async removeNeighbour(address: string): Promise<void> {
+    await this.unary('DeletePeer', { address }, `unable to remove neighbour ${address}`);
+  }
+
+  /** The neighbours and their BGP session state (`ESTABLISHED` once routes flow). */
+  async neighbours(): Promise<Array<{ address: string; state: string }>> {
+    const rows = (await this.serverStream('ListPeer', {}, 'unable to list neighbours')) as Array<{ peer?: { state?: { neighbor_address?: string; session_state?: string } } }>;
+    return rows.map((r) => ({ address: r.peer?.state?.neighbor_address ?? '', state: r.peer?.state?.session_state ?? 'UNKNOWN' }));
+  }
+
+  /** Announces the mitigation to every neighbour; announcing it again changes nothing. */
+  async announce(m: Mitigation): Promise<void> {
+    const p = mitigationPath(m);
+    await this.unary('AddPath', { table_type: 'GLOBAL', path: p }, `unable to announce ${m.action}`);
+  }
+
+  /** Withdraws the mitigation from every neighbour; withdrawing one that is not announced changes nothing. */
+  async withdraw(m: Mitigation): Promise<void> {
+    const p = mitigationPath(m);
+    await this.unary('DeletePath', { table_type: 'GLOBAL', family: p.family, path: p }, `unable to withdraw ${m.action}`);
+  }
+
+  /** What the speaker announces now, read from its own table: the ground truth after any restart. */
+  async announced(): Promise<Mitigation[]> {
+    const found: Mitigation[] = [];
+    for (const family of mitigationFamilies) {
+      for (const path of await this.localPaths(family)) {
+        const m = mitigationOfPath(path);
+        if (m) found.push(m);
+      }
+    }
+    return found;
+  }
+
+  /** The paths this speaker originated (not those a router sent it) in one family. */
+  private async localPaths(family: GobgpFamily): Promise<ListedPath[]> {
+    const rows = (await this.serverStream('ListPath', { table_type: 'GLOBAL', family }, 'unable to list announced routes')) as Array<{
+      destination?: { paths?: Array<ListedPath & { is_from_external?: boolean; neighbor_ip?: string }> };
+    }>;
+    return rows.flatMap((r) => r.destination?.paths ?? []).filter((p) => !p.is_from_external && isLocal(p.neighbor_ip));
+  }
+
+  private deadline(): Date {
+    return new Date(Date.now() + (this.config.callTimeoutMs ?? defaultCallTimeoutMs));
+  }
+
+  private method<T>(name: string): T {
+    if (!this.client) throw new SpeakerUnavailableError('bgp speaker is not started', undefined);
+    const fn = (this.client as unknown as Record<string, (...args: unknown[]) => unknown>)[name]!;
+    return fn.bind(this.client) as T;
+  }
+
+  private unary(name: string, request: object, context: string): Promise<unknown> {
+    const call = this.method<Unary>(name);
+    return new Promise((resolve, reject) =>
+      call(request, { deadline: this.deadline() }, (err, response) => (err ? reject(speakerError(context, err)) : resolve(response))),
+    );
+  }
+
+  private serverStream(name: string, request: object, context: string): Promise<unknown[]> {
+    const stream = this.method<ServerStream>(name)(request, { deadline: this.deadline() });
+    const rows: unknown[] = [];
+    return new Promise((resolve, reject) => {
+      stream.on('data', (row: unknown) => rows.push(row));
+      stream.on('error', (err) => reject(speakerError(context, err)));
+      stream.on('end', () => resolve(rows));
+    });
+  }
+}
+
+/** GoBGP names no neighbour (`<nil>`, or nothing) for a path it originated. */
+const isLocal = (neighbourIp: string | undefined) => !neighbourIp || neighbourIp === '<nil>' || neighbourIp === '0.0.0.0' || neighbourIp === '::';

@@ -1,0 +1,147 @@
+import net from 'node:net';
+
+/**
+ * What a BGP speaker announces for a mitigation, and how it reads back.
+ * Pure: plain data in, GoBGP API paths (as @grpc/proto-loader takes them,
+ * `google.protobuf.Any` written as `{'@type', ...fields}`) out.
+ */
+
+/** RFC 8955 match: the destination prefix is required; the rest narrows it. IPv4 only in this release. */
+export interface FlowMatch {
+  /** CIDR, `192.0.2.0/24`. */
+  destination: string;
+  source?: string;
+  protocols?: number[];
+  destinationPorts?: number[];
+  sourcePorts?: number[];
+  packetLength?: { min: number; max: number };
+}
+
+export type Mitigation =
+  /** RTBH: the host route of `destination` (a /32 or a /128) with BLACKHOLE (65535:666) and the operator's communities. */
+  | { action: 'blackhole'; destination: string; nextHop: string; communities?: string[] }
+  | { action: 'flowspec_discard'; match: FlowMatch }
+  | { action: 'flowspec_rate_limit'; match: FlowMatch; bytesPerSecond: number };
+
+/** A mitigation the speaker cannot express: refused before anything is sent. */
+export class InvalidMitigationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidMitigationError';
+  }
+}
+
+/** RFC 7999's well-known BLACKHOLE community. */
+export const blackholeCommunity = '65535:666';
+
+const typeUrl = (name: string) => `type.googleapis.com/apipb.${name}`;
+const any = (name: string, fields: object) => ({ '@type': typeUrl(name), ...fields });
+
+export interface GobgpFamily {
+  afi: 'AFI_IP' | 'AFI_IP6';
+  safi: 'SAFI_UNICAST' | 'SAFI_FLOW_SPEC_UNICAST';
+}
+export const ipv4Unicast: GobgpFamily = { afi: 'AFI_IP', safi: 'SAFI_UNICAST' };
+export const ipv6Unicast: GobgpFamily = { afi: 'AFI_IP6', safi: 'SAFI_UNICAST' };
+export const ipv4Flowspec: GobgpFamily = { afi: 'AFI_IP', safi: 'SAFI_FLOW_SPEC_UNICAST' };
+/** The families a mitigation may be announced in, which a neighbour is configured for. */
+export const mitigationFamilies = [ipv4Unicast, ipv6Unicast, ipv4Flowspec];
+
+export interface GobgpPath {
+  family: GobgpFamily;
+  nlri: object;
+  pattrs: object[];
+}
+
+function parseCommunity(text: string): number {
+  const match = /^(\d{1,5}):(\d{1,5})$/.exec(text);
+  const high = Number(match?.[1]);
+  const low = Number(match?.[2]);
+  if (!match || high > 0xffff || low > 0xffff) throw new InvalidMitigationError(`community ${JSON.stringify(text)} is not ASN:VALUE with both under 65536`);
+  return high * 0x10000 + low;
+}
+
+export const formatCommunity = (value: number) => `${Math.floor(value / 0x10000)}:${value % 0x10000}`;
+
+function parsePrefix(text: string, what: string): { prefix: string; length: number; version: 4 | 6 } {
+  const [address = '', lengthText, ...rest] = text.split('/');
+  const version = net.isIP(address);
+  const max = version === 6 ? 128 : 32;
+  const length = lengthText === undefined ? max : Number(lengthText);
+  if (version === 0 || rest.length > 0 || !Number.isInteger(length) || length < 0 || length > max || lengthText === '') {
+    throw new InvalidMitigationError(`${what} ${JSON.stringify(text)} is not an IP prefix`);
+  }
+  return { prefix: address, length, version: version as 4 | 6 };
+}
+
+function blackholePath(m: Extract<Mitigation, { action: 'blackhole' }>): GobgpPath {
+  const host = parsePrefix(m.destination, 'blackhole destination');
+  if (host.length !== (host.version === 4 ? 32 : 128)) throw new InvalidMitigationError(`blackhole destination ${m.destination} is not a host route (/32 or /128)`);
+  if (net.isIP(m.nextHop) !== host.version) throw new InvalidMitigationError(`next hop ${JSON.stringify(m.nextHop)} is not an IPv${host.version} address`);
+  const communities = [blackholeCommunity, ...(m.communities ?? []).filter((c) => c !== blackholeCommunity)].map(parseCommunity);
+  const family = host.version === 4 ? ipv4Unicast : ipv6Unicast;
+  const nlri = any('IPAddressPrefix', { prefix: host.prefix, prefix_len: host.length });
+  // IPv6 carries its next hop in MP_REACH_NLRI (RFC 4760); IPv4 in NEXT_HOP.
+  const nextHop =
+    host.version === 4 ? any('NextHopAttribute', { next_hop: m.nextHop }) : any('MpReachNLRIAttribute', { family, next_hops: [m.nextHop], nlris: [nlri] });
+  return { family, nlri, pattrs: [any('OriginAttribute', { origin: 0 }), nextHop, any('CommunitiesAttribute', { communities })] };
+}
+
+/** RFC 8955 numeric operators, as GoBGP takes them (it sets the length and end-of-list bits itself). */
+const op = { eq: 0x01, gtEq: 0x03, and: 0x40, ltEq: 0x05 } as const;
+
+function numbers(values: number[] | undefined, max: number, what: string): Array<{ op: number; value: number }> | undefined {
+  if (!values || values.length === 0) return undefined;
+  for (const v of values) if (!Number.isInteger(v) || v < 0 || v > max) throw new InvalidMitigationError(`${what} ${v} is not an integer from 0 to ${max}`);
+  return values.map((value) => ({ op: op.eq, value }));
+}
+
+function packetLength(range: FlowMatch['packetLength']): Array<{ op: number; value: number }> | undefined {
+  if (!range) return undefined;
+  const { min, max } = range;
+  if (!Number.isInteger(min) || !Number.isInteger(max) || min < 0 || max > 0xffff || min > max) {
+    throw new InvalidMitigationError(`packet length ${min}..${max} is not a range within 0..65535`);
+  }
+  return [{ op: op.gtEq, value: min }, { op: op.and | op.ltEq, value: max }];
+}
+
+/** The components in RFC 8955's type order (1 destination, 2 source, 3 protocol, 5/6 ports, 10 packet length). */
+function flowspecRules(match: FlowMatch): object[] {
+  const destination = parsePrefix(match.destination, 'flowspec destination');
+  const source = match.source === undefined ? undefined : parsePrefix(match.source, 'flowspec source');
+  if (destination.version !== 4 || (source && source.version !== 4)) throw new InvalidMitigationError('flowspec rules are IPv4 only in this release');
+  const rules: object[] = [any('FlowSpecIPPrefix', { type: 1, prefix: destination.prefix, prefix_len: destination.length })];
+  if (source) rules.push(any('FlowSpecIPPrefix', { type: 2, prefix: source.prefix, prefix_len: source.length }));
+  const components: Array<[number, Array<{ op: number; value: number }> | undefined]> = [
+    [3, numbers(match.protocols, 255, 'protocol')],
+    [5, numbers(match.destinationPorts, 0xffff, 'destination port')],
+    [6, numbers(match.sourcePorts, 0xffff, 'source port')],
+    [10, packetLength(match.packetLength)],
+  ];
+  for (const [type, items] of components) if (items) rules.push(any('FlowSpecComponent', { type, items }));
+  return rules;
+}
+
+/** Traffic-rate 0 discards (RFC 8955 section 7.3); any other rate polices to that many bytes per second. */
+function flowspecPath(match: FlowMatch, bytesPerSecond: number): GobgpPath {
+  if (!Number.isFinite(bytesPerSecond) || bytesPerSecond < 0) throw new InvalidMitigationError(`rate ${bytesPerSecond} is not a number of bytes per second`);
+  const nlri = any('FlowSpecNLRI', { rules: flowspecRules(match) });
+  const rate = any('ExtendedCommunitiesAttribute', { communities: [any('TrafficRateExtended', { asn: 0, rate: bytesPerSecond })] });
+  // GoBGP answers "nexthop not found" to a flowspec path without an MP_REACH_NLRI next hop, though RFC 8955 ignores it.
+  const reach = any('MpReachNLRIAttribute', { family: ipv4Flowspec, next_hops: ['0.0.0.0'], nlris: [nlri] });
+  return { family: ipv4Flowspec, nlri, pattrs: [any('OriginAttribute', { origin: 0 }), rate, reach] };
+}
+
+export function mitigationPath(m: Mitigation): GobgpPath {
+  switch (m.action) {
+    case 'blackhole':
+      return blackholePath(m);
+    case 'flowspec_discard':
+      return flowspecPath(m.match, 0);
+    case 'flowspec_rate_limit':
+      if (m.bytesPerSecond === 0) throw new InvalidMitigationError('a rate limit of 0 bytes/s is a discard: use flowspec_discard');
+      return flowspecPath(m.match, m.bytesPerSecond);
+    default:
+      throw new InvalidMitigationError(`unknown mitigation action ${JSON.stringify((m as { action: unknown }).action)}`);
+  }
+}
