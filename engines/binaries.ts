@@ -22,7 +22,7 @@ export function requireExecutable(name: string, folders: readonly string[], hint
 }
 
 /** The GoFlow2 build the set-up makes (scripts/goflow2-fixes.mjs names it; a unit test holds the two equal). */
-export const goflow2BinaryName = 'goflow2-v2.2.6-nettel2';
+export const goflow2BinaryName = 'goflow2-v2.2.6-nettel3';
 
 /** The nats-server build the set-up makes (scripts/setup.mjs names it; a unit test holds the two equal). */
 export const natsServerBinaryName = 'nats-server-v2.15.2';
