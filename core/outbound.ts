@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net';
+import { backoffDelayMs } from './backoff';
 
 /**
  * Rules for calls the service makes to addresses its users give it (webhook
@@ -110,6 +111,6 @@ export const defaultRetrySchedule: RetrySchedule = { baseMs: 5_000, maxMs: 3_600
  * came back are not hit by every sender at once. `random` is in [0, 1).
  */
 export function retryDelayMs(failed: number, schedule: RetrySchedule, random: number): number {
-  const exp = Math.min(schedule.maxMs, schedule.baseMs * 2 ** Math.min(Math.max(failed - 1, 0), 40));
+  const exp = backoffDelayMs({ firstMs: schedule.baseMs, maxMs: schedule.maxMs }, failed);
   return Math.round(exp / 2 + (exp / 2) * random);
 }

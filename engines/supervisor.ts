@@ -1,3 +1,4 @@
+import { backoffDelayMs } from '../core/backoff';
 import type { Logger } from '../observability/logger';
 import { counter, type Registry } from '../observability/metrics';
 import type { LocalProcess } from './local-process';
@@ -151,7 +152,7 @@ export class EngineSupervisor {
   }
 
   private async restart(): Promise<void> {
-    let backoff = this.config.backoffMs;
+    let failures = 0;
     while (!this.stopping) {
       try {
         await this.engine.start();
@@ -162,10 +163,11 @@ export class EngineSupervisor {
         return;
       } catch (err) {
         this.metrics.failedRestarts.inc({ engine: this.name });
+        failures += 1;
+        const backoff = backoffDelayMs({ firstMs: this.config.backoffMs, maxMs: this.config.maxBackoffMs }, failures);
         this.deps.log.error({ engine: this.name, err, retryInMs: backoff }, 'engine restart failed');
         // In short steps, so that a stop need not wait out a long backoff.
         for (const until = Date.now() + backoff; !this.stopping && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 100));
-        backoff = Math.min(backoff * 2, this.config.maxBackoffMs);
       }
     }
   }

@@ -1,19 +1,15 @@
 import type { Counter } from 'prom-client';
+import { backoffDelayMs, type Backoff } from '../core/backoff';
 import type { Logger } from '../observability/logger';
 import { ConsumeInterrupted, type MessageSource, type OpenedConsumer, type WorkMessage } from './stream-worker-ports';
 
-/** Waits between re-opens of the consumer: doubling from the first to the cap. */
-export interface ReopenBackoff {
-  initialMs: number;
-  maxMs: number;
-}
+/** Waits between re-opens of the consumer (core/backoff). */
+export type ReopenBackoff = Backoff;
 
-export const defaultReopenBackoff: ReopenBackoff = { initialMs: 250, maxMs: 5_000 };
+export const defaultReopenBackoff: ReopenBackoff = { firstMs: 250, maxMs: 5_000 };
 
 /** The wait before re-open attempt number `attempt` (0 for the first after a failure). */
-export function reopenDelayMs(attempt: number, backoff: ReopenBackoff): number {
-  return Math.min(backoff.maxMs, backoff.initialMs * 2 ** attempt);
-}
+export const reopenDelayMs = (attempt: number, backoff: ReopenBackoff): number => backoffDelayMs(backoff, attempt + 1);
 
 interface BatchSink {
   add(message: WorkMessage): Promise<void>;

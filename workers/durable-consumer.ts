@@ -1,9 +1,11 @@
 import type { JsMsg } from 'nats';
+import { backoffDelayMs } from '../core/backoff';
 import type { Logger } from '../observability/logger';
 import type { Counter } from 'prom-client';
 import type { NatsClient } from '../streams/nats-client';
 import { outboxConsumer } from '../streams/outbox';
 import { putConsumer } from '../streams/put-stream';
+import { defaultReopenBackoff } from './consume-loop';
 
 export interface DurableConsumerConfig {
   stream: string;
@@ -49,17 +51,17 @@ export class DurableConsumer {
   }
 
   private async run(): Promise<void> {
-    let backoffMs = 250;
+    let failures = 0;
     while (this.running) {
       try {
         await this.pull();
-        backoffMs = 250;
+        failures = 0;
       } catch (err) {
         if (!this.running) break;
         this.deps.restarts.inc({ consumer: this.config.durable });
         this.deps.log.warn({ err, consumer: this.config.durable }, 'outbox consumer interrupted; reopening');
-        await new Promise((r) => setTimeout(r, backoffMs));
-        backoffMs = Math.min(backoffMs * 2, 5_000);
+        failures += 1;
+        await new Promise((r) => setTimeout(r, backoffDelayMs(defaultReopenBackoff, failures)));
         await this.ensureConsumer().catch(() => undefined);
       }
     }

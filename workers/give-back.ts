@@ -1,3 +1,4 @@
+import { backoffDelayMs } from '../core/backoff';
 import { classifyWriteFailure, type FailureVerdict } from '../core/write-failure';
 import type { Logger } from '../observability/logger';
 import { ClickHouseError } from '../storage/clickhouse';
@@ -17,7 +18,7 @@ export interface GiveBackPolicy {
 
 /** How long a message that failed on its nth delivery waits before the next one. */
 export function nakDelayMs(deliveries: number, retryDelayMs: number): number {
-  return Math.min(maxNakDelayMs, retryDelayMs * 2 ** Math.max(0, deliveries - 1));
+  return backoffDelayMs({ firstMs: retryDelayMs, maxMs: maxNakDelayMs }, deliveries);
 }
 
 /** A system error code anywhere in the error's chain of causes (the HTTP client's ECONNREFUSED under the ClickHouseError). */

@@ -149,6 +149,13 @@ describe('the code keeps its architecture', () => {
     expect(long).toEqual([]);
   });
 
+  test('one doubling back-off: no product code doubles a wait outside core/backoff.ts', () => {
+    const doubling = /Math\.min\([^\n]*\*\s*2\b|\*=\s*2\b|\*\s*2\s*\*\*\s*(attempt|failures|failed|deliveries|doublings)/;
+    const product = files.filter((f) => (productFolders as readonly string[]).includes(folderOf(f)));
+    const others = product.filter((f) => rel(f) !== 'core/backoff.ts' && doubling.test(fs.readFileSync(f, 'utf8'))).map(rel);
+    expect(others).toEqual([]);
+  });
+
   test('no function is longer than 60 lines', () => {
     expect(files.flatMap((f) => functionsOver(60, f))).toEqual([]);
   });

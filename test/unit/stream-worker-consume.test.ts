@@ -69,7 +69,7 @@ function harness(opens: Array<() => Promise<OpenedConsumer>>, now?: () => number
       return Promise.resolve();
     },
   };
-  const loop = new ConsumeLoop({ initialMs: 1, maxMs: 4 }, { source, batches, restarts, log, now });
+  const loop = new ConsumeLoop({ firstMs: 1, maxMs: 4 }, { source, batches, restarts, log, now });
   const restartsBy = async (): Promise<Record<string, number>> =>
     Object.fromEntries((await restarts.get()).values.map((v) => [String(v.labels.reason), v.value]));
   return { loop, events, restartsBy };
@@ -82,7 +82,7 @@ const until = async (check: () => boolean) => {
 
 describe('stream worker consume loop', () => {
   test('the delay between re-opens doubles from 250 ms and stops growing at 5 s', () => {
-    const backoff = { initialMs: 250, maxMs: 5_000 };
+    const backoff = { firstMs: 250, maxMs: 5_000 };
     expect([0, 1, 2, 3, 4, 5, 6].map((a) => reopenDelayMs(a, backoff))).toEqual([250, 500, 1000, 2000, 4000, 5000, 5000]);
   });
 

@@ -2,6 +2,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import net from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Logger } from '../../observability/logger';
+import { backoffDelayMs, type Backoff } from '../../core/backoff';
 import { udpPortsBoundBy, udpPortTaken } from './udp-sockets';
 
 export interface GoFlow2Config {
@@ -20,9 +21,9 @@ export interface GoFlow2Config {
   bindTimeoutMs?: number;
 }
 
-const firstRestartDelayMs = 500;
+/** Restarts of a GoFlow2 that keeps exiting wait longer each time (core/backoff). */
+const restartBackoff: Backoff = { firstMs: 500, maxMs: 30_000 };
 const defaultBindTimeoutMs = 15_000;
-const maxRestartDelayMs = 30_000;
 /** A run this long counts as healthy: the next crash restarts at once again. */
 const healthyRunMs = 60_000;
 
@@ -52,7 +53,8 @@ export class GoFlow2Process {
   private child?: ChildProcessByStdio<null, Readable, Readable>;
   private stopping = false;
   private restartTimer?: NodeJS.Timeout;
-  private delayMs = firstRestartDelayMs;
+  /** Exits in a row, each before its run counted as healthy. */
+  private quickExits = 0;
   private startedAt = 0;
   /** Times GoFlow2 exited unasked and was started again. */
   restarts = 0;
@@ -137,14 +139,14 @@ export class GoFlow2Process {
     this.child = undefined;
     this.lastExit = signal ? `signal ${signal}` : `code ${code}`;
     if (this.stopping) return;
-    if (Date.now() - this.startedAt >= healthyRunMs) this.delayMs = firstRestartDelayMs;
-    this.log.error({ exit: this.lastExit, restartInMs: this.delayMs }, 'goflow2 exited; restarting it');
+    this.quickExits = Date.now() - this.startedAt >= healthyRunMs ? 1 : this.quickExits + 1;
+    const delayMs = backoffDelayMs(restartBackoff, this.quickExits);
+    this.log.error({ exit: this.lastExit, restartInMs: delayMs }, 'goflow2 exited; restarting it');
     this.restartTimer = setTimeout(() => {
       this.restarts += 1;
       this.handlers.onRestart();
       this.launch();
-    }, this.delayMs);
-    this.delayMs = Math.min(this.delayMs * 2, maxRestartDelayMs);
+    }, delayMs);
   }
 
   /** Backpressure: while paused, GoFlow2 queues datagrams, then the kernel's socket buffer holds them. */
