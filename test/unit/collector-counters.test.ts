@@ -34,6 +34,15 @@ describe('collector counters', () => {
     expect([d.delta('k', 5), d.delta('k', 8), d.delta('k', 2)]).toEqual([5, 3, 2]);
   });
 
+  test('readings of routers GoFlow2 no longer shows are forgotten, and a router back counts from zero', () => {
+    const d = new CounterDeltas();
+    for (let i = 0; i < 1_000; i += 1) d.delta(`datagrams|10.0.${i >> 8}.${i & 255}`, 7);
+    d.delta('decode_error', 3);
+    d.keepOnly('datagrams|', new Set(['datagrams|10.0.0.1']));
+    expect(d.size).toBe(2);
+    expect(d.delta('datagrams|10.0.0.2', 4)).toBe(4);
+  });
+
   test('unknown exporter counts a failed write kept are added to the counts taken meanwhile', async () => {
     const written: UnknownExporterCount[][] = [];
     let fail = true;

@@ -73,6 +73,21 @@ export class CounterDeltas {
     return value >= previous ? value - previous : value;
   }
 
+  /**
+   * Forgets the keys of this prefix not read this time: GoFlow2 (nettel3)
+   * evicts routers past its bound and their series leave its exposition, so
+   * what is remembered stays as bounded as what it shows. A router that comes
+   * back starts its counter from zero again, and counts from zero here.
+   */
+  keepOnly(prefix: string, read: ReadonlySet<string>): void {
+    for (const key of this.last.keys()) if (key.startsWith(prefix) && !read.has(key)) this.last.delete(key);
+  }
+
+  /** How many readings are remembered. */
+  get size(): number {
+    return this.last.size;
+  }
+
   /** Forget every reading: the next ones count from zero (after a GoFlow2 restart). */
   reset(): void {
     this.last.clear();

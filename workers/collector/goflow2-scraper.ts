@@ -51,7 +51,9 @@ export class GoFlow2Scraper {
   private record(text: string): void {
     const c = parseGoFlow2Metrics(text);
     const { metrics, unknown } = this.deps;
+    const read = new Set<string>();
     for (const [address, total] of c.datagramsBy) {
+      read.add(`datagrams|${address}`);
       const datagrams = this.deltas.delta(`datagrams|${address}`, total);
       if (datagrams === 0) continue;
       metrics.datagrams.inc(datagrams);
@@ -60,6 +62,7 @@ export class GoFlow2Scraper {
         unknown.add(address, datagrams, 0);
       }
     }
+    this.deltas.keepOnly('datagrams|', read);
     metrics.droppedDatagrams.inc({ reason: 'decode_error' }, this.deltas.delta('decode_error', c.decodeErrors));
     metrics.droppedDatagrams.inc({ reason: 'unknown_template' }, this.deltas.delta('unknown_template', c.unknownTemplates));
     metrics.droppedDatagrams.inc({ reason: 'queue_full' }, this.deltas.delta('queue_full', c.queueDrops));
