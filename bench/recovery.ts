@@ -13,7 +13,7 @@ export interface RecoveryResult {
   drain_flows_per_s: number;
   restart_s: number;
   drain_s: number;
-  /** Every flow stored once: the count after the drain, against the flows acknowledged. */
+  /** Every flow stored once: the count after the drain (the scenario fails otherwise), against the flows acknowledged. */
   stored: number;
   acknowledged: number;
 }
@@ -76,7 +76,10 @@ export async function recoveryDrain(stack: BenchStack, data: FlowBatches, range:
   try {
     await waitUntil(async () => (await storedFlows(second.url, key, range.from, range.to)) >= data.flows, 600_000, 'the backlog drained', 20);
     const drained = performance.now();
+    // Counted once the consumer is empty too: a doubled write would show as more flows than acknowledged.
+    await waitUntil(async () => (await backlogMessages(stack.natsUrl, opts.natsPrefix)) === 0, 60_000, 'the writers consumer empty', 50);
     const stored = await storedFlows(second.url, key, range.from, range.to);
+    if (stored !== data.flows) throw new Error(`recovery stored ${stored} flows of ${data.flows} acknowledged: lost or doubled`);
     const drainSeconds = (drained - up) / 1000;
     return {
       backlog_flows: backlog,
