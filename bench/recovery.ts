@@ -78,7 +78,9 @@ export async function recoveryDrain(stack: BenchStack, data: FlowBatches, range:
     const drained = performance.now();
     // Counted once the consumer is empty too: a doubled write would show as more flows than acknowledged.
     await waitUntil(async () => (await backlogMessages(stack.natsUrl, opts.natsPrefix)) === 0, 60_000, 'the writers consumer empty', 50);
-    const stored = await storedFlows(second.url, key, range.from, range.to);
+    // The count is asked until answered: the polls above may have spent the key's query budget (429 reads as 0).
+    let stored = 0;
+    await waitUntil(async () => (stored = await storedFlows(second.url, key, range.from, range.to)) > 0, 60_000, 'the final count', 500);
     if (stored !== data.flows) throw new Error(`recovery stored ${stored} flows of ${data.flows} acknowledged: lost or doubled`);
     const drainSeconds = (drained - up) / 1000;
     return {
