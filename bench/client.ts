@@ -1,8 +1,16 @@
 /** Small HTTP helpers for the bench: JSON calls against the service under measurement. */
-export async function call<T = unknown>(base: string, method: string, route: string, key: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: T }> {
+export async function call<T = unknown>(
+  base: string,
+  method: string,
+  route: string,
+  key: string,
+  body?: unknown,
+  contentType = 'application/json',
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: T }> {
   const res = await fetch(`${base}${route}`, {
     method,
-    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': contentType } : {}) },
+    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': contentType } : {}), ...headers },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await res.text();
@@ -21,13 +29,13 @@ export async function mintKey(base: string, adminKey: string, body: Record<strin
   return res.body;
 }
 
-/** Posts NDJSON bodies with `concurrency` clients; every answer must be 201. */
-export async function postFlows(base: string, key: string, bodies: string[], concurrency: number): Promise<void> {
+/** Posts NDJSON bodies with `concurrency` clients, each request with `headers()` added; every answer must be 201. */
+export async function postFlows(base: string, key: string, bodies: string[], concurrency: number, headers: () => Record<string, string> = () => ({})): Promise<void> {
   let next = 0;
   const client = async () => {
     while (next < bodies.length) {
       const body = bodies[next++]!;
-      const res = await call(base, 'POST', '/flow', key, body, 'application/x-ndjson');
+      const res = await call(base, 'POST', '/flow', key, body, 'application/x-ndjson', headers());
       if (res.status !== 201) throw new Error(`POST /flow answered ${res.status}: ${JSON.stringify(res.body).slice(0, 200)}`);
     }
   };

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { connect } from 'nats';
 import { names } from '../streams/topology';
-import { mintKey, storedFlows, waitUntil } from './client';
+import { mintKey, postFlows, storedFlows, waitUntil } from './client';
 import type { FlowBatches } from './data';
 import type { BenchStack } from './stack';
 
@@ -19,24 +19,6 @@ export interface RecoveryResult {
 }
 
 const clients = 4;
-
-/** Posts the bodies with an Idempotency-Key each (the operator's worst day in issue 19 was keyed traffic); every answer must be 201. */
-async function postKeyed(base: string, key: string, bodies: string[]): Promise<void> {
-  let next = 0;
-  const client = async () => {
-    while (next < bodies.length) {
-      const body = bodies[next++]!;
-      const res = await fetch(`${base}/flow`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/x-ndjson', 'idempotency-key': randomUUID() },
-        body,
-      });
-      await res.text();
-      if (res.status !== 201) throw new Error(`POST /flow answered ${res.status}`);
-    }
-  };
-  await Promise.all(Array.from({ length: clients }, client));
-}
 
 /** Messages the writers' consumer has yet to see or to acknowledge. */
 async function backlogMessages(natsUrl: string, prefix: string): Promise<number> {
@@ -65,7 +47,8 @@ export async function recoveryDrain(stack: BenchStack, data: FlowBatches, range:
   const opts = { dataDir, database: `recovery_${randomBytes(4).toString('hex')}`, natsPrefix: `benchrec${randomBytes(4).toString('hex')}`, withoutCollector: true };
   const first = await stack.launch(opts);
   const { key } = await mintKey(first.url, stack.adminKey);
-  await postKeyed(first.url, key, data.bodies);
+  // Keyed, as the operator's worst day in issue 19 was.
+  await postFlows(first.url, key, data.bodies, clients, () => ({ 'idempotency-key': randomUUID() }));
   for (const { child } of first.processes) child.kill('SIGKILL');
   await Promise.all(first.processes.map(({ child }) => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', r)))));
   const backlog = (await backlogMessages(stack.natsUrl, opts.natsPrefix)) * (data.flows / data.bodies.length);

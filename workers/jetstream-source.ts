@@ -1,6 +1,7 @@
 import { ConsumerEvents, Events, type ConsumerMessages, type JsMsg } from 'nats';
 import type { Logger } from '../observability/logger';
 import type { NatsClient } from '../streams/nats-client';
+import { jsErrors } from '../streams/put-stream';
 import { ensureWritersConsumer, laneConsumer, names, type Lane, type TopologyConfig } from '../streams/topology';
 import { ConsumeInterrupted, type MessageSource, type OpenedConsumer, type WorkMessage } from './stream-worker-ports';
 
@@ -13,8 +14,6 @@ export interface JetStreamSourceConfig {
   lane?: Lane;
 }
 
-/** JetStream API error codes (err_code) and client error codes this module branches on. */
-const jsErrors = { consumerNotFound: 10014, streamNotFound: 10059 } as const;
 
 /** A label for why a pull failed or could not open, from the error's codes (never its text). */
 export function interruptionReason(err: unknown): string {

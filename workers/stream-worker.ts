@@ -76,17 +76,17 @@ export class StreamWorker {
   ) {
     const metrics = streamWorkerMetrics(deps.registry);
     const topology = deps.topology ?? { ...defaultTopology(config.prefix), ackWaitMs: config.ackWaitMs };
-    const sources = new Map(lanes.map((lane) => [lane, new JetStreamSource({ topology, maxMessages: config.maxMessages, lane }, { nats: deps.nats, log: deps.log })]));
+    const sources = lanes.map((lane) => new JetStreamSource({ topology, maxMessages: config.maxMessages, lane }, { nats: deps.nats, log: deps.log }));
     this.writer = new BatchWriter({
       store: deps.store,
       correlator: deps.correlator,
       metrics,
       log: deps.log,
       rules: deps.rules,
-      mayHaveACopy: (m) => [...sources.values()].some((source) => source.mayHaveBeenDelivered(m)) || this.publishedLongAgo(m),
+      mayHaveACopy: (m) => sources.some((source) => source.mayHaveBeenDelivered(m)) || this.publishedLongAgo(m),
     });
     const deadLetters = new JetStreamDeadLetters(deps.nats, config.prefix);
-    this.lanes = lanes.map((lane) => {
+    this.lanes = lanes.map((lane, i) => {
       const handler = new BatchHandler(config, { process: (batch, opts) => this.writer.process(batch, opts), deadLetters, metrics, log: deps.log });
       // Signals wait less for their batch to fill: they are few, and an incident should open at once.
       const maxWaitMs = lane === 'signals' ? Math.min(config.maxWaitMs, signalsMaxWaitMs) : config.maxWaitMs;
@@ -95,7 +95,7 @@ export class StreamWorker {
         (batch) => handler.handle(batch),
         (err, batch) => deps.log.error({ err, messages: batch.length, lane }, 'unable to handle a telemetry batch; JetStream will redeliver it'),
       );
-      const loop = new ConsumeLoop(defaultReopenBackoff, { source: sources.get(lane)!, batches: batcher, restarts: metrics.consumeRestarts, log: deps.log });
+      const loop = new ConsumeLoop(defaultReopenBackoff, { source: sources[i]!, batches: batcher, restarts: metrics.consumeRestarts, log: deps.log });
       return { lane, loop, handler };
     });
     consumerLagMetrics(deps.registry, { prefix: config.prefix, jsm: () => deps.nats.jsm });
