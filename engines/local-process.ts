@@ -121,7 +121,8 @@ export class LocalProcess {
     void exited.then((code) => (exitCode = code));
     while (Date.now() < deadline) {
       if (exitCode !== undefined) {
-        throw new Error(`${this.spec.name} exited with code ${exitCode}; see ${path.join(this.spec.dir, this.spec.name + '.log')}`);
+        const logFile = path.join(this.spec.dir, `${this.spec.name}.log`);
+        throw new Error(`${this.spec.name} exited with code ${exitCode}; its log (${logFile}) ends: ${logTail(logFile)}`);
       }
       if (await this.ready()) {
         this.log.info({ engine: this.spec.name, pid: child.pid, port: this.spec.port }, 'engine started');
@@ -150,6 +151,16 @@ export class LocalProcess {
     fs.rmSync(this.pidFile, { force: true });
     fs.rmSync(this.ownerFile, { force: true });
     this.log.info({ engine: this.spec.name, pid, reused: this.reused }, 'engine stopped');
+  }
+}
+
+/** The last lines of an engine's log, so the error that reports its exit says why (the folder may be gone when someone looks). */
+function logTail(file: string, lines = 5): string {
+  try {
+    const text = fs.readFileSync(file, 'utf8');
+    return text.slice(-4096).trimEnd().split('\n').slice(-lines).join(' | ') || '(empty)';
+  } catch {
+    return '(unreadable)';
   }
 }
 

@@ -55,9 +55,15 @@ export class ChdbClickHouse implements ClickHouse {
     // Loaded lazily: the native library is only mapped by processes that use chDB.
     const { Session } = await import('chdb');
     this.session = new Session(path.resolve(this.config.dataDir), { connectionArgs: chdbServerSettings });
-    await this.exec(`CREATE DATABASE IF NOT EXISTS ${this.database}`);
-    this.serverDialect = dialectOf(await this.version());
-    if (this.config.spoolDir) await removeStaleSpoolFiles(this.config.spoolDir);
+    try {
+      await this.exec(`CREATE DATABASE IF NOT EXISTS ${this.database}`);
+      this.serverDialect = dialectOf(await this.version());
+      if (this.config.spoolDir) await removeStaleSpoolFiles(this.config.spoolDir);
+    } catch (err) {
+      // A start that fails is not in the lifecycle's started list, so nobody else would release the folder.
+      await this.stop();
+      throw err;
+    }
   }
 
   get dialect(): Dialect {
@@ -65,10 +71,19 @@ export class ChdbClickHouse implements ClickHouse {
     return this.serverDialect;
   }
 
-  stop(): Promise<void> {
-    this.session?.close();
+  /**
+   * Resolves once the engine has let go of the data folder. chDB's close()
+   * defers the connection's teardown while an operation still runs on it (a
+   * query whose caller timed out keeps computing), and until then the process
+   * cannot open another folder: a restart, or the next test file in a shared
+   * worker, would be refused with "only one active data directory".
+   */
+  async stop(): Promise<void> {
+    if (!this.session) return;
+    this.session.close();
     this.session = undefined;
-    return Promise.resolve();
+    const { drainPending } = await import('chdb');
+    await drainPending();
   }
 
   private get open(): ChdbSession {

@@ -41,11 +41,20 @@ beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-deploy-nats-'));
   const config = loadConfig(process.env);
   const command = config.nats.server ?? requireExecutable(natsServerBinaryName, [config.toolsDir, ...config.binPath], 'run the set-up');
-  const port = await freePort();
   const conf = path.resolve(__dirname, '../../deploy/nats/nettel.conf');
   const env = { ...process.env, ...Object.fromEntries(roles.map((r) => [passwordVariable(r), passwords[r]])) };
-  server = new LocalProcess({ name: 'nats-server', command, args: ['-c', conf, '-js', '-a', '127.0.0.1', '-p', String(port), '-sd', path.join(dir, 'store')], dir, port, env }, log);
-  await server.start();
+  let port = 0;
+  // A free port can be taken by the other test worker before the server binds it: only that is tried again.
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort();
+    server = new LocalProcess({ name: 'nats-server', command, args: ['-c', conf, '-js', '-a', '127.0.0.1', '-p', String(port), '-sd', path.join(dir, 'store')], dir, port, env }, log);
+    try {
+      await server.start();
+      break;
+    } catch (err) {
+      if (attempt === 3 || !/address already in use/.test(String(err))) throw err;
+    }
+  }
   url = `nats://127.0.0.1:${port}`;
   shared = {
     NATS_URL: url,

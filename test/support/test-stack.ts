@@ -110,8 +110,14 @@ function requester(urlOf: () => string) {
   };
 }
 
+/** The running test file's name, so a data folder left behind (or still held by chDB) names its owner. */
+function testFileName(): string {
+  const testPath = (globalThis as { expect?: { getState?: () => { testPath?: string } } }).expect?.getState?.().testPath;
+  return testPath ? path.basename(testPath).replace(/\.test\.ts$/, '').replace(/[^A-Za-z0-9-]/g, '-') : 'run';
+}
+
 export async function startTestStack(transport: Transport, extraEnv: Record<string, string> = {}): Promise<TestStack> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-stack-'));
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `nettel-stack-${testFileName()}-`));
   const adminKey = `nta_test_${randomBytes(16).toString('hex')}`;
   const config = loadConfig(testEnv(transport, dataDir, adminKey, extraEnv));
   const logs: string[] = [];
