@@ -18,7 +18,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['service/main.ts', 'service/nats-topology.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    files: ['service/config.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: { 'no-restricted-properties': 'off' },
   },
   {

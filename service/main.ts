@@ -16,7 +16,7 @@ function adminKeyOf(config: Config): { key: string; generated: boolean } {
 }
 
 async function main(): Promise<void> {
-  const config = loadConfig(process.env);
+  const config = loadConfig();
   const log = createLogger(config.logLevel);
   const admin = adminKeyOf(config);
   // The set-up builds this bundle beside the compiled code; a worker without it bundles at start.

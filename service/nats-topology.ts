@@ -12,7 +12,7 @@ import { ensureJetStreamObjects } from './jetstream-objects';
  * of those settings.
  */
 async function main(): Promise<void> {
-  const config = loadConfig(process.env);
+  const config = loadConfig();
   const log = createLogger(config.logLevel, 'nettel-topology');
   const { url, auth, tls, prefix, replicas } = config.nats;
   if (!url) throw new Error('invalid configuration: NATS_URL: the topology job runs against the NATS of a deployment');

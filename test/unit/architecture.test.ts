@@ -18,7 +18,8 @@ const allowed: Record<string, readonly string[]> = {
   temporal: ['core', 'observability'],
   engines: ['core', 'observability'],
   application: ['core', 'observability', 'storage', 'streams', 'temporal', 'workflows'],
-  workers: ['application', 'core', 'observability', 'storage', 'streams', 'temporal', 'workflows'],
+  // engines: the collector keeps GoFlow2 running with the engines' one supervisor.
+  workers: ['application', 'core', 'engines', 'observability', 'storage', 'streams', 'temporal', 'workflows'],
   api: ['application', 'core', 'observability', 'storage', 'streams', 'temporal', 'workflows'],
   service: ['api', 'application', 'core', 'engines', 'observability', 'storage', 'streams', 'temporal', 'workers', 'workflows'],
 };
@@ -154,6 +155,18 @@ describe('the code keeps its architecture', () => {
     const product = files.filter((f) => (productFolders as readonly string[]).includes(folderOf(f)));
     const others = product.filter((f) => rel(f) !== 'core/backoff.ts' && doubling.test(fs.readFileSync(f, 'utf8'))).map(rel);
     expect(others).toEqual([]);
+  });
+
+  test('configuration is read once: no product code but service/config.ts reads process.env', () => {
+    const product = files.filter((f) => (productFolders as readonly string[]).includes(folderOf(f)));
+    const readers = product.filter((f) => rel(f) !== path.join('service', 'config.ts') && /\bprocess\.env\b/.test(fs.readFileSync(f, 'utf8'))).map(rel);
+    expect(readers).toEqual([]);
+  });
+
+  test('every setting is declared beside its component, in a *.config.ts file, and nowhere else', () => {
+    const product = files.filter((f) => (productFolders as readonly string[]).includes(folderOf(f)));
+    const declaring = product.filter((f) => /\bdefineSettings\(/.test(fs.readFileSync(f, 'utf8')) && rel(f) !== path.join('core', 'settings.ts'));
+    expect(declaring.filter((f) => !f.endsWith('.config.ts')).map(rel)).toEqual([]);
   });
 
   test('no function is longer than 60 lines', () => {
