@@ -3,7 +3,11 @@ import type { Logger } from '../observability/logger';
 import { counter, type Registry } from '../observability/metrics';
 import type { LocalProcess } from './local-process';
 
-/** What the supervisor needs of an engine's process (a LocalProcess; unit tests hand in a plain object). */
+/**
+ * What the supervisor needs of a process it keeps running: an engine of the
+ * embedded default (a LocalProcess), GoFlow2 under the collector, or a plain
+ * object in unit tests.
+ */
 export type SupervisedProcess = Pick<LocalProcess, 'name' | 'owned' | 'running' | 'start' | 'stop' | 'kill'>;
 
 export interface SupervisionConfig {
@@ -14,6 +18,12 @@ export interface SupervisionConfig {
   maxBackoffMs: number;
   /** How long an engine may run while failing its liveness check before it is killed and restarted. */
   livenessFailAfterMs: number;
+  /**
+   * A run at least this long counts as healthy: its death is restarted at
+   * once. Deaths in a row each sooner than this after their start (a crash
+   * loop, say on a datagram that kills the process) wait the back-off first.
+   */
+  healthyRunMs?: number;
 }
 
 export const defaultSupervision: SupervisionConfig = { checkIntervalMs: 500, backoffMs: 500, maxBackoffMs: 30_000, livenessFailAfterMs: 20_000 };
@@ -26,6 +36,8 @@ export interface Liveness {
   /** Called once the engine was restarted: what the check remembers of the old process is stale. */
   afterRestart?: () => void;
 }
+
+const defaultHealthyRunMs = 60_000;
 
 const supervisorMetrics = (registry: Registry) => ({
   deaths: counter(registry, {
@@ -51,18 +63,23 @@ const supervisorMetrics = (registry: Registry) => ({
 });
 
 /**
- * Keeps a local engine of the embedded default running: a process that dies
- * (a crash, the OOM killer, a kill -9) is started again on the same port and
- * store, with a doubling backoff while it fails to come up. Meanwhile the
- * probe fails, so /healthz says `degraded`, and the adapters' own clients
- * reconnect when it is back. An engine another service process owns is that
- * process's to supervise.
+ * The one supervisor of the code base: keeps a process running, an engine
+ * of the embedded default (nats-server, Temporal) or GoFlow2 under the
+ * collector. A process that dies (a crash, the OOM killer, a kill -9) is
+ * started again on the same port and store, with a doubling backoff while it
+ * fails to come up or keeps dying soon after its start. Meanwhile the probe
+ * fails, so /healthz says `degraded`, and the adapters' own clients reconnect
+ * when it is back. An engine another service process owns is that process's
+ * to supervise.
  */
 export class EngineSupervisor {
   private timer?: NodeJS.Timeout;
   private restarting?: Promise<void>;
   private stopping = false;
   private restartCount = 0;
+  private startedAt = 0;
+  /** Deaths in a row, each before its run counted as healthy. */
+  private quickDeaths = 0;
   private liveness?: Liveness;
   private livenessTimer?: NodeJS.Timeout;
   private failingSince?: number;
@@ -73,7 +90,7 @@ export class EngineSupervisor {
   constructor(
     private readonly engine: SupervisedProcess,
     private readonly config: SupervisionConfig,
-    private readonly deps: { log: Logger; registry: Registry },
+    private readonly deps: { log: Logger; registry: Registry; onRestart?: () => void },
   ) {
     this.metrics = supervisorMetrics(deps.registry);
   }
@@ -85,6 +102,7 @@ export class EngineSupervisor {
   async start(): Promise<void> {
     this.stopping = false;
     await this.engine.start();
+    this.startedAt = Date.now();
     this.timer = setInterval(() => this.check(), this.config.checkIntervalMs);
     this.timer.unref();
     if (this.liveness) {
@@ -152,23 +170,37 @@ export class EngineSupervisor {
   }
 
   private async restart(): Promise<void> {
-    let failures = 0;
+    const ranMs = Date.now() - this.startedAt;
+    this.quickDeaths = ranMs >= (this.config.healthyRunMs ?? defaultHealthyRunMs) ? 1 : this.quickDeaths + 1;
+    // The first death after a healthy run is restarted at once; a crash loop waits the back-off.
+    let failures = this.quickDeaths - 1;
     while (!this.stopping) {
+      if (failures > 0) await this.wait(backoffDelayMs({ firstMs: this.config.backoffMs, maxMs: this.config.maxBackoffMs }, failures));
+      if (this.stopping) return;
       try {
         await this.engine.start();
+        this.startedAt = Date.now();
         this.restartCount += 1;
         this.liveness?.afterRestart?.();
+        this.deps.onRestart?.();
         this.metrics.restarts.inc({ engine: this.name });
         this.deps.log.warn({ engine: this.name, restarts: this.restartCount }, 'engine restarted');
         return;
       } catch (err) {
         this.metrics.failedRestarts.inc({ engine: this.name });
         failures += 1;
-        const backoff = backoffDelayMs({ firstMs: this.config.backoffMs, maxMs: this.config.maxBackoffMs }, failures);
-        this.deps.log.error({ engine: this.name, err, retryInMs: backoff }, 'engine restart failed');
-        // In short steps, so that a stop need not wait out a long backoff.
-        for (const until = Date.now() + backoff; !this.stopping && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 100));
+        this.deps.log.error({ engine: this.name, err }, 'engine restart failed');
       }
     }
+  }
+
+  /** In short steps, so that a stop need not wait out a long backoff. */
+  private async wait(ms: number): Promise<void> {
+    for (const until = Date.now() + ms; !this.stopping && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, Math.min(100, ms)));
+  }
+
+  /** Restarts so far, for probes that say what they supervise. */
+  get restarts(): number {
+    return this.restartCount;
   }
 }

@@ -14,6 +14,7 @@ export function collectorRole(config: Config, a: Adapters) {
     {
       ...defaultCollectorTuning,
       registryRefreshMs: c.registryRefreshMs,
+      supervision: config.supervision,
       goflow2: { binary, host: c.host, netflowPort: c.netflowPort, sflowPort: c.sflowPort, metricsPort: c.metricsPort, workers: c.workers, queueSize: c.queueSize },
     },
     {

@@ -1,6 +1,8 @@
 import dgram from 'node:dgram';
 import { goflow2BinaryName, requireExecutable } from '../../engines/binaries';
+import { EngineSupervisor, defaultSupervision } from '../../engines/supervisor';
 import { createLogger } from '../../observability/logger';
+import { createRegistry } from '../../observability/metrics';
 import { loadConfig } from '../../service/config';
 import { GoFlow2Process, type GoFlow2Config } from '../../workers/collector/goflow2-process';
 import { freeUdpPorts } from '../support/udp';
@@ -20,7 +22,7 @@ async function goflow2Config(over: Partial<GoFlow2Config> = {}): Promise<GoFlow2
   return { binary, host: '127.0.0.1', netflowPort: netflowPort!, sflowPort: sflowPort!, metricsPort: 0, workers: 1, queueSize: 1000, ...over };
 }
 
-const handlers = { onRun: () => undefined, onChunk: () => undefined, onRestart: () => undefined };
+const handlers = { onRun: () => undefined, onChunk: () => undefined };
 
 /** Binds a plain (not reuse-port) UDP socket: refused while another socket holds the port. */
 function bindUdp(port: number): Promise<dgram.Socket> {
@@ -58,19 +60,20 @@ describe('GoFlow2 as a child process', () => {
     }
   });
 
-  test('a killed GoFlow2 is not listening again until its next run has bound the ports', async () => {
+  test('a killed GoFlow2 is not listening again until the next run its supervisor starts has bound the ports', async () => {
     const config = await goflow2Config();
     const goflow2 = new GoFlow2Process(config, handlers, log);
-    await goflow2.start();
+    const supervisor = new EngineSupervisor(goflow2, defaultSupervision, { log, registry: createRegistry() });
+    await supervisor.start();
     try {
       process.kill(goflow2.pid!, 'SIGKILL');
       await waitFor(() => Promise.resolve(goflow2.running ? undefined : true), 10_000, 'GoFlow2 to exit');
       expect(await goflow2.listening()).toBe(false);
       await waitFor(async () => ((await goflow2.listening()) ? true : undefined), 10_000, 'the next run to listen');
-      expect(goflow2.restarts).toBe(1);
+      expect(supervisor.restarts).toBe(1);
       await expect(bindUdp(config.netflowPort)).rejects.toMatchObject({ code: 'EADDRINUSE' });
     } finally {
-      await goflow2.stop();
+      await supervisor.stop();
     }
   });
 });

@@ -70,6 +70,34 @@ describe('engine supervisor', () => {
     await supervisor.stop();
   });
 
+  /** Kills the engine each time it is back, `deaths` times, after `runMs`; the times of its starts. */
+  async function crashLoop(config: typeof fast & { healthyRunMs: number }, deaths: number, runMs: number): Promise<number[]> {
+    const engine = new FakeEngine();
+    const startTimes: number[] = [];
+    const start = engine.start.bind(engine);
+    engine.start = () => (startTimes.push(Date.now()), start());
+    const supervisor = new EngineSupervisor(engine, config, { log: createLogger('silent'), registry: createRegistry() });
+    await supervisor.start();
+    for (let death = 1; death <= deaths; death++) {
+      await new Promise((resolve) => setTimeout(resolve, runMs));
+      engine.alive = false;
+      await waitFor(() => Promise.resolve(engine.alive ? true : undefined), 5_000, `restart ${death}`);
+    }
+    await supervisor.stop();
+    return startTimes.slice(1).map((t, i) => t - startTimes[i]!);
+  }
+
+  test('an engine that keeps dying soon after its start waits a doubling backoff before each restart after the first', async () => {
+    const gaps = await crashLoop({ ...fast, backoffMs: 150, maxBackoffMs: 1_000, healthyRunMs: 10_000 }, 3, 0);
+    expect(gaps[1]).toBeGreaterThanOrEqual(150);
+    expect(gaps[2]).toBeGreaterThanOrEqual(300);
+  });
+
+  test('an engine whose run counted as healthy is restarted at once each time it dies', async () => {
+    const gaps = await crashLoop({ ...fast, backoffMs: 5_000, maxBackoffMs: 5_000, healthyRunMs: 20 }, 3, 50);
+    for (const gap of gaps) expect(gap).toBeLessThan(5_000);
+  });
+
   test('the probe fails while the engine is being restarted', async () => {
     const engine = new FakeEngine();
     const { supervisor } = supervised(engine);

@@ -6,6 +6,7 @@ import { CollectedBatches, type BatchPublisher, type CollectedBatchesConfig } fr
 import { collectorGauges, collectorMetrics } from './collector-metrics';
 import { ExporterDirectory, type ExporterSource } from './exporter-directory';
 import { decodeFlowMessage, FlowMessageFramer } from './flow-message-decoder';
+import { EngineSupervisor, type SupervisionConfig } from '../../engines/supervisor';
 import { GoFlow2Process, type GoFlow2Config } from './goflow2-process';
 import { GoFlow2Scraper } from './goflow2-scraper';
 import { UnknownExporterCounts, type UnknownExporterSink } from './unknown-exporter-counts';
@@ -17,6 +18,8 @@ export interface CollectorConfig {
   /** How often GoFlow2's counters are read and unknown exporters' counts written. */
   countersIntervalMs: number;
   batches: CollectedBatchesConfig;
+  /** How GoFlow2 is kept running: the same supervision as the embedded engines. */
+  supervision: SupervisionConfig;
 }
 
 export const defaultCollectorTuning = {
@@ -38,6 +41,7 @@ export class Collector {
   private readonly unknown: UnknownExporterCounts;
   private readonly batches: CollectedBatches;
   private readonly goflow2: GoFlow2Process;
+  private readonly supervisor: EngineSupervisor;
   private readonly scraper: GoFlow2Scraper;
   private framer = new FlowMessageFramer();
   lastFlowAt = 0;
@@ -64,10 +68,14 @@ export class Collector {
           this.scraper.reset();
         },
         onChunk: (chunk) => this.onChunk(chunk),
-        onRestart: () => this.metrics.restarts.inc(),
       },
       log,
     );
+    this.supervisor = new EngineSupervisor(this.goflow2, config.supervision, {
+      log,
+      registry: deps.registry,
+      onRestart: () => this.metrics.restarts.inc(),
+    });
     this.scraper = new GoFlow2Scraper(
       { port: () => this.goflow2.metricsPort, intervalMs: config.countersIntervalMs },
       { metrics: this.metrics, isRegistered: (address) => this.directory.route(address) !== undefined, unknown: this.unknown, log },
@@ -82,13 +90,13 @@ export class Collector {
   async start(): Promise<void> {
     await this.directory.start();
     await this.unknown.start();
-    await this.goflow2.start();
+    await this.supervisor.start();
     this.scraper.start();
   }
 
   async stop(): Promise<void> {
     await this.scraper.stop();
-    await this.goflow2.stop();
+    await this.supervisor.stop();
     await this.batches.drain(10_000);
     await this.unknown.stop();
     await this.directory.stop();
@@ -107,15 +115,16 @@ export class Collector {
   /** For /healthz: up while GoFlow2 runs with its listeners bound; says what it listens on and what it has seen. */
   async probe(): Promise<{ detail: string }> {
     const c = this.config.goflow2;
+    await this.supervisor.probe();
     if (!this.goflow2.running) {
-      throw new Error(`GoFlow2 is not running (last exit: ${this.goflow2.lastExit ?? 'none'}, restarts: ${this.goflow2.restarts})`);
+      throw new Error(`GoFlow2 is not running (last exit: ${this.goflow2.lastExit ?? 'none'}, restarts: ${this.supervisor.restarts})`);
     }
     if (!(await this.goflow2.listening())) throw new Error('GoFlow2 is starting: its UDP listeners are not bound yet');
     const lastFlow = this.lastFlowAt ? new Date(this.lastFlowAt).toISOString() : 'never';
     return {
       detail:
         `netflow/ipfix udp ${c.host}:${c.netflowPort}, sflow udp ${c.host}:${c.sflowPort}; ` +
-        `${this.directory.size} exporters registered; last flow ${lastFlow}; goflow2 restarts ${this.goflow2.restarts}`,
+        `${this.directory.size} exporters registered; last flow ${lastFlow}; goflow2 restarts ${this.supervisor.restarts}`,
     };
   }
 

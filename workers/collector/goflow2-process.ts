@@ -2,7 +2,6 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import net from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Logger } from '../../observability/logger';
-import { backoffDelayMs, type Backoff } from '../../core/backoff';
 import { udpPortsBoundBy, udpPortTaken } from './udp-sockets';
 
 export interface GoFlow2Config {
@@ -21,11 +20,7 @@ export interface GoFlow2Config {
   bindTimeoutMs?: number;
 }
 
-/** Restarts of a GoFlow2 that keeps exiting wait longer each time (core/backoff). */
-const restartBackoff: Backoff = { firstMs: 500, maxMs: 30_000 };
 const defaultBindTimeoutMs = 15_000;
-/** A run this long counts as healthy: the next crash restarts at once again. */
-const healthyRunMs = 60_000;
 
 const bracketed = (host: string) => (host.includes(':') ? `[${host}]` : host);
 
@@ -44,27 +39,27 @@ export function goflow2Args(c: GoFlow2Config): string[] {
 }
 
 /**
- * GoFlow2 as a supervised child process: started with the collector,
- * restarted with a growing delay whenever it exits unasked, stopped with
- * SIGTERM (then SIGKILL). Its stdout is handed over chunk by chunk; each
- * run starts a fresh stream (`onRun`), so a frame cut by a crash is dropped.
+ * GoFlow2 as a child process of the collector, kept running by the one
+ * supervisor (engines/supervisor.ts) like the embedded engines: a start
+ * resolves once its UDP listeners are bound, a stop sends SIGTERM (then
+ * SIGKILL). Its stdout is handed over chunk by chunk; each run starts a
+ * fresh stream (`onRun`), so a frame cut by a crash is dropped.
  */
 export class GoFlow2Process {
+  readonly name = 'goflow2';
   private child?: ChildProcessByStdio<null, Readable, Readable>;
-  private stopping = false;
-  private restartTimer?: NodeJS.Timeout;
-  /** Exits in a row, each before its run counted as healthy. */
-  private quickExits = 0;
-  private startedAt = 0;
-  /** Times GoFlow2 exited unasked and was started again. */
-  restarts = 0;
   lastExit?: string;
 
   constructor(
     private readonly config: GoFlow2Config,
-    private readonly handlers: { onRun(): void; onChunk(chunk: Buffer): void; onRestart(): void },
+    private readonly handlers: { onRun(): void; onChunk(chunk: Buffer): void },
     private readonly log: Logger,
   ) {}
+
+  /** Always this process's own child: nobody else supervises it. */
+  get owned(): boolean {
+    return true;
+  }
 
   get running(): boolean {
     return this.child !== undefined;
@@ -81,9 +76,8 @@ export class GoFlow2Process {
   private port = 0;
 
   async start(): Promise<void> {
-    this.stopping = false;
     await this.refuseTakenPorts();
-    this.port = this.config.metricsPort || (await freeLoopbackPort());
+    this.port ||= this.config.metricsPort || (await freeLoopbackPort());
     this.launch();
     const timeoutMs = this.config.bindTimeoutMs ?? defaultBindTimeoutMs;
     const deadline = Date.now() + timeoutMs;
@@ -126,7 +120,6 @@ export class GoFlow2Process {
     const args = goflow2Args({ ...this.config, metricsPort: this.port });
     const child = spawn(this.config.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
-    this.startedAt = Date.now();
     this.handlers.onRun();
     child.stdout.on('data', (chunk: Buffer) => this.handlers.onChunk(chunk));
     child.stderr.setEncoding('utf8').on('data', (text: string) => this.log.warn({ goflow2: text.trim() }, 'goflow2'));
@@ -138,16 +131,9 @@ export class GoFlow2Process {
     if (this.child !== child) return;
     this.child = undefined;
     this.lastExit = signal ? `signal ${signal}` : `code ${code}`;
-    if (this.stopping) return;
-    this.quickExits = Date.now() - this.startedAt >= healthyRunMs ? 1 : this.quickExits + 1;
-    const delayMs = backoffDelayMs(restartBackoff, this.quickExits);
-    this.log.error({ exit: this.lastExit, restartInMs: delayMs }, 'goflow2 exited; restarting it');
-    this.restartTimer = setTimeout(() => {
-      this.restarts += 1;
-      this.handlers.onRestart();
-      this.launch();
-    }, delayMs);
+    if (!this.stopping) this.log.error({ exit: this.lastExit }, 'goflow2 exited');
   }
+  private stopping = false;
 
   /** Backpressure: while paused, GoFlow2 queues datagrams, then the kernel's socket buffer holds them. */
   pause(): void {
@@ -158,21 +144,21 @@ export class GoFlow2Process {
     this.child?.stdout.resume();
   }
 
-  /** Kills the running GoFlow2 (its output became unreadable): the supervisor starts a fresh one. */
+  /** Kills the running GoFlow2 (its output became unreadable, or it fails its liveness): the supervisor starts a fresh one. */
   kill(): void {
     this.child?.kill('SIGKILL');
   }
 
   async stop(): Promise<void> {
-    this.stopping = true;
-    clearTimeout(this.restartTimer);
     const child = this.child;
     if (!child) return;
+    this.stopping = true;
     const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
     child.kill('SIGTERM');
     const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
     await closed;
     clearTimeout(killer);
+    this.stopping = false;
   }
 }
 
