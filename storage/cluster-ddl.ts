@@ -1,3 +1,5 @@
+import { defaultsOf } from '../core/settings';
+import { clickhouseSettings } from './clickhouse.config';
 import { dialectOf } from './dialect';
 import { migrations } from './migrations';
 import type { MigrationContext } from './migrations/migration';
@@ -8,11 +10,9 @@ import type { MigrationContext } from './migrations/migration';
  * engine and every statement runs ON CLUSTER. deploy/clickhouse/cluster.sql
  * is this function's output (npm run ddl:cluster), and a test keeps it so.
  */
-const defaultContext: MigrationContext = {
-  db: 'nettel',
-  dialect: dialectOf('26'),
-  retention: { raw: 30, minute: 30, fiveMinutes: 90, hour: 400 },
-};
+// The database and retentions of the service's defaults (CLICKHOUSE_DATABASE, RETENTION_*).
+const { clickhouse } = defaultsOf(clickhouseSettings);
+const defaultContext: MigrationContext = { db: clickhouse.database, dialect: dialectOf('26'), retention: clickhouse.retention };
 
 export function clusterDdl(ctx: MigrationContext = defaultContext): string {
   const statements = migrations.flatMap((m) => m.statements(ctx).map((sql) => ({ id: m.id, sql: toCluster(sql) })));

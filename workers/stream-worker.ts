@@ -39,7 +39,7 @@ export const defaultStreamWorkerConfig = (prefix: string): StreamWorkerConfig =>
   maxBatchBytes: 32 * 1024 ** 2,
   retryDelayMs: 1000,
   maxDeliveries: 10,
-  ackWaitMs: 30_000,
+  ackWaitMs: defaultTopology(prefix).ackWaitMs,
 });
 
 export interface StreamWorkerDeps {

@@ -1,11 +1,12 @@
 import { Registry } from 'prom-client';
 import { createApp } from '../../api/app';
+import { limitsSettings } from '../../api/limits.config';
 import type { ApiDeps } from '../../api/deps';
 import { buildOpenApiDocument, errorStatuses, routeContracts } from '../../api/openapi';
 import { routerPath } from '../../api/contracts/contract';
+import { defaultsOf } from '../../core/settings';
 import { testEventType, webhookEventTypes } from '../../core/webhook-events';
 import { createLogger } from '../../observability/logger';
-import { defaultQueryLimits } from '../../storage/query-limits';
 
 type Operation = { responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, unknown> }>; requestBody?: { content: Record<string, { example?: unknown }> } };
 type Doc = { paths: Record<string, Record<string, Operation>>; webhooks: Record<string, unknown> };
@@ -14,7 +15,7 @@ type Doc = { paths: Record<string, Record<string, Operation>>; webhooks: Record<
 function appRoutes(): string[] {
   const deps = {
     registry: new Registry(), log: createLogger('silent'), bodyLimitBytes: 1024, console: { dir: '/nonexistent' },
-    analyticsLimits: { limits: defaultQueryLimits, maxRangeDays: 31, maxRawRangeDays: 7 },
+    analyticsLimits: defaultsOf(limitsSettings).analytics,
   };
   return createApp(deps as unknown as ApiDeps).routes.map((r) => `${r.method} ${r.path}`);
 }
