@@ -76,7 +76,7 @@ export async function startStack(given: Config, log: Logger): Promise<Stack> {
   const streamWorkers = has('stream-workers') ? streamWorkersRole(config, adapters) : undefined;
   if (streamWorkers) {
     components.push(...streamWorkers.components);
-    loops.push({ name: 'stream-workers', probe: () => streamWorkers.worker.probe() });
+    loops.push({ name: 'stream-workers', probe: () => streamWorkers.worker.probe() }, ...streamWorkers.notifier.probes);
   }
   const temporalWorker = has('temporal-worker') ? temporalWorkerRole(config, engines.addresses, adapters) : undefined;
   if (temporalWorker) {

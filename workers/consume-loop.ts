@@ -1,7 +1,6 @@
-import type { Counter } from 'prom-client';
 import { backoffDelayMs, type Backoff } from '../core/backoff';
 import type { Logger } from '../observability/logger';
-import { ConsumeInterrupted, type MessageSource, type OpenedConsumer, type WorkMessage } from './stream-worker-ports';
+import { ConsumeInterrupted, type OpenedConsumer, type WorkMessage } from './stream-worker-ports';
 
 /** Waits between re-opens of the consumer (core/backoff). */
 export type ReopenBackoff = Backoff;
@@ -11,25 +10,27 @@ export const defaultReopenBackoff: ReopenBackoff = { firstMs: 250, maxMs: 5_000 
 /** The wait before re-open attempt number `attempt` (0 for the first after a failure). */
 export const reopenDelayMs = (attempt: number, backoff: ReopenBackoff): number => backoffDelayMs(backoff, attempt + 1);
 
-interface BatchSink {
-  add(message: WorkMessage): Promise<void>;
+interface BatchSink<M> {
+  add(message: M): Promise<void>;
   flush(): Promise<void>;
 }
 
 type State = { consuming: true } | { consuming: false; reason: string };
 
 /**
- * Keeps a worker consuming until it is stopped. When the pull ends or fails
- * (the consumer deleted, the server restarted, the connection lost), the
- * messages already taken are still written and acknowledged, then the
- * consumer is opened again after a growing delay, as often as it takes. Each
- * re-open counts in `restarts` by the reason consuming stopped; between a
- * failure and a successful re-open, probe() rejects.
+ * The one consume loop of the code base: every JetStream consumer (the
+ * telemetry lanes, the webhook fan-out and deliveries) is read through it.
+ * It keeps consuming until it is stopped. When the pull ends or fails (the
+ * consumer deleted, the server restarted, the connection lost), the messages
+ * already taken are still handled and acknowledged, then the consumer is
+ * opened again after a growing delay, as often as it takes. Each re-open
+ * counts in `restarts` by the reason consuming stopped; between a failure
+ * and a successful re-open, probe() rejects, so /healthz shows it.
  */
-export class ConsumeLoop {
+export class ConsumeLoop<M = WorkMessage> {
   private running = false;
   private state: State = { consuming: false, reason: 'not started' };
-  private current?: OpenedConsumer;
+  private current?: OpenedConsumer<M>;
   private loop?: Promise<void>;
   private wake?: () => void;
   /** Since when no pull has delivered or held: set when a pull ends, cleared by a message or a pull that lasts. */
@@ -39,10 +40,12 @@ export class ConsumeLoop {
   constructor(
     private readonly backoff: ReopenBackoff,
     private readonly deps: {
-      source: MessageSource;
-      batches: BatchSink;
-      restarts: Counter<'reason'>;
+      source: { open(): Promise<OpenedConsumer<M>> };
+      batches: BatchSink<M>;
+      restarts: { inc(labels: { reason: string }): void };
       log: Logger;
+      /** The consumer, as logs name it. */
+      consumer?: string;
       now?: () => number;
     },
   ) {}
@@ -80,9 +83,9 @@ export class ConsumeLoop {
     return Promise.reject(new Error(`not consuming: ${reason}`));
   }
 
-  private async run(first: OpenedConsumer): Promise<void> {
+  private async run(first: OpenedConsumer<M>): Promise<void> {
     const now = this.deps.now ?? Date.now;
-    let opened: OpenedConsumer | undefined = first;
+    let opened: OpenedConsumer<M> | undefined = first;
     let attempt = 0;
     while (this.running) {
       if (opened) {
@@ -101,7 +104,7 @@ export class ConsumeLoop {
   }
 
   /** Feeds one pull's messages to the batches until it ends; then flushes what was taken. */
-  private async consume(opened: OpenedConsumer): Promise<void> {
+  private async consume(opened: OpenedConsumer<M>): Promise<void> {
     this.current = opened;
     this.state = { consuming: true };
     this.openedAt = (this.deps.now ?? Date.now)();
@@ -120,13 +123,13 @@ export class ConsumeLoop {
     if (this.running) {
       this.troubleSince ??= (this.deps.now ?? Date.now)();
       this.state = { consuming: false, reason };
-      this.deps.log.warn({ reason, err: error }, 'telemetry consumer stopped; writing what was taken, then opening it again');
+      this.deps.log.warn({ consumer: this.consumer, reason, err: error }, 'consumer stopped; handling what was taken, then opening it again');
     }
     // Messages already taken are written and acknowledged before anything else is pulled.
     await this.deps.batches.flush();
   }
 
-  private async reopen(attempt: number): Promise<OpenedConsumer | undefined> {
+  private async reopen(attempt: number): Promise<OpenedConsumer<M> | undefined> {
     const reason = this.state.consuming ? 'ended' : this.state.reason;
     this.deps.restarts.inc({ reason });
     try {
@@ -135,14 +138,18 @@ export class ConsumeLoop {
         opened.stop();
         return undefined;
       }
-      this.deps.log.info({ reason, attempt }, 'telemetry consumer open again');
+      this.deps.log.info({ consumer: this.consumer, reason, attempt }, 'consumer open again');
       return opened;
     } catch (err) {
       const next = err instanceof ConsumeInterrupted ? err.reason : 'open_failed';
       this.state = { consuming: false, reason: next };
-      this.deps.log.warn({ err, reason: next, attempt, retryInMs: reopenDelayMs(attempt, this.backoff) }, 'unable to open the telemetry consumer; retrying');
+      this.deps.log.warn({ consumer: this.consumer, err, reason: next, attempt, retryInMs: reopenDelayMs(attempt, this.backoff) }, 'unable to open the consumer; retrying');
       return undefined;
     }
+  }
+
+  private get consumer(): string {
+    return this.deps.consumer ?? 'telemetry';
   }
 
   private pause(ms: number): Promise<void> {

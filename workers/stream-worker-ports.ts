@@ -48,9 +48,9 @@ export interface DeadLetterSink {
 }
 
 /** One opened pull of the shared consumer: its messages, until it fails or is stopped. */
-export interface OpenedConsumer {
+export interface OpenedConsumer<M = WorkMessage> {
   /** Ends when stop() was called; throws a ConsumeInterrupted when consuming failed. */
-  readonly messages: AsyncIterable<WorkMessage>;
+  readonly messages: AsyncIterable<M>;
   stop(): void;
 }
 

@@ -3,9 +3,13 @@ import type { Logger } from '../observability/logger';
 import { counter, type Registry } from '../observability/metrics';
 import type { WebhooksRepo } from '../storage/webhooks-repo';
 import type { NatsClient } from '../streams/nats-client';
-import { outboxNames } from '../streams/outbox';
+import { outboxConsumer, outboxNames } from '../streams/outbox';
 import { WebhookDeliveryQueue } from '../streams/webhook-queue';
-import { DurableConsumer } from './durable-consumer';
+import type { JsMsg } from 'nats';
+import { putConsumer } from '../streams/put-stream';
+import { ConcurrentHandler } from './concurrent-handler';
+import { ConsumeLoop, defaultReopenBackoff } from './consume-loop';
+import { JetStreamPull } from './jetstream-pull';
 import { deliverer, type DeliveryConfig } from './webhook-deliverer';
 import { fanOut } from './webhook-fanout';
 import { WebhookLookups } from './webhook-lookups';
@@ -29,40 +33,62 @@ export function notifierConsumers(config: Pick<WebhookNotifierConfig, 'prefix' |
   return { fanout: { stream: n.outbox, durable: n.fanout, ackWaitMs }, deliverer: { stream: n.deliveries, durable: n.deliverer, ackWaitMs } };
 }
 
+interface OutboxConsumer {
+  stream: string;
+  durable: string;
+  ackWaitMs: number;
+  /** Messages handled at once. */
+  concurrency: number;
+}
+
 /**
  * The webhook deliverer of the stream-workers role: the outbox's fan-out
  * and the deliveries' consumer, both durable consumers shared by every
- * stream-workers process. Started after the outbox topology exists.
+ * stream-workers process, each read by the one consume loop (so each shows
+ * in /healthz). Started after the outbox topology exists.
  */
 export class WebhookNotifier {
-  private readonly consumers: DurableConsumer[];
+  private readonly loops: Array<{ name: string; loop: ConsumeLoop<JsMsg> }>;
 
   constructor(config: WebhookNotifierConfig, deps: { nats: NatsClient; webhooks: WebhooksRepo; registry: Registry; log: Logger; lookup?: LookupAll }) {
     const consumers = notifierConsumers(config);
     const restarts = counter(deps.registry, {
       name: 'nettel_webhook_consume_restarts_total',
-      help: 'Re-opened pulls of the outbox consumers, by consumer',
-      labelNames: ['consumer'] as const,
+      help: 'Re-opened pulls of the outbox consumers, by consumer and the reason consuming stopped',
+      labelNames: ['consumer', 'reason'] as const,
     });
     const queue = new WebhookDeliveryQueue({ nats: deps.nats, prefix: config.prefix });
     const webhooks = new WebhookLookups(deps.webhooks, { ttlMs: subscriptionCacheMs });
-    this.consumers = [
-      new DurableConsumer(
-        { ...consumers.fanout, concurrency: 16 },
-        { nats: deps.nats, log: deps.log, restarts, handle: fanOut({ webhooks, queue, registry: deps.registry }) },
-      ),
-      new DurableConsumer(
-        { ...consumers.deliverer, concurrency: config.concurrency },
-        { nats: deps.nats, log: deps.log, restarts, handle: deliverer(config, { ...deps, webhooks }) },
-      ),
+    const loop = (c: OutboxConsumer, handle: (m: JsMsg) => Promise<void>) => {
+      const pull = new JetStreamPull(
+        { stream: c.stream, consumer: c.durable, maxMessages: c.concurrency },
+        // Made again before each open: a deleted consumer comes back on the next pull.
+        { nats: deps.nats, prepare: () => putConsumer(deps.nats.jsm, c.stream, outboxConsumer(c.durable, c.ackWaitMs)).then(() => undefined) },
+      );
+      return new ConsumeLoop<JsMsg>(defaultReopenBackoff, {
+        source: pull,
+        batches: new ConcurrentHandler({ consumer: c.durable, concurrency: c.concurrency }, { handle, log: deps.log }),
+        restarts: { inc: ({ reason }) => restarts.inc({ consumer: c.durable, reason }) },
+        consumer: c.durable,
+        log: deps.log,
+      });
+    };
+    this.loops = [
+      { name: 'webhook-fanout', loop: loop({ ...consumers.fanout, concurrency: 16 }, fanOut({ webhooks, queue, registry: deps.registry })) },
+      { name: 'webhook-delivery', loop: loop({ ...consumers.deliverer, concurrency: config.concurrency }, deliverer(config, { ...deps, webhooks })) },
     ];
   }
 
   async start(): Promise<void> {
-    for (const c of this.consumers) await c.start();
+    for (const { loop } of this.loops) await loop.start();
   }
 
   async stop(): Promise<void> {
-    for (const c of [...this.consumers].reverse()) await c.stop();
+    for (const { loop } of [...this.loops].reverse()) await loop.stop();
+  }
+
+  /** For /healthz: each consumer is up while it consumes. */
+  get probes(): Array<{ name: string; probe: () => Promise<{ detail: string }> }> {
+    return this.loops.map(({ name, loop }) => ({ name, probe: () => loop.probe() }));
   }
 }

@@ -32,5 +32,5 @@ export function streamWorkersRole(config: Config, a: Adapters) {
     { nats: a.nats, webhooks: new WebhooksRepo(a.clickhouse), registry: a.registry, log: a.log },
   );
   const components: Component[] = [worker, retention, notifier];
-  return { components, worker };
+  return { components, worker, notifier };
 }

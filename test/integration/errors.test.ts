@@ -24,7 +24,7 @@ describe('error answers', () => {
     expect(res.body).toEqual({
       status: 'ok',
       engines: { nats: { status: 'up' }, clickhouse: { status: 'up' }, temporal: { status: 'up' } },
-      loops: { 'stream-workers': { status: 'up' } },
+      loops: { 'stream-workers': { status: 'up' }, 'webhook-fanout': { status: 'up' }, 'webhook-delivery': { status: 'up' } },
     });
   });
 

@@ -1,4 +1,5 @@
-import type { IncidentView, Page, ReplayRequested, ReplayView } from '../support/api-types';
+import { outboxNames } from '../../streams/outbox';
+import type { HealthView, IncidentView, Page, ReplayRequested, ReplayView } from '../support/api-types';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
 import { ContractChecker, type OpenApiDoc } from '../support/openapi-check';
@@ -147,6 +148,23 @@ describe('webhooks', () => {
     } finally {
       await down.stop();
     }
+  });
+
+  test('both outbox consumers show in /healthz, and one deleted under its loop is made again and goes on delivering', async () => {
+    const health = await t.request<HealthView>('GET', '/healthz');
+    expect([health.body.loops['webhook-fanout']?.status, health.body.loops['webhook-delivery']?.status]).toEqual(['up', 'up']);
+    const n = outboxNames(t.stack.config.nats.prefix);
+    await t.stack.nats.jsm.consumers.delete(n.outbox, n.fanout);
+    await waitFor(async () => {
+      const text = (await t.request('GET', '/metrics', { key: t.adminKey })).text;
+      return new RegExp(`nettel_webhook_consume_restarts_total\\{consumer="${n.fanout}",reason="[a-z_]+"\\} [1-9]`).test(text) ? true : undefined;
+    }, 10_000, 'the fan-out reopened');
+    await waitFor(async () => ((await t.request<HealthView>('GET', '/healthz')).body.loops['webhook-fanout']?.status === 'up' ? true : undefined), 10_000, 'the fan-out up');
+
+    const operator = await t.mintKey({ role: 'operator' });
+    await subscribe(operator.key, receiver.url('/after-delete'), ['incident.opened']);
+    await t.request('POST', '/ingest', { key: operator.key, body: signal });
+    await waitFor(() => Promise.resolve(deliveredOf(operator.org_id).length ? true : undefined), 30_000, 'the incident delivered');
   });
 
   test('a redirect is not followed: the attempt fails with its status', async () => {

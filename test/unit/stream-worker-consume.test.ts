@@ -2,7 +2,7 @@ import { Registry } from 'prom-client';
 import { createLogger } from '../../observability/logger';
 import { counter } from '../../observability/metrics';
 import { ConsumeLoop, reopenDelayMs } from '../../workers/consume-loop';
-import { interruptionReason } from '../../workers/jetstream-source';
+import { interruptionReason } from '../../workers/jetstream-pull';
 import { ConsumeInterrupted, type MessageSource, type OpenedConsumer, type WorkMessage } from '../../workers/stream-worker-ports';
 
 /**
