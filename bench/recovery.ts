@@ -1,10 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { connect } from 'nats';
-import { names } from '../streams/topology';
 import { mintKey, postFlows, storedFlows, waitUntil } from './client';
 import type { FlowBatches } from './data';
 import type { BenchStack } from './stack';
+import { names } from '../streams/names';
 
 export interface RecoveryResult {
   /** Flows the backlog held when the new start began: its messages (acknowledged or not) × flows per message. */

@@ -2,6 +2,7 @@ import type { KV } from 'nats';
 import type { AuditEntry } from '../core/audit-chain';
 import { openBucket } from './kv-bucket';
 import type { NatsClient } from './nats-client';
+import { names } from './names';
 
 /**
  * The head of every org's audit chain, in a JetStream key-value bucket. A
@@ -19,7 +20,6 @@ export interface AuditHead {
 /** JetStream's "wrong last sequence": another writer moved the head first. */
 const wrongLastSequence = 10071;
 
-export const auditHeadsBucket = (prefix: string) => `${prefix.toUpperCase()}_AUDIT_HEADS`;
 
 export class AuditHeads {
   private kv?: KV;
@@ -32,7 +32,7 @@ export class AuditHeads {
   ) {}
 
   async start(): Promise<void> {
-    this.kv = await openBucket(this.nats, auditHeadsBucket(this.prefix), { history: 1, replicas: this.replicas });
+    this.kv = await openBucket(this.nats, names(this.prefix).auditHeadsBucket, { history: 1, replicas: this.replicas });
   }
 
   stop(): Promise<void> {

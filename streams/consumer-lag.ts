@@ -1,6 +1,7 @@
 import type { JetStreamManager } from 'nats';
 import { engineErrorsCounter, gauge, type Registry } from '../observability/metrics';
-import { laneConsumer, lanes, names } from './topology';
+import { laneConsumer, lanes } from './topology';
+import { names } from './names';
 
 /**
  * The writers' backlog, read from JetStream when metrics are scraped (never

@@ -1,7 +1,8 @@
 import { DiscardPolicy, StorageType } from 'nats';
 import type { JetStreamWriteHealth } from './jetstream-write-health';
 import type { NatsClient } from './nats-client';
-import { apiErrorCode, jsErrors, putStream } from './put-stream';
+import { putStream } from './put-stream';
+import { apiErrorCode, jsErrors, names } from './names';
 
 /**
  * Whether JetStream still stores what it is given. A nats-server can stay
@@ -21,7 +22,7 @@ export class JetStreamWriteProbe {
   constructor(private readonly deps: { nats: NatsClient; prefix: string; timeoutMs: number; telemetry: JetStreamWriteHealth }) {}
 
   private get stream() {
-    return `${this.deps.prefix.toUpperCase()}_HEALTH`;
+    return names(this.deps.prefix).health;
   }
 
   async check(): Promise<'live' | 'unknown'> {
@@ -30,7 +31,7 @@ export class JetStreamWriteProbe {
     if (failingSince !== undefined) throw new Error(`telemetry publishes time out since ${new Date(failingSince).toISOString()}`);
     try {
       if (!this.ready) await this.createStream();
-      await this.deps.nats.js().publish(`${this.deps.prefix}.health`, new TextEncoder().encode(String(Date.now())), { timeout: this.deps.timeoutMs });
+      await this.deps.nats.js().publish(names(this.deps.prefix).healthSubject, new TextEncoder().encode(String(Date.now())), { timeout: this.deps.timeoutMs });
       return 'live';
     } catch (err) {
       // A stream deleted or lost with its store is created again at the next check.
@@ -42,7 +43,7 @@ export class JetStreamWriteProbe {
   private async createStream(): Promise<void> {
     await putStream(this.deps.nats.jsm, {
       name: this.stream,
-      subjects: [`${this.deps.prefix}.health`],
+      subjects: [names(this.deps.prefix).healthSubject],
       storage: StorageType.File,
       max_msgs: 1,
       max_bytes: 64 * 1024,

@@ -1,6 +1,7 @@
 import type { Subscription } from 'nats';
 import type { Logger } from '../observability/logger';
 import type { NatsClient } from './nats-client';
+import { names } from './names';
 
 const keyIdPattern = /^key_[0-9a-f]{20}$/;
 
@@ -20,7 +21,7 @@ export class KeyRevocations {
   ) {}
 
   private get subject(): string {
-    return `${this.deps.prefix}.keys.revoked`;
+    return names(this.deps.prefix).keyRevokedSubject;
   }
 
   start(): Promise<void> {

@@ -2,6 +2,7 @@ import type { KV } from 'nats';
 import type { Logger } from '../observability/logger';
 import { openBucket } from './kv-bucket';
 import type { NatsClient } from './nats-client';
+import { names } from './names';
 
 /**
  * Named locks across processes, in a JetStream key-value bucket: a lock is a
@@ -23,7 +24,6 @@ export const defaultLockConfig = (prefix: string): LockConfig => ({ prefix, ttlM
 /** JetStream's "wrong last sequence": the key exists, another process holds the lock. */
 const wrongLastSequence = 10071;
 
-export const locksBucket = (prefix: string) => `${prefix.toUpperCase()}_LOCKS`;
 
 export class Locks {
   private kv?: KV;
@@ -35,7 +35,7 @@ export class Locks {
   ) {}
 
   async start(): Promise<void> {
-    this.kv = await openBucket(this.nats, locksBucket(this.config.prefix), { history: 1, ttl: this.config.ttlMs, replicas: this.config.replicas });
+    this.kv = await openBucket(this.nats, names(this.config.prefix).locksBucket, { history: 1, ttl: this.config.ttlMs, replicas: this.config.replicas });
   }
 
   stop(): Promise<void> {

@@ -12,6 +12,7 @@ import type { CloudEvent } from '../core/webhook-events';
 import { counter, engineErrorsCounter, type Registry } from '../observability/metrics';
 import type { NatsClient } from './nats-client';
 import { putStream } from './put-stream';
+import { outboxNames } from './names';
 
 /**
  * The notification outbox as JetStream topology:
@@ -27,14 +28,6 @@ import { putStream } from './put-stream';
  *   on its own schedule by NAK with a delay, and acknowledged when delivered
  *   or given up.
  */
-export const outboxNames = (prefix: string) => ({
-  outbox: `${prefix.toUpperCase()}_OUTBOX`,
-  outboxSubject: (orgId: string) => `${prefix}.outbox.${orgId}`,
-  fanout: `${prefix.toUpperCase()}_WEBHOOK_FANOUT`,
-  deliveries: `${prefix.toUpperCase()}_WEBHOOK_DELIVERIES`,
-  deliverySubject: (orgId: string, webhookId: string) => `${prefix}.whdeliver.${orgId}.${webhookId}`,
-  deliverer: `${prefix.toUpperCase()}_WEBHOOK_DELIVERER`,
-});
 
 const duplicateWindowMs = 3_600_000;
 /** The outbox streams' byte limit: at most 1 GiB, and never more than the telemetry stream's. */
@@ -63,8 +56,8 @@ export const outboxConsumer = (durable: string, ackWaitMs: number): Partial<Cons
 
 export async function ensureOutboxTopology(jsm: JetStreamManager, prefix: string, telemetryMaxBytes: number, replicas: number): Promise<void> {
   const n = outboxNames(prefix);
-  await putStream(jsm, workQueue(n.outbox, [`${prefix}.outbox.>`], outboxMaxBytes(telemetryMaxBytes), replicas));
-  await putStream(jsm, workQueue(n.deliveries, [`${prefix}.whdeliver.>`], outboxMaxBytes(telemetryMaxBytes), replicas));
+  await putStream(jsm, workQueue(n.outbox, [n.outboxSubjects], outboxMaxBytes(telemetryMaxBytes), replicas));
+  await putStream(jsm, workQueue(n.deliveries, [n.deliverySubjects], outboxMaxBytes(telemetryMaxBytes), replicas));
 }
 
 /** Where producers put events: the correlator, the incident service, the replay activities. */

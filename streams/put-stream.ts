@@ -1,9 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ConsumerConfig, JetStreamManager, StreamConfig } from 'nats';
+import { apiErrorCode, jsErrors } from './names';
 
-/** JetStream API error codes (err_code) the adapters branch on. */
-export const jsErrors = { streamNotFound: 10059, consumerNotFound: 10014, insufficientStorage: 10047 } as const;
-export const apiErrorCode = (err: unknown) => (err as { api_error?: { err_code?: number } }).api_error?.err_code;
 
 /**
  * Whether the server's configuration already holds every setting asked for.

@@ -4,7 +4,7 @@ import type { JetStreamWriteHealth } from './jetstream-write-health';
 import { unavailable } from '../core/errors';
 import type { StreamKind } from '../core/telemetry';
 import { counter, engineErrorsCounter, type Registry } from '../observability/metrics';
-import { names } from './topology';
+import { names } from './names';
 
 /** One accepted request's records, already validated and stamped, as JSONEachRow lines. */
 export interface TelemetryBatch {

@@ -8,8 +8,8 @@ import {
   type JetStreamManager,
   type StreamConfig,
 } from 'nats';
-import type { StreamKind } from '../core/telemetry';
 import { ensureOutboxTopology } from './outbox';
+import { names } from './names';
 import { putConsumer, putStream } from './put-stream';
 
 /**
@@ -55,21 +55,6 @@ export const defaultTopology = (prefix: string): TopologyConfig => ({
   replicas: 1,
 });
 
-export const names = (prefix: string) => ({
-  stream: `${prefix.toUpperCase()}_TELEMETRY`,
-  writers: `${prefix.toUpperCase()}_WRITERS`,
-  signals: `${prefix.toUpperCase()}_SIGNALS`,
-  subjects: `${prefix}.tel.>`,
-  /**
-   * A collected flow's subject adds its exporter (`exp-` and the address with
-   * `.` and `:` as `_`): one exporter's flows keep their order in the stream.
-   */
-  subject: (kind: StreamKind, orgId: string, exporter?: string) =>
-    exporter === undefined ? `${prefix}.tel.${kind}.${orgId}` : `${prefix}.tel.${kind}.${orgId}.exp-${exporter.replace(/[.:]/g, '_')}`,
-  deadLetter: `${prefix.toUpperCase()}_DEAD_LETTER`,
-  deadLetterSubject: (kind: string, orgId: string) => `${prefix}.dead.${kind}.${orgId}`,
-});
-
 export async function ensureTopology(jsm: JetStreamManager, config: TopologyConfig): Promise<void> {
   const n = names(config.prefix);
   const stream: Partial<StreamConfig> & { name: string } = {
@@ -86,7 +71,7 @@ export async function ensureTopology(jsm: JetStreamManager, config: TopologyConf
   await putStream(jsm, stream);
   await putStream(jsm, {
     name: n.deadLetter,
-    subjects: [`${config.prefix}.dead.>`],
+    subjects: [n.deadLetterSubjects],
     retention: RetentionPolicy.Limits,
     storage: StorageType.File,
     discard: DiscardPolicy.New,
@@ -106,9 +91,7 @@ export const lanes: readonly Lane[] = ['bulk', 'signals'];
 /** A lane's durable consumer and the subjects it takes. */
 export function laneConsumer(prefix: string, lane: Lane): { name: string; subjects: string[] } {
   const n = names(prefix);
-  return lane === 'bulk'
-    ? { name: n.writers, subjects: [`${prefix}.tel.flow.>`, `${prefix}.tel.metric.>`] }
-    : { name: n.signals, subjects: [`${prefix}.tel.signal.>`] };
+  return lane === 'bulk' ? { name: n.writers, subjects: n.writersSubjects } : { name: n.signals, subjects: n.signalsSubjects };
 }
 
 /** A lane's durable consumer: what ensureTopology creates, and what a worker recreates if it was deleted. */

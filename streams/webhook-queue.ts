@@ -1,6 +1,6 @@
 import type { CloudEvent } from '../core/webhook-events';
 import type { NatsClient } from './nats-client';
-import { outboxNames } from './outbox';
+import { outboxNames } from './names';
 
 /** One event to deliver to one subscription: a message of `<PREFIX>_WEBHOOK_DELIVERIES`. */
 export interface DeliveryTask {

@@ -1,8 +1,9 @@
 import type { Logger } from '../observability/logger';
 import type { NatsClient } from '../streams/nats-client';
-import { ensureWritersConsumer, laneConsumer, names, type Lane, type TopologyConfig } from '../streams/topology';
+import { ensureWritersConsumer, laneConsumer, type Lane, type TopologyConfig } from '../streams/topology';
 import { JetStreamPull } from './jetstream-pull';
 import type { MessageSource, OpenedConsumer, WorkMessage } from './stream-worker-ports';
+import { names } from '../streams/names';
 
 export interface JetStreamSourceConfig {
   /** The writers' consumer as the topology defines it: recreated from this when it was deleted. */

@@ -3,7 +3,7 @@ import type { Logger } from '../observability/logger';
 import { counter, type Registry } from '../observability/metrics';
 import type { WebhooksRepo } from '../storage/webhooks-repo';
 import type { NatsClient } from '../streams/nats-client';
-import { outboxConsumer, outboxNames } from '../streams/outbox';
+import { outboxConsumer } from '../streams/outbox';
 import { WebhookDeliveryQueue } from '../streams/webhook-queue';
 import type { JsMsg } from 'nats';
 import { putConsumer } from '../streams/put-stream';
@@ -13,6 +13,7 @@ import { JetStreamPull } from './jetstream-pull';
 import { deliverer, type DeliveryConfig } from './webhook-deliverer';
 import { fanOut } from './webhook-fanout';
 import { WebhookLookups } from './webhook-lookups';
+import { outboxNames } from '../streams/names';
 
 /** A new, changed or deleted subscription reaches the fan-out and the deliverer within this. */
 const subscriptionCacheMs = 2_000;

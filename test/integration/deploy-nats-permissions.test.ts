@@ -9,11 +9,11 @@ import { createLogger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
 import { ensureJetStreamObjects } from '../../service/jetstream-objects';
 import { NatsClient } from '../../streams/nats-client';
-import { names } from '../../streams/topology';
 import type { Page, ReplayRequested, ReplayView } from '../support/api-types';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { freeUdpPorts } from '../support/udp';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
+import { names } from '../../streams/names';
 
 /**
  * deploy/nats/nettel.conf as a deployment's nodes run it: every role of the

@@ -1,10 +1,11 @@
 import type { JsMsg } from 'nats';
-import { ensureTopology, names } from '../../streams/topology';
+import { ensureTopology } from '../../streams/topology';
 import { StreamWorker } from '../../workers/stream-worker';
 import { generateFlows, type GeneratedFlows } from '../support/flows';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 import { waitForTelemetryDrained } from '../support/wait';
 import { streamWorkerOn } from '../support/stream-worker';
+import { names } from '../../streams/names';
 
 /**
  * Each accepted record is stored once in the raw flows and counted once in

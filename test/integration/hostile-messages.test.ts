@@ -2,9 +2,9 @@ import { headers as natsHeaders } from 'nats';
 import { metricTotal } from '../support/metrics';
 import { UnsafeInsertError } from '../../storage/clickhouse';
 import { headerNames } from '../../streams/telemetry-publisher';
-import { names } from '../../streams/topology';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
+import { names } from '../../streams/names';
 
 /**
  * Whoever can publish on the telemetry subjects is not trusted. chDB 3.4.0

@@ -1,8 +1,8 @@
 import { natsMaxPayload } from '../../engines/engines';
-import { names } from '../../streams/topology';
 import { generateFlows } from '../support/flows';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitForTelemetryDrained } from '../support/wait';
+import { names } from '../../streams/names';
 
 /**
  * The durable NATS the embedded default runs (the set-up's 2.15.2, payloads

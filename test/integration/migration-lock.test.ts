@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { createLogger } from '../../observability/logger';
 import { HttpClickHouse } from '../../storage/clickhouse';
 import { migrate } from '../../storage/migrations';
-import { Locks, defaultLockConfig, locksBucket } from '../../streams/locks';
+import { Locks, defaultLockConfig } from '../../streams/locks';
 import { NatsClient } from '../../streams/nats-client';
+import { names } from '../../streams/names';
 
 /**
  * Processes that start together migrate one at a time: the schema lock in
@@ -26,7 +27,7 @@ describe('schema migrations under the lock', () => {
   afterAll(async () => {
     await clients[0]!.exec(`DROP DATABASE IF EXISTS ${database}`);
     for (const ch of clients) await ch.stop();
-    await nats.jsm.streams.delete(`KV_${locksBucket(prefix)}`).catch(() => undefined);
+    await nats.jsm.streams.delete(`KV_${names(prefix).locksBucket}`).catch(() => undefined);
     await nats.stop();
   });
 

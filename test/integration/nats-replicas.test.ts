@@ -3,13 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { connect } from 'nats';
 import { createLogger } from '../../observability/logger';
-import { auditHeadsBucket } from '../../streams/audit-heads';
-import { locksBucket } from '../../streams/locks';
-import { outboxNames } from '../../streams/outbox';
-import { names } from '../../streams/topology';
 import { startNatsCluster } from '../support/nats-cluster';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
+import { names, outboxNames } from '../../streams/names';
 
 /**
  * On a three-node JetStream cluster with NATS_REPLICAS=3, every stream and
@@ -27,7 +24,7 @@ describe('replicas on a NATS cluster', () => {
     cluster = await startNatsCluster(dir, 3, createLogger('silent'));
     // An earlier start's bucket, with one copy; JetStream answers once the cluster has elected its meta leader.
     const nc = await connect({ servers: cluster.url.split(',') });
-    await waitFor(() => nc.jetstream().views.kv(auditHeadsBucket(prefix), { history: 1, replicas: 1 }), 30_000, 'the cluster to accept a bucket');
+    await waitFor(() => nc.jetstream().views.kv(names(prefix).auditHeadsBucket, { history: 1, replicas: 1 }), 30_000, 'the cluster to accept a bucket');
     await nc.drain();
     t = await startTestStack('chdb', { NATS_URL: cluster.url, NATS_REPLICAS: '3', NATS_PREFIX: prefix });
   }, 120_000);
@@ -39,7 +36,7 @@ describe('replicas on a NATS cluster', () => {
 
   test('every stream and bucket of the service keeps three copies', async () => {
     const outbox = outboxNames(prefix);
-    const streams = [names(prefix).stream, names(prefix).deadLetter, outbox.outbox, outbox.deliveries, `KV_${auditHeadsBucket(prefix)}`, `KV_${locksBucket(prefix)}`];
+    const streams = [names(prefix).stream, names(prefix).deadLetter, outbox.outbox, outbox.deliveries, `KV_${names(prefix).auditHeadsBucket}`, `KV_${names(prefix).locksBucket}`];
     const replicas = await Promise.all(streams.map(async (s) => [s, (await t.stack.nats.jsm.streams.info(s)).config.num_replicas] as const));
     expect(Object.fromEntries(replicas)).toEqual(Object.fromEntries(streams.map((s) => [s, 3])));
   });

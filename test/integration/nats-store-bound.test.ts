@@ -5,8 +5,9 @@ import { connect, type NatsConnection } from 'nats';
 import { freePort, type LocalProcess } from '../../engines/local-process';
 import { createLogger } from '../../observability/logger';
 import { StoreTooSmallError } from '../../streams/put-stream';
-import { defaultTopology, ensureTopology, names } from '../../streams/topology';
+import { defaultTopology, ensureTopology } from '../../streams/topology';
 import { testNatsServer } from '../support/nats-server';
+import { names } from '../../streams/names';
 
 /**
  * JetStream reserves each stream's byte limit when the stream is created; a

@@ -5,11 +5,11 @@ import { parseFlow, flowRowJson } from '../../core/flow';
 import { recordEventId } from '../../core/ids';
 import { TelemetryStore } from '../../storage/telemetry-store';
 import { TelemetryPublisher } from '../../streams/telemetry-publisher';
-import { names } from '../../streams/topology';
 import type { TelemetryWrites } from '../../workers/stream-worker-ports';
 import { generateFlows } from '../support/flows';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 import { streamWorkerOn } from '../support/stream-worker';
+import { names } from '../../streams/names';
 
 /**
  * A worker that died after writing part of a batch: its messages come back

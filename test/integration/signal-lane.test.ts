@@ -1,9 +1,9 @@
-import { names } from '../../streams/topology';
 import type { IncidentView, Page } from '../support/api-types';
 import { generateFlows } from '../support/flows';
 import { streamWorkerOn } from '../support/stream-worker';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
+import { names } from '../../streams/names';
 
 /**
  * After an outage the workers find a flow backlog; correlation signals

@@ -4,10 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort, type LocalProcess } from '../../engines/local-process';
 import { createLogger } from '../../observability/logger';
-import { names } from '../../streams/topology';
 import { testNatsServer } from '../support/nats-server';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
+import { names } from '../../streams/names';
 
 /**
  * The stream worker under a steady load of posts while its consumer is taken

@@ -1,9 +1,9 @@
-import { outboxNames } from '../../streams/outbox';
 import type { HealthView, IncidentView, Page, ReplayRequested, ReplayView } from '../support/api-types';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
 import { ContractChecker, type OpenApiDoc } from '../support/openapi-check';
 import { WebhookReceiver, type Received } from '../support/webhook-receiver';
+import { outboxNames } from '../../streams/names';
 
 /**
  * Outbound webhooks end to end on the real engines: incidents and replays

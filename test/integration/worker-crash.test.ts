@@ -4,12 +4,12 @@ import path from 'node:path';
 import { headers as natsHeaders, type JsMsg } from 'nats';
 import { headerNames } from '../../streams/telemetry-publisher';
 import { metricTotal } from '../support/metrics';
-import { names } from '../../streams/topology';
 import { generateFlows, sortedEntries } from '../support/flows';
 import { startWorkerProcess as startWorker } from '../support/worker-process';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
 import { streamWorkerOn } from '../support/stream-worker';
+import { names } from '../../streams/names';
 
 /**
  * The stream workers run apart from the API here (ROLES=api for the test

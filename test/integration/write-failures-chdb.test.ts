@@ -1,10 +1,10 @@
 import { Registry } from 'prom-client';
 import { metricTotal } from '../support/metrics';
-import { names } from '../../streams/topology';
 import { generateFlows, sortedEntries } from '../support/flows';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
 import { streamWorkerOn } from '../support/stream-worker';
+import { names } from '../../streams/names';
 
 /**
  * chDB's side of a transient failure: the engine in this process runs out of

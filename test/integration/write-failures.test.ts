@@ -3,13 +3,13 @@ import { Registry } from 'prom-client';
 import { metricTotal } from '../support/metrics';
 import { HttpClickHouse, type ClickHouse } from '../../storage/clickhouse';
 import { headerNames } from '../../streams/telemetry-publisher';
-import { names } from '../../streams/topology';
 import { type StreamWorkerConfig } from '../../workers/stream-worker';
 import { generateFlows, sortedEntries } from '../support/flows';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
 import { streamWorkerOn } from '../support/stream-worker';
+import { names } from '../../streams/names';
 
 /**
  * What a stream worker does when ClickHouse cannot take a message, on the

@@ -6,10 +6,7 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../../service/config';
 import { createLogger } from '../../observability/logger';
 import { startStack, type Stack } from '../../service/stack';
-import { auditHeadsBucket } from '../../streams/audit-heads';
-import { locksBucket } from '../../streams/locks';
-import { outboxNames } from '../../streams/outbox';
-import { names } from '../../streams/topology';
+import { names, outboxNames } from '../../streams/names';
 
 /**
  * A whole service stack for one test file, on the engines the global set-up
@@ -156,7 +153,7 @@ export async function startTestStack(transport: Transport, extraEnv: Record<stri
       // Streams of a finished test file are removed, so JetStream's storage reservations do not pile up.
       const { prefix } = config.nats;
       const outbox = outboxNames(prefix);
-      for (const stream of [names(prefix).stream, names(prefix).deadLetter, outbox.outbox, outbox.deliveries, `KV_${auditHeadsBucket(prefix)}`, `KV_${locksBucket(prefix)}`]) {
+      for (const stream of [names(prefix).stream, names(prefix).deadLetter, outbox.outbox, outbox.deliveries, `KV_${names(prefix).auditHeadsBucket}`, `KV_${names(prefix).locksBucket}`]) {
         await stack.nats.jsm.streams.delete(stream).catch(() => undefined);
       }
       if (stack.clickhouse.transport === 'http') {

@@ -1,6 +1,6 @@
 import type { JetStreamManager } from 'nats';
 import type { ClickHouse } from '../../storage/clickhouse';
-import { names } from '../../streams/topology';
+import { names } from '../../streams/names';
 
 /** Polls until `check` returns a value that is not undefined, or fails after `timeoutMs`. */
 export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {

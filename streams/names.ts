@@ -1,0 +1,53 @@
+import type { StreamKind } from '../core/telemetry';
+
+/**
+ * Every JetStream name of the service, derived from NATS_PREFIX: streams,
+ * durable consumers, KV buckets and subjects, and the JetStream API error
+ * codes the adapters branch on. deploy/nats/nettel.conf grants each role
+ * these names; change one here and there together.
+ */
+export const names = (prefix: string) => {
+  const upper = prefix.toUpperCase();
+  return {
+    /** Raw telemetry (streams/topology.ts): `<prefix>.tel.<kind>.<org>[.exp-<exporter>]`. */
+    stream: `${upper}_TELEMETRY`,
+    subjects: `${prefix}.tel.>`,
+    /**
+     * A collected flow's subject adds its exporter (`exp-` and the address with
+     * `.` and `:` as `_`): one exporter's flows keep their order in the stream.
+     */
+    subject: (kind: StreamKind, orgId: string, exporter?: string) =>
+      exporter === undefined ? `${prefix}.tel.${kind}.${orgId}` : `${prefix}.tel.${kind}.${orgId}.exp-${exporter.replace(/[.:]/g, '_')}`,
+    /** The writers' lanes' durable consumers: bulk telemetry (flows, metric events), and correlation signals. */
+    writers: `${upper}_WRITERS`,
+    writersSubjects: [`${prefix}.tel.flow.>`, `${prefix}.tel.metric.>`],
+    signals: `${upper}_SIGNALS`,
+    signalsSubjects: [`${prefix}.tel.signal.>`],
+    deadLetter: `${upper}_DEAD_LETTER`,
+    deadLetterSubjects: `${prefix}.dead.>`,
+    deadLetterSubject: (kind: string, orgId: string) => `${prefix}.dead.${kind}.${orgId}`,
+    /** The embedded nats-server's liveness check (streams/jetstream-write-probe.ts). */
+    health: `${upper}_HEALTH`,
+    healthSubject: `${prefix}.health`,
+    /** Core NATS, no stream: a revoked key reaches every API process at once. */
+    keyRevokedSubject: `${prefix}.keys.revoked`,
+    auditHeadsBucket: `${upper}_AUDIT_HEADS`,
+    locksBucket: `${upper}_LOCKS`,
+  };
+};
+
+/** The notification outbox and its deliveries (streams/outbox.ts). */
+export const outboxNames = (prefix: string) => ({
+  outbox: `${prefix.toUpperCase()}_OUTBOX`,
+  outboxSubjects: `${prefix}.outbox.>`,
+  outboxSubject: (orgId: string) => `${prefix}.outbox.${orgId}`,
+  fanout: `${prefix.toUpperCase()}_WEBHOOK_FANOUT`,
+  deliveries: `${prefix.toUpperCase()}_WEBHOOK_DELIVERIES`,
+  deliverySubjects: `${prefix}.whdeliver.>`,
+  deliverySubject: (orgId: string, webhookId: string) => `${prefix}.whdeliver.${orgId}.${webhookId}`,
+  deliverer: `${prefix.toUpperCase()}_WEBHOOK_DELIVERER`,
+});
+
+/** JetStream API error codes (err_code) the adapters branch on. */
+export const jsErrors = { streamNotFound: 10059, consumerNotFound: 10014, insufficientStorage: 10047 } as const;
+export const apiErrorCode = (err: unknown) => (err as { api_error?: { err_code?: number } }).api_error?.err_code;
