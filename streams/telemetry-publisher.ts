@@ -3,6 +3,7 @@ import { ErrorCode, headers as natsHeaders, type MsgHdrs } from 'nats';
 import type { JetStreamWriteHealth } from './jetstream-write-health';
 import { unavailable } from '../core/errors';
 import type { StreamKind } from '../core/telemetry';
+import { telemetryHeaderEntries } from '../core/telemetry-headers';
 import { counter, engineErrorsCounter, type Registry } from '../observability/metrics';
 import { names } from './names';
 
@@ -23,16 +24,6 @@ export interface TelemetryBatch {
   /** The exporter a collected batch came from: it is part of the subject (see topology). */
   exporter?: string;
 }
-
-export const headerNames = {
-  kind: 'Nettel-Kind',
-  org: 'Nettel-Org',
-  count: 'Nettel-Count',
-  minTs: 'Nettel-Min-Ts',
-  maxTs: 'Nettel-Max-Ts',
-  /** `1` on a message whose event ids are deterministic (a batch sent with an Idempotency-Key). */
-  idempotent: 'Nettel-Idempotent',
-} as const;
 
 /** The part of the NATS client the publisher uses (NatsClient has it); unit tests hand in a plain object. */
 export interface PublishConnection {
@@ -167,13 +158,8 @@ export class TelemetryPublisher {
       acks = await Promise.all(
         chunks.map((chunk, i) => {
           const h = natsHeaders();
-          h.set(headerNames.kind, batch.kind);
-          h.set(headerNames.org, batch.orgId);
-          h.set(headerNames.count, String(chunk.count));
-          h.set(headerNames.minTs, String(batch.minTs));
-          h.set(headerNames.maxTs, String(batch.maxTs));
-          // JetStream drops a retry only within its duplicate window: past it, the workers check the rows.
-          if (batch.idempotent) h.set(headerNames.idempotent, '1');
+          // JetStream drops a retry only within its duplicate window: past it, the workers check the rows (idempotent).
+          for (const [name, value] of telemetryHeaderEntries({ ...batch, count: chunk.count })) h.set(name, value);
           const msgID = chunks.length === 1 ? batch.batchId : `${batch.batchId}.${i}`;
           return js.publish(subject, chunk.data, { msgID, headers: h, timeout: this.deps.timeoutMs ?? 5_000 });
         }),

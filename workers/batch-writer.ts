@@ -2,9 +2,9 @@ import { correlationKey } from '../core/correlation';
 import { detectorRulesOf, historyOf, inForce } from '../core/detection-rules';
 import { metricThresholdSignals, trafficVolumeSignals, type DestinationMinute, type DetectorRules } from '../core/detectors';
 import type { MetricRow, SignalRow } from '../core/telemetry';
+import { readTelemetryHeaders } from '../core/telemetry-headers';
 import type { Logger } from '../observability/logger';
 import type { TelemetryTable } from '../storage/telemetry-store';
-import { headerNames } from '../streams/telemetry-publisher';
 import type { KeyChange } from '../application/correlator';
 import type { DetectionRulesSource } from '../application/detection-rules-service';
 import { storedRows, type RowCheck, type StoredRows } from './stored-rows';
@@ -56,17 +56,12 @@ export class BatchWriter {
   async process(batch: WorkMessage[], opts: { retry?: boolean } = {}): Promise<void> {
     const groups: Record<'flow' | 'signal' | 'metric', Entry[]> = { flow: [], signal: [], metric: [] };
     for (const msg of batch) {
-      const kind = msg.headers?.get(headerNames.kind) as keyof typeof groups;
-      if (!groups[kind]) {
+      const { kind, org, minTs, maxTs } = readTelemetryHeaders(msg.headers);
+      if (!Object.hasOwn(groups, kind)) {
         this.deps.log.warn({ subject: msg.subject }, 'skipping a message of unknown kind');
         continue;
       }
-      groups[kind].push({
-        msg,
-        org: msg.headers!.get(headerNames.org),
-        minTs: Number(msg.headers!.get(headerNames.minTs)),
-        maxTs: Number(msg.headers!.get(headerNames.maxTs)),
-      });
+      groups[kind as keyof typeof groups].push({ msg, org, minTs, maxTs });
     }
     const retry = opts.retry ?? false;
     await this.writeEntries('flows', groups.flow, { retry });
@@ -164,7 +159,7 @@ export class BatchWriter {
    * horizon before their own times.
    */
   private earliestCopy(entry: Entry): number {
-    const idempotent = entry.msg.headers?.get(headerNames.idempotent) === '1';
+    const idempotent = readTelemetryHeaders(entry.msg.headers).idempotent;
     return idempotent ? Math.max(0, entry.minTs - idempotentRetryHorizonMs) : entry.minTs;
   }
 
@@ -177,7 +172,7 @@ export class BatchWriter {
    */
   private mayBeStored(msg: WorkMessage, retry: boolean): boolean {
     if (msg.info.redelivered || retry) return true;
-    return msg.headers?.get(headerNames.idempotent) === '1' || this.deps.mayHaveACopy(msg);
+    return readTelemetryHeaders(msg.headers).idempotent || this.deps.mayHaveACopy(msg);
   }
 
   /** One insert, timed and sized: only a successful insert's time is observed. */

@@ -1,6 +1,6 @@
 import { headers as natsHeaders } from 'nats';
 import type { NatsClient } from '../streams/nats-client';
-import { headerNames } from '../streams/telemetry-publisher';
+import { readTelemetryHeaders, telemetryHeaderNames } from '../core/telemetry-headers';
 import type { DeadLetterSink, WorkMessage } from './stream-worker-ports';
 import { names } from '../streams/names';
 
@@ -17,9 +17,8 @@ export class JetStreamDeadLetters implements DeadLetterSink {
   async deadLetter(m: WorkMessage, err: unknown): Promise<void> {
     const h = natsHeaders();
     for (const [key, values] of m.headers ?? []) for (const v of values) h.append(key, v);
-    h.set('Nettel-Error', String((err as Error | undefined)?.message ?? err).slice(0, 1000));
-    const kind = m.headers?.get(headerNames.kind) || 'unknown';
-    const org = m.headers?.get(headerNames.org) || 'unknown';
-    await this.nats.js().publish(names(this.prefix).deadLetterSubject(kind, org), m.data, { headers: h });
+    h.set(telemetryHeaderNames.error, String((err as Error | undefined)?.message ?? err).slice(0, 1000));
+    const { kind, org } = readTelemetryHeaders(m.headers);
+    await this.nats.js().publish(names(this.prefix).deadLetterSubject(kind || 'unknown', org || 'unknown'), m.data, { headers: h });
   }
 }

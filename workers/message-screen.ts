@@ -1,7 +1,7 @@
 import { orgIdSchema } from '../core/ids';
 import { hasJsonLinesShape, rowPrefixOf } from '../core/json-lines';
 import type { StreamKind } from '../core/telemetry';
-import { headerNames } from '../streams/telemetry-publisher';
+import { readTelemetryHeaders } from '../core/telemetry-headers';
 import type { WorkMessage } from './stream-worker-ports';
 
 const kinds: ReadonlySet<string> = new Set<StreamKind>(['flow', 'signal', 'metric']);
@@ -23,12 +23,9 @@ const reservedField = Buffer.from('"write_id"');
  */
 export function screenMessage(msg: WorkMessage): ScreenVerdict {
   const tokens = msg.subject.split('.');
-  const kind = msg.headers?.get(headerNames.kind) ?? '';
-  const org = msg.headers?.get(headerNames.org) ?? '';
+  const { kind, org, minTs, maxTs } = readTelemetryHeaders(msg.headers);
   if (!kinds.has(kind) || tokens[2] !== kind) return { ok: false, reason: 'unknown_kind' };
   if (!orgIdSchema.safeParse(org).success || tokens[3] !== org) return { ok: false, reason: 'org_mismatch' };
-  const minTs = Number(msg.headers?.get(headerNames.minTs));
-  const maxTs = Number(msg.headers?.get(headerNames.maxTs));
   if (!Number.isSafeInteger(minTs) || !Number.isSafeInteger(maxTs) || minTs > maxTs) return { ok: false, reason: 'bad_times' };
   if (!hasJsonLinesShape(msg.data, rowPrefixOf(org))) return { ok: false, reason: 'not_rows_of_org' };
   if (Buffer.from(msg.data.buffer, msg.data.byteOffset, msg.data.byteLength).includes(reservedField)) return { ok: false, reason: 'reserved_field' };

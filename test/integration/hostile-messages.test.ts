@@ -1,7 +1,7 @@
 import { headers as natsHeaders } from 'nats';
 import { metricTotal } from '../support/metrics';
 import { UnsafeInsertError } from '../../storage/clickhouse';
-import { headerNames } from '../../streams/telemetry-publisher';
+import { telemetryHeaderNames } from '../../core/telemetry-headers';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
 import { names } from '../../streams/names';
@@ -27,10 +27,10 @@ describe('hostile messages on the telemetry subjects', () => {
 
   async function publish(org: string, body: string, kind = 'flow'): Promise<void> {
     const h = natsHeaders();
-    h.set(headerNames.kind, kind);
-    h.set(headerNames.org, org);
-    h.set(headerNames.minTs, String(Date.now()));
-    h.set(headerNames.maxTs, String(Date.now()));
+    h.set(telemetryHeaderNames.kind, kind);
+    h.set(telemetryHeaderNames.org, org);
+    h.set(telemetryHeaderNames.minTs, String(Date.now()));
+    h.set(telemetryHeaderNames.maxTs, String(Date.now()));
     await t.stack.nats.js().publish(names(t.stack.config.nats.prefix).subject(kind as 'flow', org), Buffer.from(body), { headers: h });
   }
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { headers as natsHeaders, type JsMsg } from 'nats';
-import { headerNames } from '../../streams/telemetry-publisher';
+import { telemetryHeaderEntries, telemetryHeaderNames } from '../../core/telemetry-headers';
 import { metricTotal } from '../support/metrics';
 import { generateFlows, sortedEntries } from '../support/flows';
 import { startWorkerProcess as startWorker } from '../support/worker-process';
@@ -125,11 +125,7 @@ describe('stream worker crashes', () => {
     const n = names(stack.config.nats.prefix);
     // A message the API would never publish: a row whose time is not a number.
     const h = natsHeaders();
-    h.set(headerNames.kind, 'flow');
-    h.set(headerNames.org, minted.org_id);
-    h.set(headerNames.count, '1');
-    h.set(headerNames.minTs, '0');
-    h.set(headerNames.maxTs, '0');
+    for (const [name, value] of telemetryHeaderEntries({ kind: 'flow', orgId: minted.org_id, count: 1, minTs: 0, maxTs: 0 })) h.set(name, value);
     await stack.nats.js().publish(n.subject('flow', minted.org_id), Buffer.from(`{"org_id":"${minted.org_id}","ts":"yesterday"}\n`), { headers: h });
 
     const worker = streamWorkerOn(t, { config: { retryDelayMs: 20, maxDeliveries: 2 } });
@@ -141,7 +137,7 @@ describe('stream worker crashes', () => {
       }, 30_000, 'the dead letter');
       expect(await flowsStored(t, minted.org_id)).toBe(good.total);
       const dead = await stack.nats.jsm.streams.getMessage(n.deadLetter, { seq: (await stack.nats.jsm.streams.info(n.deadLetter)).state.first_seq });
-      expect(dead.header.get('Nettel-Error')).toMatch(/clickhouse insert into flows failed/);
+      expect(dead.header.get(telemetryHeaderNames.error)).toMatch(/clickhouse insert into flows failed/);
       expect((await stack.nats.jsm.streams.info(n.stream)).state.messages).toBe(0);
     } finally {
       await worker.stop();

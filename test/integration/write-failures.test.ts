@@ -2,7 +2,7 @@ import { DiscardPolicy, headers as natsHeaders } from 'nats';
 import { Registry } from 'prom-client';
 import { metricTotal } from '../support/metrics';
 import { HttpClickHouse, type ClickHouse } from '../../storage/clickhouse';
-import { headerNames } from '../../streams/telemetry-publisher';
+import { telemetryHeaderEntries, telemetryHeaderNames } from '../../core/telemetry-headers';
 import { type StreamWorkerConfig } from '../../workers/stream-worker';
 import { generateFlows, sortedEntries } from '../support/flows';
 import { startTcpProxy } from '../support/tcp-proxy';
@@ -44,11 +44,7 @@ describe('stream worker write failures', () => {
   /** A message the API would never publish: a row whose time is not a number, which ClickHouse refuses. */
   async function publishRefusedRow(orgId: string) {
     const h = natsHeaders();
-    h.set(headerNames.kind, 'flow');
-    h.set(headerNames.org, orgId);
-    h.set(headerNames.count, '1');
-    h.set(headerNames.minTs, '0');
-    h.set(headerNames.maxTs, '0');
+    for (const [name, value] of telemetryHeaderEntries({ kind: 'flow', orgId, count: 1, minTs: 0, maxTs: 0 })) h.set(name, value);
     await t.stack.nats.js().publish(n().subject('flow', orgId), Buffer.from(`{"org_id":"${orgId}","ts":"yesterday"}\n`), { headers: h });
   }
 
@@ -86,7 +82,7 @@ describe('stream worker write failures', () => {
       expect(await failures(registry, 'permanent')).toBeGreaterThanOrEqual(2);
       expect(await failures(registry, 'transient')).toBe(0);
       const dead = await t.stack.nats.jsm.streams.getMessage(n().deadLetter, { seq: (await deadLetterState()).last_seq });
-      expect(dead.header.get('Nettel-Error')).toMatch(/clickhouse insert into flows failed/);
+      expect(dead.header.get(telemetryHeaderNames.error)).toMatch(/clickhouse insert into flows failed/);
     } finally {
       await worker.stop();
     }

@@ -1,4 +1,5 @@
-import { headerNames } from '../../streams/telemetry-publisher';
+import { telemetryHeaderEntries } from '../../core/telemetry-headers';
+import type { StreamKind } from '../../core/telemetry';
 import type { WorkMessage } from '../../workers/stream-worker-ports';
 
 /** Pulled messages as plain objects for the stream worker's unit tests: what the worker did to each is in `events`. */
@@ -25,13 +26,9 @@ export function message(opts: MessageOptions = {}): FakeMessage {
   const org = opts.org ?? 'org_a';
   const rows = opts.rows ?? [{ org_id: org, event_id: `evt_${id}`, ts: 1_000, bytes: 10 }];
   const [minTs, maxTs] = opts.times ?? [1_000, 1_000];
-  const headers = new Map<string, string>([
-    [headerNames.kind, opts.kind ?? 'flow'],
-    [headerNames.org, org],
-    [headerNames.minTs, String(minTs)],
-    [headerNames.maxTs, String(maxTs)],
-    ...(opts.idempotent ? [[headerNames.idempotent, '1'] as [string, string]] : []),
-  ]);
+  const headers = new Map<string, string>(
+    telemetryHeaderEntries({ kind: (opts.kind ?? 'flow') as StreamKind, orgId: org, count: rows.length, minTs, maxTs, idempotent: opts.idempotent }),
+  );
   const deliveries = opts.deliveries ?? 1;
   const events: string[] = [];
   return {

@@ -3,7 +3,8 @@ import { Registry } from 'prom-client';
 import { AppError } from '../../core/errors';
 import type { StreamKind } from '../../core/telemetry';
 import { metricTotal } from '../support/metrics';
-import { headerNames, TelemetryPublisher, type PublishConnection, type TelemetryBatch } from '../../streams/telemetry-publisher';
+import { telemetryHeaderNames } from '../../core/telemetry-headers';
+import { TelemetryPublisher, type PublishConnection, type TelemetryBatch } from '../../streams/telemetry-publisher';
 
 /**
  * The publisher against a plain object standing for the NATS client: each
@@ -89,7 +90,7 @@ describe('telemetry publisher', () => {
     expect(published).toHaveLength(1);
     expect(published[0]!.subject).toBe('tu.tel.flow.org_a');
     expect(published[0]!.lines).toEqual([...records('a', 2), ...records('b', 3), ...records('c', 1)]);
-    expect(published[0]!.headers.get(headerNames.count)).toBe('6');
+    expect(published[0]!.headers.get(telemetryHeaderNames.count)).toBe('6');
   });
 
   test('requests of other orgs or other kinds in the same turn go in messages of their own', async () => {
@@ -155,7 +156,7 @@ describe('telemetry publisher', () => {
     const { publisher } = publisherOver(connection);
     const keyed = { ...batch('org_a', 'flow', records('keyed', 2), 'org_a.flow.0123456789abcdef'), idempotent: true };
     await Promise.all([publisher.publish(batch('org_a', 'flow', records('loose', 1))), publisher.publish(keyed), publisher.publish(batch('org_a', 'flow', records('loose2', 1)))]);
-    const marks = Object.fromEntries(published.map((m) => [m.msgID === keyed.batchId ? 'keyed' : 'coalesced', m.headers.get(headerNames.idempotent)]));
+    const marks = Object.fromEntries(published.map((m) => [m.msgID === keyed.batchId ? 'keyed' : 'coalesced', m.headers.get(telemetryHeaderNames.idempotent)]));
     expect(marks).toEqual({ keyed: '1', coalesced: '' });
   });
 
