@@ -8,8 +8,8 @@ import { clickhouseSettings } from '../storage/clickhouse.config';
 import { natsSettings } from '../streams/nats.config';
 import { temporalSettings } from '../temporal/temporal.config';
 import { collectorSettings } from '../workers/collector/collector.config';
-import { replayReconcilerSettings } from '../workers/replay-reconciler.config';
-import { streamWorkerSettings } from '../workers/stream-worker.config';
+import { replayReconcilerSettings } from '../workers/governance/replay-reconciler.config';
+import { streamWorkerSettings } from '../workers/telemetry/stream-worker.config';
 import { processSettings, type ProcessRole } from './process.config';
 
 export type { ProcessRole };

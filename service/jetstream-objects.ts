@@ -5,7 +5,7 @@ import type { NatsClient } from '../streams/nats-client';
 import { outboxConsumer } from '../streams/outbox';
 import { putConsumer } from '../streams/put-stream';
 import { defaultTopology, ensureTopology, type TopologyConfig } from '../streams/topology';
-import { notifierConsumers } from '../workers/webhook-notifier';
+import { notifierConsumers } from '../workers/webhooks/webhook-notifier';
 import type { Config } from './config';
 
 /** The telemetry streams and the writers' consumer, as the configuration sizes them. */

@@ -6,7 +6,7 @@ import type { ClickHouse } from '../storage/clickhouse';
 import type { NatsClient } from '../streams/nats-client';
 import type { TemporalClient } from '../temporal/temporal-client';
 import type { Collector } from '../workers/collector/collector';
-import type { TemporalWorker } from '../workers/temporal-worker';
+import type { TemporalWorker } from '../workers/governance/temporal-worker';
 import { Lifecycle, type Component } from './component';
 import type { Config } from './config';
 import { sharedSecretOf } from './data-folder-secret';

@@ -99,7 +99,7 @@ export interface PreparedReplay {
   window: ReplayWindow;
 }
 
-/** Every side effect of the replay workflow; implemented in workers/activities. */
+/** Every side effect of the replay workflow; implemented in workers/governance/activities. */
 export interface ReplayActivities {
   /** Writes the workflow's state; the version is the workflow's step, so a late retry never overwrites a newer state. */
   recordReplayState(args: { input: ReplayInput; state: ReplayState; version: number }): Promise<void>;

@@ -2,7 +2,7 @@
  * The replay workflow: deterministic decisions only. Every side effect
  * (reading ClickHouse, evaluating policies on stored data, checking an
  * approver's key, writing state, the report and the audit ledger) is an
- * activity in workers/activities.
+ * activity in workers/governance/activities.
  */
 import {
   ApplicationFailure, allHandlersFinished, condition, defineQuery, defineSignal, defineUpdate, proxyActivities, setHandler,

@@ -1,6 +1,6 @@
 import type { JsMsg } from 'nats';
 import { ensureTopology } from '../../streams/topology';
-import { StreamWorker } from '../../workers/stream-worker';
+import { StreamWorker } from '../../workers/telemetry/stream-worker';
 import { generateFlows, type GeneratedFlows } from '../support/flows';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 import { waitForTelemetryDrained } from '../support/wait';

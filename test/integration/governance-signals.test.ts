@@ -8,7 +8,7 @@ import { metricTotal } from '../support/metrics';
 import { AuditRepo } from '../../storage/audit-repo';
 import { KeysRepo } from '../../storage/keys-repo';
 import { AuditHeads } from '../../streams/audit-heads';
-import { createApprovalActivities } from '../../workers/activities/approval-activities';
+import { createApprovalActivities } from '../../workers/governance/activities/approval-activities';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { approveSignal, decideUpdate, decisionFailures, denySignal, replayStatusQuery } from '../../workflows/replay';
 import { startTestStack, type TestStack } from '../support/test-stack';

@@ -5,7 +5,7 @@ import { parseFlow, flowRowJson } from '../../core/flow';
 import { recordEventId } from '../../core/ids';
 import { TelemetryStore } from '../../storage/telemetry-store';
 import { TelemetryPublisher } from '../../streams/telemetry-publisher';
-import type { TelemetryWrites } from '../../workers/stream-worker-ports';
+import type { TelemetryWrites } from '../../workers/telemetry/stream-worker-ports';
 import { generateFlows } from '../support/flows';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 import { streamWorkerOn } from '../support/stream-worker';

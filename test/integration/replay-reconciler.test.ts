@@ -9,7 +9,7 @@ import { AuditLedger } from '../../application/audit-ledger';
 import { AuditRepo } from '../../storage/audit-repo';
 import { ReplaysRepo, type ReplayRecord } from '../../storage/replays-repo';
 import { AuditHeads } from '../../streams/audit-heads';
-import { ReplayReconciler } from '../../workers/replay-reconciler';
+import { ReplayReconciler } from '../../workers/governance/replay-reconciler';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import type { AuditEntryView, IncidentView, Page, ReplayView } from '../support/api-types';
 import { waitFor } from '../support/wait';

@@ -1,7 +1,7 @@
 import { createRegistry } from '../../observability/metrics';
 import { createLogger } from '../../observability/logger';
 import { applyRetentionTtl } from '../../storage/retention';
-import { RetentionJob } from '../../workers/retention';
+import { RetentionJob } from '../../storage/retention-job';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 import { waitForMutations } from '../support/wait';
 

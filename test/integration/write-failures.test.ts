@@ -3,7 +3,7 @@ import { Registry } from 'prom-client';
 import { metricTotal } from '../support/metrics';
 import { HttpClickHouse, type ClickHouse } from '../../storage/clickhouse';
 import { telemetryHeaderEntries, telemetryHeaderNames } from '../../core/telemetry-headers';
-import { type StreamWorkerConfig } from '../../workers/stream-worker';
+import { type StreamWorkerConfig } from '../../workers/telemetry/stream-worker';
 import { generateFlows, sortedEntries } from '../support/flows';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { startTestStack, type TestStack } from '../support/test-stack';

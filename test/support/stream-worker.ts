@@ -4,8 +4,8 @@ import { createLogger } from '../../observability/logger';
 import type { ClickHouse } from '../../storage/clickhouse';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { TelemetryStore } from '../../storage/telemetry-store';
-import { StreamWorker, defaultStreamWorkerConfig, type StreamWorkerConfig } from '../../workers/stream-worker';
-import type { TelemetryWrites } from '../../workers/stream-worker-ports';
+import { StreamWorker, defaultStreamWorkerConfig, type StreamWorkerConfig } from '../../workers/telemetry/stream-worker';
+import type { TelemetryWrites } from '../../workers/telemetry/stream-worker-ports';
 import type { TestStack } from './test-stack';
 
 export interface TestWorkerOptions {

@@ -1,6 +1,6 @@
 import { requestPrefixOf } from '../../core/ids';
 import type { StoredPrefix, TelemetryTable } from '../../storage/telemetry-store';
-import type { TelemetryWrites } from '../../workers/stream-worker-ports';
+import type { TelemetryWrites } from '../../workers/telemetry/stream-worker-ports';
 
 /**
  * The stream worker's store as a plain object holding these event ids (of

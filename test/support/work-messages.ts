@@ -1,6 +1,6 @@
 import { telemetryHeaderEntries } from '../../core/telemetry-headers';
 import type { StreamKind } from '../../core/telemetry';
-import type { WorkMessage } from '../../workers/stream-worker-ports';
+import type { WorkMessage } from '../../workers/telemetry/stream-worker-ports';
 
 /** Pulled messages as plain objects for the stream worker's unit tests: what the worker did to each is in `events`. */
 export interface FakeMessage extends WorkMessage {

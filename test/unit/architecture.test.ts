@@ -24,6 +24,8 @@ const allowed: Record<string, readonly string[]> = {
   service: ['api', 'application', 'core', 'engines', 'observability', 'storage', 'streams', 'temporal', 'workers', 'workflows'],
 };
 const productFolders = Object.keys(allowed);
+/** The consume machinery under both the telemetry lanes and the webhook outbox (workers/consume/). */
+const sharedWorkerFolder = 'consume';
 const otherFolders = ['bench', 'test'];
 
 /** Packages workflow code may import: the workflow SDK only (plus core and its own folder). */
@@ -128,6 +130,23 @@ describe('the code keeps its architecture', () => {
       for (const target of project) {
         const to = folderOf(target);
         if (to !== from && !allowed[from].includes(to)) violations.push(`${rel(file)} -> ${rel(target)}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  test("workers' subsystems do not import one another: only the shared consume folder is theirs in common", () => {
+    const subsystemOf = (file: string) => {
+      const [top, sub, ...rest] = rel(file).split(path.sep);
+      return top === 'workers' && rest.length > 0 ? sub : undefined;
+    };
+    const violations: string[] = [];
+    for (const [file, { project }] of imports) {
+      const from = subsystemOf(file);
+      if (!from) continue;
+      for (const target of project) {
+        const to = subsystemOf(target);
+        if (to && to !== from && to !== sharedWorkerFolder) violations.push(`${rel(file)} -> ${rel(target)}`);
       }
     }
     expect(violations).toEqual([]);

@@ -1,4 +1,4 @@
-import { screenMessage } from '../../workers/message-screen';
+import { screenMessage } from '../../workers/telemetry/message-screen';
 import { message } from '../support/work-messages';
 
 /** What the stream workers accept from the telemetry subjects before any byte goes further, on plain messages. */

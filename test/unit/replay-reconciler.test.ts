@@ -3,7 +3,7 @@ import { Registry } from 'prom-client';
 import { createLogger } from '../../observability/logger';
 import type { ReplayRecord } from '../../storage/replays-repo';
 import type { ReplayInput } from '../../workflows/replay-contract';
-import { ReplayReconciler, type ReplayReconcilerConfig } from '../../workers/replay-reconciler';
+import { ReplayReconciler, type ReplayReconcilerConfig } from '../../workers/governance/replay-reconciler';
 
 /**
  * The replay reconciler's decisions on plain objects: which queued replays it

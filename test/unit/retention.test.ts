@@ -1,4 +1,4 @@
-import { expiredPartitions } from '../../workers/retention';
+import { expiredPartitions } from '../../storage/retention-job';
 
 describe('retention', () => {
   const day = 86_400_000;

@@ -1,9 +1,10 @@
 import { Registry } from 'prom-client';
 import { createLogger } from '../../observability/logger';
 import { counter } from '../../observability/metrics';
-import { ConsumeLoop, reopenDelayMs } from '../../workers/consume-loop';
-import { interruptionReason } from '../../workers/jetstream-pull';
-import { ConsumeInterrupted, type MessageSource, type OpenedConsumer, type WorkMessage } from '../../workers/stream-worker-ports';
+import { ConsumeLoop, reopenDelayMs } from '../../workers/consume/consume-loop';
+import { interruptionReason } from '../../workers/consume/jetstream-pull';
+import { ConsumeInterrupted, type OpenedConsumer } from '../../workers/consume/consumer';
+import type { MessageSource, WorkMessage } from '../../workers/telemetry/stream-worker-ports';
 
 /**
  * The consume loop on a fake message source: a pull that fails is opened
@@ -13,7 +14,7 @@ import { ConsumeInterrupted, type MessageSource, type OpenedConsumer, type WorkM
 const log = createLogger('silent');
 
 /** One scripted pull: messages and a failure are pushed by the test; stop() ends it. */
-class FakePull implements OpenedConsumer {
+class FakePull implements OpenedConsumer<WorkMessage> {
   private queue: Array<WorkMessage | Error | 'end'> = [];
   private wake?: () => void;
   stopped = false;
@@ -42,10 +43,10 @@ class FakePull implements OpenedConsumer {
   })(this);
 }
 
-const opening = (pull: OpenedConsumer) => () => Promise.resolve(pull);
+const opening = (pull: OpenedConsumer<WorkMessage>) => () => Promise.resolve(pull);
 const m = (id: number) => ({ id }) as unknown as WorkMessage;
 
-function harness(opens: Array<() => Promise<OpenedConsumer>>, now?: () => number) {
+function harness(opens: Array<() => Promise<OpenedConsumer<WorkMessage>>>, now?: () => number) {
   const registry = new Registry();
   const restarts = counter(registry, { name: 'restarts_total', help: 'restarts', labelNames: ['reason'] as const });
   const events: string[] = [];
@@ -54,7 +55,7 @@ function harness(opens: Array<() => Promise<OpenedConsumer>>, now?: () => number
     open: () => {
       events.push('open');
       const next = opens.shift();
-      return next ? next() : new Promise<OpenedConsumer>(() => undefined);
+      return next ? next() : new Promise<OpenedConsumer<WorkMessage>>(() => undefined);
     },
     mayHaveBeenDelivered: () => false,
   };
@@ -150,8 +151,8 @@ describe('stream worker consume loop', () => {
 
   test('the probe rejects between a failure and a successful re-open, and resolves once consuming again', async () => {
     const first = new FakePull();
-    let letOpen!: (pull: OpenedConsumer) => void;
-    const { loop, events } = harness([opening(first), () => new Promise<OpenedConsumer>((r) => (letOpen = r))]);
+    let letOpen!: (pull: OpenedConsumer<WorkMessage>) => void;
+    const { loop, events } = harness([opening(first), () => new Promise<OpenedConsumer<WorkMessage>>((r) => (letOpen = r))]);
     await loop.start();
     await expect(loop.probe()).resolves.toEqual({ detail: 'consuming' });
     first.push(new ConsumeInterrupted('consumer_deleted'));

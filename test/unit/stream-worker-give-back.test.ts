@@ -2,10 +2,10 @@ import { Registry } from 'prom-client';
 import { createLogger } from '../../observability/logger';
 import { metricTotal } from '../support/metrics';
 import { ClickHouseError } from '../../storage/clickhouse';
-import { UnreadableMessageError } from '../../workers/batch-writer';
-import { BatchHandler, giveBackDecision, nakDelayMs } from '../../workers/give-back';
-import { streamWorkerMetrics } from '../../workers/stream-worker-metrics';
-import type { DeadLetterSink, WorkMessage } from '../../workers/stream-worker-ports';
+import { UnreadableMessageError } from '../../workers/telemetry/batch-writer';
+import { BatchHandler, giveBackDecision, nakDelayMs } from '../../workers/telemetry/give-back';
+import { streamWorkerMetrics } from '../../workers/telemetry/stream-worker-metrics';
+import type { DeadLetterSink, WorkMessage } from '../../workers/telemetry/stream-worker-ports';
 import { message, type FakeMessage } from '../support/work-messages';
 
 /**

@@ -1,10 +1,10 @@
 import { Registry } from 'prom-client';
 import { recordEventId, requestPrefixOf } from '../../core/ids';
 import { createLogger } from '../../observability/logger';
-import { BatchWriter } from '../../workers/batch-writer';
-import { prefixVerdict } from '../../workers/stored-rows';
-import { streamWorkerMetrics } from '../../workers/stream-worker-metrics';
-import type { TelemetryWrites } from '../../workers/stream-worker-ports';
+import { BatchWriter } from '../../workers/telemetry/batch-writer';
+import { prefixVerdict } from '../../workers/telemetry/stored-rows';
+import { streamWorkerMetrics } from '../../workers/telemetry/stream-worker-metrics';
+import type { TelemetryWrites } from '../../workers/telemetry/stream-worker-ports';
 import { storeHolding } from '../support/telemetry-writes';
 import { message, type MessageOptions } from '../support/work-messages';
 

@@ -1,9 +1,9 @@
 import { Registry } from 'prom-client';
 import { createLogger } from '../../observability/logger';
-import { BatchWriter, UnreadableMessageError } from '../../workers/batch-writer';
-import { Batcher } from '../../workers/batcher';
-import { streamWorkerMetrics } from '../../workers/stream-worker-metrics';
-import type { TelemetryWrites } from '../../workers/stream-worker-ports';
+import { BatchWriter, UnreadableMessageError } from '../../workers/telemetry/batch-writer';
+import { Batcher } from '../../workers/telemetry/batcher';
+import { streamWorkerMetrics } from '../../workers/telemetry/stream-worker-metrics';
+import type { TelemetryWrites } from '../../workers/telemetry/stream-worker-ports';
 import { storeHolding } from '../support/telemetry-writes';
 import { message, type FakeMessage } from '../support/work-messages';
 

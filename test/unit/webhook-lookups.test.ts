@@ -1,5 +1,5 @@
 import type { Webhook, WebhookDelivery } from '../../core/webhook';
-import { WebhookLookups } from '../../workers/webhook-lookups';
+import { WebhookLookups } from '../../workers/webhooks/webhook-lookups';
 
 const webhook = (over: Partial<Webhook> = {}): Webhook => ({
   org_id: 'org_a',

@@ -1,6 +1,6 @@
-import { backoffDelayMs, type Backoff } from '../core/backoff';
-import type { Logger } from '../observability/logger';
-import { ConsumeInterrupted, type OpenedConsumer, type WorkMessage } from './stream-worker-ports';
+import { backoffDelayMs, type Backoff } from '../../core/backoff';
+import type { Logger } from '../../observability/logger';
+import { ConsumeInterrupted, type OpenedConsumer } from './consumer';
 
 /** Waits between re-opens of the consumer (core/backoff). */
 export type ReopenBackoff = Backoff;
@@ -27,7 +27,7 @@ type State = { consuming: true } | { consuming: false; reason: string };
  * counts in `restarts` by the reason consuming stopped; between a failure
  * and a successful re-open, probe() rejects, so /healthz shows it.
  */
-export class ConsumeLoop<M = WorkMessage> {
+export class ConsumeLoop<M> {
   private running = false;
   private state: State = { consuming: false, reason: 'not started' };
   private current?: OpenedConsumer<M>;

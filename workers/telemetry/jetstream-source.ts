@@ -1,9 +1,10 @@
-import type { Logger } from '../observability/logger';
-import type { NatsClient } from '../streams/nats-client';
-import { ensureWritersConsumer, laneConsumer, type Lane, type TopologyConfig } from '../streams/topology';
-import { JetStreamPull } from './jetstream-pull';
-import type { MessageSource, OpenedConsumer, WorkMessage } from './stream-worker-ports';
-import { names } from '../streams/names';
+import type { Logger } from '../../observability/logger';
+import type { NatsClient } from '../../streams/nats-client';
+import { ensureWritersConsumer, laneConsumer, type Lane, type TopologyConfig } from '../../streams/topology';
+import { JetStreamPull } from '../consume/jetstream-pull';
+import type { OpenedConsumer } from '../consume/consumer';
+import type { MessageSource, WorkMessage } from './stream-worker-ports';
+import { names } from '../../streams/names';
 
 export interface JetStreamSourceConfig {
   /** The writers' consumer as the topology defines it: recreated from this when it was deleted. */
@@ -16,7 +17,7 @@ export interface JetStreamSourceConfig {
 
 /**
  * A lane's shared durable consumer of the telemetry stream as a message
- * source (pulls as workers/jetstream-pull.ts opens them).
+ * source (pulls as workers/consume/jetstream-pull.ts opens them).
  *
  * Every open makes sure the consumer exists (recreating it
  * from the topology) and records the stream's last sequence. A recreated
@@ -43,7 +44,7 @@ export class JetStreamSource implements MessageSource {
     return message.info.streamSequence <= this.checkUpToSeq;
   }
 
-  open(): Promise<OpenedConsumer> {
+  open(): Promise<OpenedConsumer<WorkMessage>> {
     return this.pull.open();
   }
 

@@ -1,7 +1,7 @@
-import { backoffDelayMs } from '../core/backoff';
-import { classifyWriteFailure, type FailureVerdict } from '../core/write-failure';
-import type { Logger } from '../observability/logger';
-import { ClickHouseError } from '../storage/clickhouse';
+import { backoffDelayMs } from '../../core/backoff';
+import { classifyWriteFailure, type FailureVerdict } from '../../core/write-failure';
+import type { Logger } from '../../observability/logger';
+import { ClickHouseError } from '../../storage/clickhouse';
 import type { StreamWorkerMetrics } from './stream-worker-metrics';
 import { RefusedMessageError, screenMessage } from './message-screen';
 import type { DeadLetterSink, WorkMessage } from './stream-worker-ports';
@@ -108,7 +108,7 @@ export class BatchHandler {
   }
 
   /**
-   * Messages the screen refuses (workers/message-screen) go to the dead-letter
+   * Messages the screen refuses (message-screen.ts) go to the dead-letter
    * stream at once, before any of their bytes reach the engine: no retry
    * changes them. Returns the others.
    */

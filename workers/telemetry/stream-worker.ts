@@ -1,12 +1,12 @@
-import type { DetectionRulesSource } from '../application/detection-rules-service';
-import type { Logger } from '../observability/logger';
-import type { Registry } from '../observability/metrics';
-import { consumerLagMetrics } from '../streams/consumer-lag';
-import type { NatsClient } from '../streams/nats-client';
-import { defaultTopology, lanes, type Lane, type TopologyConfig } from '../streams/topology';
+import type { DetectionRulesSource } from '../../application/detection-rules-service';
+import type { Logger } from '../../observability/logger';
+import type { Registry } from '../../observability/metrics';
+import { consumerLagMetrics } from '../../streams/consumer-lag';
+import type { NatsClient } from '../../streams/nats-client';
+import { defaultTopology, lanes, type Lane, type TopologyConfig } from '../../streams/topology';
 import { BatchWriter } from './batch-writer';
 import { Batcher } from './batcher';
-import { ConsumeLoop, defaultReopenBackoff } from './consume-loop';
+import { ConsumeLoop, defaultReopenBackoff } from '../consume/consume-loop';
 import { JetStreamDeadLetters } from './dead-letter';
 import { BatchHandler } from './give-back';
 import { JetStreamSource } from './jetstream-source';
@@ -68,7 +68,7 @@ export interface StreamWorkerDeps {
  */
 export class StreamWorker {
   private readonly writer: BatchWriter;
-  private readonly lanes: Array<{ lane: Lane; loop: ConsumeLoop; handler: BatchHandler }>;
+  private readonly lanes: Array<{ lane: Lane; loop: ConsumeLoop<WorkMessage>; handler: BatchHandler }>;
 
   constructor(
     private readonly config: StreamWorkerConfig,

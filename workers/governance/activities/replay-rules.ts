@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import type { RulesOfIncident } from '../../core/correlation';
+import type { RulesOfIncident } from '../../../core/correlation';
 import {
   atVersion,
   correlationRulesOf,
@@ -7,9 +7,9 @@ import {
   historyOf,
   rulesOfIncidents,
   type RecordedRulesVersion,
-} from '../../core/detection-rules';
-import type { DetectorRules } from '../../core/detectors';
-import type { DetectionRulesSource } from '../../application/detection-rules-service';
+} from '../../../core/detection-rules';
+import type { DetectorRules } from '../../../core/detectors';
+import type { DetectionRulesSource } from '../../../application/detection-rules-service';
 
 /** The rules a replay re-runs an incident under. */
 export interface ReplayRules {

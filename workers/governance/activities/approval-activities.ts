@@ -1,11 +1,11 @@
-import type { AuditLedger } from '../../application/audit-ledger';
-import type { AuditEntry } from '../../core/audit-chain';
-import type { DecisionTokens } from '../../core/decision-token';
-import { roleAllows } from '../../core/roles';
-import { counter, type Registry } from '../../observability/metrics';
-import type { KeyRecord, KeysRepo } from '../../storage/keys-repo';
-import type { AuditHeads } from '../../streams/audit-heads';
-import type { ApproverRefusal, ApproverVerdict, DecisionRecord, ReplayActivities, ReplayInput } from '../../workflows/replay-contract';
+import type { AuditLedger } from '../../../application/audit-ledger';
+import type { AuditEntry } from '../../../core/audit-chain';
+import type { DecisionTokens } from '../../../core/decision-token';
+import { roleAllows } from '../../../core/roles';
+import { counter, type Registry } from '../../../observability/metrics';
+import type { KeyRecord, KeysRepo } from '../../../storage/keys-repo';
+import type { AuditHeads } from '../../../streams/audit-heads';
+import type { ApproverRefusal, ApproverVerdict, DecisionRecord, ReplayActivities, ReplayInput } from '../../../workflows/replay-contract';
 
 export interface ApprovalActivityDeps {
   keys: KeysRepo;

@@ -1,7 +1,7 @@
 import { ConsumerEvents, Events, type ConsumerMessages, type JsMsg } from 'nats';
-import type { NatsClient } from '../streams/nats-client';
-import { ConsumeInterrupted, type OpenedConsumer } from './stream-worker-ports';
-import { jsErrors } from '../streams/names';
+import type { NatsClient } from '../../streams/nats-client';
+import { ConsumeInterrupted, type OpenedConsumer } from './consumer';
+import { jsErrors } from '../../streams/names';
 
 /** A label for why a pull failed or could not open, from the error's codes (never its text). */
 export function interruptionReason(err: unknown): string {

@@ -1,9 +1,9 @@
 import type { JsMsg } from 'nats';
-import type { Logger } from '../observability/logger';
+import type { Logger } from '../../observability/logger';
 
 /**
  * Hands a consumer's messages to `handle`, at most `concurrency` at once, for
- * the consume loop (workers/consume-loop.ts): `add` waits for a free slot,
+ * the consume loop (consume-loop.ts): `add` waits for a free slot,
  * `flush` for every message in hand. `handle` acknowledges or NAKs each
  * message itself; one that throws has its message offered again after a
  * second.

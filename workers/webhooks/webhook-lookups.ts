@@ -1,5 +1,5 @@
-import type { Webhook, WebhookDelivery } from '../core/webhook';
-import type { WebhooksRepo } from '../storage/webhooks-repo';
+import type { Webhook, WebhookDelivery } from '../../core/webhook';
+import type { WebhooksRepo } from '../../storage/webhooks-repo';
 
 type Repo = Pick<WebhooksRepo, 'live' | 'get' | 'put' | 'recordAttempt' | 'recordAttempts'>;
 

@@ -1,7 +1,8 @@
-import type { KeyChange } from '../application/correlator';
-import type { DestinationMinute } from '../core/detectors';
-import type { RollupRepairOutcome } from '../storage/rollup-repair';
-import type { StoredIds, StoredPrefix, TelemetryTable } from '../storage/telemetry-store';
+import type { KeyChange } from '../../application/correlator';
+import type { DestinationMinute } from '../../core/detectors';
+import type { RollupRepairOutcome } from '../../storage/rollup-repair';
+import type { StoredIds, StoredPrefix, TelemetryTable } from '../../storage/telemetry-store';
+import type { OpenedConsumer } from '../consume/consumer';
 
 /**
  * What the stream worker needs of the things around it, as small interfaces:
@@ -47,31 +48,13 @@ export interface DeadLetterSink {
   deadLetter(message: WorkMessage, err: unknown): Promise<void>;
 }
 
-/** One opened pull of the shared consumer: its messages, until it fails or is stopped. */
-export interface OpenedConsumer<M = WorkMessage> {
-  /** Ends when stop() was called; throws a ConsumeInterrupted when consuming failed. */
-  readonly messages: AsyncIterable<M>;
-  stop(): void;
-}
-
 /** Opens the shared consumer; a worker calls it again after each failure. */
 export interface MessageSource {
-  open(): Promise<OpenedConsumer>;
+  open(): Promise<OpenedConsumer<WorkMessage>>;
   /**
    * Whether an earlier pull may have handed this message out already, in a
    * way its delivery count does not show (a consumer recreated, or a server
    * that lost its delivery state in a restart): its rows are checked first.
    */
   mayHaveBeenDelivered(message: WorkMessage): boolean;
-}
-
-/** Why consuming stopped or could not start: the reason is a metric label. */
-export class ConsumeInterrupted extends Error {
-  constructor(
-    readonly reason: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`consuming stopped: ${reason}`, options);
-    this.name = 'ConsumeInterrupted';
-  }
 }

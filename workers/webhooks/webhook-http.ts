@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { CheckedTarget } from '../application/outbound-guard';
+import type { CheckedTarget } from '../../application/outbound-guard';
 
 export interface PostLimits {
   /** From the start of the connection to the end of the answer. */

@@ -1,4 +1,4 @@
-import { defineSettings, integer, setting } from '../core/settings';
+import { defineSettings, integer, setting } from '../../core/settings';
 import { defaultReplayReconcilerConfig as byDefault } from './replay-reconciler';
 
 /** Replays stored `queued` whose workflow never started: how often they are looked for, after how long, when one is failed. */

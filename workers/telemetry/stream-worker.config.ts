@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineSettings, integer, setting } from '../core/settings';
-import { defaultTopology } from '../streams/topology';
+import { defineSettings, integer, setting } from '../../core/settings';
+import { defaultTopology } from '../../streams/topology';
 import { defaultStreamWorkerConfig } from './stream-worker';
 
 /** The worker's and the topology's own defaults (the prefix is NATS_PREFIX's). */

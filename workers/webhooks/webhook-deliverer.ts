@@ -1,13 +1,13 @@
 import type { JsMsg } from 'nats';
-import { OutboundRefused, checkTarget, type LookupAll } from '../application/outbound-guard';
-import { retryDelayMs, type RetrySchedule } from '../core/outbound';
-import { open, type SealingKeys } from '../core/secret-box';
-import type { Webhook, WebhookDelivery } from '../core/webhook';
-import { signatureHeaders } from '../core/webhook-signature';
-import type { Logger } from '../observability/logger';
-import { counter, histogram, type Registry } from '../observability/metrics';
-import type { WebhooksRepo } from '../storage/webhooks-repo';
-import type { DeliveryTask } from '../streams/webhook-queue';
+import { OutboundRefused, checkTarget, type LookupAll } from '../../application/outbound-guard';
+import { retryDelayMs, type RetrySchedule } from '../../core/outbound';
+import { open, type SealingKeys } from '../../core/secret-box';
+import type { Webhook, WebhookDelivery } from '../../core/webhook';
+import { signatureHeaders } from '../../core/webhook-signature';
+import type { Logger } from '../../observability/logger';
+import { counter, histogram, type Registry } from '../../observability/metrics';
+import type { WebhooksRepo } from '../../storage/webhooks-repo';
+import type { DeliveryTask } from '../../streams/webhook-queue';
 import { postOnce, type PostLimits, type PostResult } from './webhook-http';
 
 export interface DeliveryConfig extends PostLimits {

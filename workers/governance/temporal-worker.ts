@@ -1,9 +1,9 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
 import fs from 'node:fs';
-import type { Logger } from '../observability/logger';
-import { engineErrorsCounter, type Registry } from '../observability/metrics';
-import { temporalConnectionOptions, type TemporalAccess } from '../temporal/temporal-client';
-import type { ReplayActivities } from '../workflows/replay-contract';
+import type { Logger } from '../../observability/logger';
+import { engineErrorsCounter, type Registry } from '../../observability/metrics';
+import { temporalConnectionOptions, type TemporalAccess } from '../../temporal/temporal-client';
+import type { ReplayActivities } from '../../workflows/replay-contract';
 
 export interface TemporalWorkerConfig extends TemporalAccess {
   namespace: string;
@@ -47,7 +47,7 @@ export class TemporalWorker {
     const workflows =
       bundle && fs.existsSync(bundle)
         ? { workflowBundle: { codePath: bundle } }
-        : { workflowsPath: require.resolve('../workflows') };
+        : { workflowsPath: require.resolve('../../workflows') };
     this.worker = await Worker.create({
       connection: this.connection,
       namespace: this.config.namespace,

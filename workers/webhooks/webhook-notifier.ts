@@ -1,19 +1,19 @@
-import type { LookupAll } from '../application/outbound-guard';
-import type { Logger } from '../observability/logger';
-import { counter, type Registry } from '../observability/metrics';
-import type { WebhooksRepo } from '../storage/webhooks-repo';
-import type { NatsClient } from '../streams/nats-client';
-import { outboxConsumer } from '../streams/outbox';
-import { WebhookDeliveryQueue } from '../streams/webhook-queue';
+import type { LookupAll } from '../../application/outbound-guard';
+import type { Logger } from '../../observability/logger';
+import { counter, type Registry } from '../../observability/metrics';
+import type { WebhooksRepo } from '../../storage/webhooks-repo';
+import type { NatsClient } from '../../streams/nats-client';
+import { outboxConsumer } from '../../streams/outbox';
+import { WebhookDeliveryQueue } from '../../streams/webhook-queue';
 import type { JsMsg } from 'nats';
-import { putConsumer } from '../streams/put-stream';
-import { ConcurrentHandler } from './concurrent-handler';
-import { ConsumeLoop, defaultReopenBackoff } from './consume-loop';
-import { JetStreamPull } from './jetstream-pull';
+import { putConsumer } from '../../streams/put-stream';
+import { ConcurrentHandler } from '../consume/concurrent-handler';
+import { ConsumeLoop, defaultReopenBackoff } from '../consume/consume-loop';
+import { JetStreamPull } from '../consume/jetstream-pull';
 import { deliverer, type DeliveryConfig } from './webhook-deliverer';
 import { fanOut } from './webhook-fanout';
 import { WebhookLookups } from './webhook-lookups';
-import { outboxNames } from '../streams/names';
+import { outboxNames } from '../../streams/names';
 
 /** A new, changed or deleted subscription reaches the fan-out and the deliverer within this. */
 const subscriptionCacheMs = 2_000;

@@ -1,9 +1,9 @@
 import type { Logger } from '../observability/logger';
 import { engineErrorsCounter, type Registry } from '../observability/metrics';
-import type { ClickHouse } from '../storage/clickhouse';
-import type { Retention } from '../storage/migrations/migration';
-import { retainedTables, type RetainedTable } from '../storage/retention';
-import { str, strList } from '../storage/sql';
+import type { ClickHouse } from './clickhouse';
+import type { Retention } from './migrations/migration';
+import { retainedTables, type RetainedTable } from './retention';
+import { str, strList } from './sql';
 
 export function expiredPartitions(partitions: readonly string[], nowMs: number, retentionDays: number): string[] {
   const oldestKept = Math.floor(nowMs / 86_400_000) - retentionDays + 1;

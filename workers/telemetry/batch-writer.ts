@@ -1,12 +1,12 @@
-import { correlationKey } from '../core/correlation';
-import { detectorRulesOf, historyOf, inForce } from '../core/detection-rules';
-import { metricThresholdSignals, trafficVolumeSignals, type DestinationMinute, type DetectorRules } from '../core/detectors';
-import type { MetricRow, SignalRow } from '../core/telemetry';
-import { readTelemetryHeaders } from '../core/telemetry-headers';
-import type { Logger } from '../observability/logger';
-import type { TelemetryTable } from '../storage/telemetry-store';
-import type { KeyChange } from '../application/correlator';
-import type { DetectionRulesSource } from '../application/detection-rules-service';
+import { correlationKey } from '../../core/correlation';
+import { detectorRulesOf, historyOf, inForce } from '../../core/detection-rules';
+import { metricThresholdSignals, trafficVolumeSignals, type DestinationMinute, type DetectorRules } from '../../core/detectors';
+import type { MetricRow, SignalRow } from '../../core/telemetry';
+import { readTelemetryHeaders } from '../../core/telemetry-headers';
+import type { Logger } from '../../observability/logger';
+import type { TelemetryTable } from '../../storage/telemetry-store';
+import type { KeyChange } from '../../application/correlator';
+import type { DetectionRulesSource } from '../../application/detection-rules-service';
 import { storedRows, type RowCheck, type StoredRows } from './stored-rows';
 import type { StreamWorkerMetrics } from './stream-worker-metrics';
 import type { IncidentCorrelation, TelemetryWrites, WorkMessage } from './stream-worker-ports';
@@ -86,7 +86,7 @@ export class BatchWriter {
   /**
    * Writes the entries' rows in one insert. Rows of messages that may have
    * been written before and that ClickHouse already holds are dropped first,
-   * looked up for the whole batch at once (workers/stored-rows.ts). Returns
+   * looked up for the whole batch at once (stored-rows.ts). Returns
    * every parsed row when asked (signals and metrics feed the detectors and
    * the correlator).
    */

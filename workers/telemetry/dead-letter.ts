@@ -1,8 +1,8 @@
 import { headers as natsHeaders } from 'nats';
-import type { NatsClient } from '../streams/nats-client';
-import { readTelemetryHeaders, telemetryHeaderNames } from '../core/telemetry-headers';
+import type { NatsClient } from '../../streams/nats-client';
+import { readTelemetryHeaders, telemetryHeaderNames } from '../../core/telemetry-headers';
 import type { DeadLetterSink, WorkMessage } from './stream-worker-ports';
-import { names } from '../streams/names';
+import { names } from '../../streams/names';
 
 /**
  * Publishes a refused message to the dead-letter stream with its headers and

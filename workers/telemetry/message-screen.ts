@@ -1,7 +1,7 @@
-import { orgIdSchema } from '../core/ids';
-import { hasJsonLinesShape, rowPrefixOf } from '../core/json-lines';
-import type { StreamKind } from '../core/telemetry';
-import { readTelemetryHeaders } from '../core/telemetry-headers';
+import { orgIdSchema } from '../../core/ids';
+import { hasJsonLinesShape, rowPrefixOf } from '../../core/json-lines';
+import type { StreamKind } from '../../core/telemetry';
+import { readTelemetryHeaders } from '../../core/telemetry-headers';
 import type { WorkMessage } from './stream-worker-ports';
 
 const kinds: ReadonlySet<string> = new Set<StreamKind>(['flow', 'signal', 'metric']);

@@ -1,9 +1,9 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { storedReplayInput } from '../application/replay-service';
-import type { Logger } from '../observability/logger';
-import { counter, engineErrorsCounter, type Registry } from '../observability/metrics';
-import type { ReplayRecord } from '../storage/replays-repo';
-import type { ReplayInput } from '../workflows/replay-contract';
+import { storedReplayInput } from '../../application/replay-service';
+import type { Logger } from '../../observability/logger';
+import { counter, engineErrorsCounter, type Registry } from '../../observability/metrics';
+import type { ReplayRecord } from '../../storage/replays-repo';
+import type { ReplayInput } from '../../workflows/replay-contract';
 
 export interface ReplayReconcilerConfig {
   /** How often the queued replays are looked at. */

@@ -1,8 +1,8 @@
 import type { JsMsg } from 'nats';
-import type { CloudEvent } from '../core/webhook-events';
-import type { WebhooksRepo } from '../storage/webhooks-repo';
-import type { WebhookDeliveryQueue } from '../streams/webhook-queue';
-import { counter, type Registry } from '../observability/metrics';
+import type { CloudEvent } from '../../core/webhook-events';
+import type { WebhooksRepo } from '../../storage/webhooks-repo';
+import type { WebhookDeliveryQueue } from '../../streams/webhook-queue';
+import { counter, type Registry } from '../../observability/metrics';
 
 /**
  * The outbox's first consumer: each event is queued once for every live

@@ -1,4 +1,4 @@
-import { counter, engineErrorsCounter, histogram, type Registry } from '../observability/metrics';
+import { counter, engineErrorsCounter, histogram, type Registry } from '../../observability/metrics';
 
 /**
  * What the stream workers count: rows written, rows checked and duplicates skipped, rollups repaired, batches by

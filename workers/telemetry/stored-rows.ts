@@ -1,5 +1,5 @@
-import { requestPrefixLength, requestPrefixOf } from '../core/ids';
-import type { StoredPrefix, TelemetryTable } from '../storage/telemetry-store';
+import { requestPrefixLength, requestPrefixOf } from '../../core/ids';
+import type { StoredPrefix, TelemetryTable } from '../../storage/telemetry-store';
 import type { TelemetryWrites } from './stream-worker-ports';
 
 /** The rows of one message that may be stored already: its workspace, the times a stored copy may have, its event ids. */
