@@ -50,6 +50,12 @@ describe('a leading field added to every row', () => {
     expect(tagged.trimEnd().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual([{ write_id: 42, x: 1 }, { write_id: 42, y: '{' }]);
   });
 
+  test('rows that are a view into a larger buffer are tagged from their own bytes only', () => {
+    const whole = Buffer.from('junk{"x":1}\n{"y":2}\njunk');
+    const tagged = withLeadingField(whole.subarray(4, 20), '"write_id":9').toString();
+    expect(tagged).toBe('{"write_id":9,"x":1}\n{"write_id":9,"y":2}\n');
+  });
+
   test('the tagged rows keep the JSONEachRow shape', () => {
     expect(hasJsonLinesShape(withLeadingField(Buffer.from('{"a":[1,2]}\n'), '"write_id":7'))).toBe(true);
   });
