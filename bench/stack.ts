@@ -169,6 +169,8 @@ export async function startBenchStack(opts: { cpuProfileDir?: string }): Promise
     ADMIN_API_KEY: adminKey,
     NATS_URL: natsUrl,
     TEMPORAL_ADDRESS: temporalAddress,
+    // No scenario measures mitigations yet: no speaker.
+    BGP_SPEAKER_ADDRESS: 'off',
     LOG_LEVEL: 'warn',
     COLLECTOR_NETFLOW_PORT: String(collectorPorts.netflow),
     COLLECTOR_SFLOW_PORT: String(collectorPorts.sflow),

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /** Finds an executable in the given folders; returns undefined when none is there. */
-function findExecutable(name: string, folders: readonly string[]): string | undefined {
+export function findExecutable(name: string, folders: readonly string[]): string | undefined {
   for (const folder of folders) {
     const candidate = path.join(folder, name);
     try {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../observability/logger';
-import { requireExecutable } from './binaries';
+import { findExecutable, requireExecutable } from './binaries';
 import { LocalProcess, portInUse } from './local-process';
 
 /**
@@ -21,6 +21,8 @@ export interface LocalGobgpOptions {
   /** The address it listens on and peers from; loopback unless the operator names another. */
   listenAddress?: string;
   binPath: readonly string[];
+  /** Where the set-up puts the gobgpd it builds when Debian's cannot be installed. */
+  toolsDir?: string;
   /** A gobgpd binary to run instead of the one on the path. */
   server?: string;
   /** The settings that choose its ports, named in the error when one is taken. */
@@ -29,6 +31,9 @@ export interface LocalGobgpOptions {
 
 /** The release the set-up fetches gobgpd's .proto files of: Debian's gobgpd is this one. */
 export const gobgpModuleVersion = 'v3.10.0';
+
+/** The gobgpd the set-up builds from the module proxy where Debian's cannot be installed (scripts/setup.mjs names it too). */
+export const gobgpdBuildName = `gobgpd-${gobgpModuleVersion}`;
 
 /** The folder, inside the tools folder, the set-up puts gobgpd's .proto files in (scripts/setup.mjs names it too). */
 export const gobgpProtoDirName = `gobgp-proto-${gobgpModuleVersion}`;
@@ -66,7 +71,11 @@ function writeGobgpConfig(opts: LocalGobgpOptions): string {
  * closed here. Ready once its API accepts a connection.
  */
 export function localGobgpServer(opts: LocalGobgpOptions, log: Logger): LocalProcess {
-  const command = opts.server ?? requireExecutable('gobgpd', opts.binPath, 'run `node scripts/setup.mjs bgp` as root on Debian, or install Debian\'s gobgpd');
+  const hint = 'run `npm start` or `node scripts/setup.mjs bgp` to install or build it, or set GOBGPD';
+  const command =
+    opts.server ??
+    (opts.toolsDir && findExecutable(gobgpdBuildName, [opts.toolsDir])) ??
+    requireExecutable('gobgpd', opts.binPath, hint);
   return new LocalProcess(
     {
       name: 'gobgpd',

@@ -194,9 +194,25 @@ function debianPackagesWithoutDaemons(packages) {
   const ownPolicy = isRoot && !fs.existsSync(policy);
   if (ownPolicy) fs.writeFileSync(policy, '#!/bin/sh\nexit 101\n', { mode: 0o755 });
   try {
-    for (const [binary, pkg] of missing) debianPackage(binary, pkg);
+    for (const [binary, pkg] of missing) {
+      debianPackage(binary, pkg);
+      disableServices(pkg);
+    }
   } finally {
     if (ownPolicy) fs.rmSync(policy, { force: true });
+  }
+}
+
+/** A package's systemd units are enabled at install: disabled, so a reboot does not start a daemon on every address either. */
+function disableServices(pkg) {
+  if (!which('systemctl') || !which('dpkg')) return;
+  const units = execFileSync('dpkg', ['-L', pkg]).toString().split('\n').filter((f) => /^\/(usr\/)?lib\/systemd\/system\/[^/]+\.service$/.test(f));
+  for (const unit of units) {
+    try {
+      execFileSync('systemctl', ['disable', '--quiet', path.basename(unit)], { stdio: 'ignore' });
+    } catch {
+      // No systemd running (a container): the unit's symlink stays, and nothing starts it.
+    }
   }
 }
 
@@ -209,6 +225,32 @@ function debianPackagesWithoutDaemons(packages) {
  */
 const gobgpModuleVersion = 'v3.10.0';
 const gobgpProtoDir = `gobgp-proto-${gobgpModuleVersion}`;
+const gobgpdBuild = `gobgpd-${gobgpModuleVersion}`;
+
+/**
+ * The BGP speaker of the embedded default: Debian's gobgpd (3.10.0) where the
+ * set-up runs as root on Debian, else the same release built from the
+ * module proxy into the tools folder (engines/gobgp.ts looks for both).
+ */
+function gobgpd() {
+  if (env.GOBGPD || which('gobgpd') || cachedTool(gobgpdBuild)) return;
+  if (isRoot && which('apt-get')) debianPackagesWithoutDaemons([['gobgpd', 'gobgpd']]);
+  if (which('gobgpd')) return;
+  const go = which('go');
+  if (!go) throw new Error('gobgpd is missing and Go is not installed to build it; install Debian\'s gobgpd, set GOBGPD, or set BGP_SPEAKER_ADDRESS (`off`: no speaker)');
+  const gobin = fs.mkdtempSync(path.join(os.tmpdir(), 'gobgpd-build-'));
+  try {
+    run(go, ['install', `github.com/osrg/gobgp/v3/cmd/gobgpd@${gobgpModuleVersion}`], { cwd: os.tmpdir(), env: { ...env, GOBIN: gobin } });
+    fs.mkdirSync(toolsDir, { recursive: true });
+    const target = path.join(toolsDir, gobgpdBuild);
+    fs.copyFileSync(path.join(gobin, 'gobgpd'), `${target}.tmp`);
+    fs.chmodSync(`${target}.tmp`, 0o755);
+    fs.renameSync(`${target}.tmp`, target);
+    recordChecksum(target);
+  } finally {
+    fs.rmSync(gobin, { recursive: true, force: true });
+  }
+}
 
 function gobgpProto() {
   const target = path.join(toolsDir, gobgpProtoDir);
@@ -276,11 +318,11 @@ try {
   if (mode !== 'start') debianPackagesWithoutDaemons([['softflowd', 'softflowd'], ['pmacctd', 'pmacct'], ['nfreplay', 'nfdump']]);
   // The browser the console's tests drive with playwright-core (Playwright's own browser download needs a network).
   if (mode === 'test') debianPackage('chromium', 'chromium');
-  // The BGP speaker mitigations are announced through (gobgpd), and the router the tests peer it with (BIRD 2).
-  if (mode === 'test') {
-    debianPackagesWithoutDaemons([['gobgpd', 'gobgpd'], ['bird', 'bird2']]);
-    gobgpProto();
-  }
+  // The BGP speaker mitigations are announced through (gobgpd, and its API's .proto files), and the router the tests peer it with (BIRD 2).
+  const bgpSpeaker = mode === 'start' ? (env.BGP_SPEAKER_ADDRESS ?? '').trim() : '';
+  if (bgpSpeaker === '') gobgpd();
+  if (bgpSpeaker !== 'off') gobgpProto();
+  if (mode === 'test') debianPackagesWithoutDaemons([['bird', 'bird2']]);
   build();
 } catch (err) {
   log(`set-up failed: ${err.message}`);

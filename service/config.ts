@@ -3,6 +3,7 @@ import { apiSettings } from '../api/api.config';
 import { limitsSettings } from '../api/limits.config';
 import { keysSettings } from '../application/keys.config';
 import { webhooksSettings } from '../application/webhooks.config';
+import { bgpSettings } from '../engines/gobgp.config';
 import { supervisionSettings } from '../engines/supervisor.config';
 import { clickhouseSettings } from '../storage/clickhouse.config';
 import { natsSettings } from '../streams/nats.config';
@@ -29,6 +30,7 @@ export const componentSettings = [
   clickhouseSettings,
   temporalSettings,
   supervisionSettings,
+  bgpSettings,
   streamWorkerSettings,
   collectorSettings,
   webhooksSettings,
@@ -51,6 +53,7 @@ function composedShape() {
     typeof clickhouseSettings.shape &
     typeof temporalSettings.shape &
     typeof supervisionSettings.shape &
+    typeof bgpSettings.shape &
     typeof streamWorkerSettings.shape &
     typeof collectorSettings.shape &
     typeof webhooksSettings.shape &
@@ -71,6 +74,7 @@ function configOf(e: Env) {
     ...clickhouseSettings.configOf(e),
     ...temporalSettings.configOf(e),
     ...supervisionSettings.configOf(e),
+    ...bgpSettings.configOf(e),
     ...streamWorkerSettings.configOf(e),
     ...collectorSettings.configOf(e),
     ...webhooksSettings.configOf(e),

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { localNatsServer, localTemporalServer } from '../../engines/engines';
+import { localGobgpServer } from '../../engines/gobgp';
 import type { LocalProcess } from '../../engines/local-process';
 import { EngineSupervisor } from '../../engines/supervisor';
 import type { HealthProbe } from '../../api/deps';
@@ -17,6 +18,8 @@ export interface EngineAddresses {
   /** The configured credentials, or the embedded nats-server's generated ones. */
   natsAuth?: NatsAuth;
   temporalAddress: string;
+  /** gobgpd's API: the operator's, the embedded one, or none (BGP_SPEAKER_ADDRESS=off). */
+  bgpSpeakerAddress?: string;
 }
 
 /** The user the embedded nats-server takes (every role of the process connects as it). */
@@ -31,10 +34,11 @@ export function embeddedNatsPassword(dataDir: string): string {
 }
 
 /**
- * The embedded default: a local nats-server and Temporal dev server, each
- * only when no address points the stack at a running one, each supervised
- * (restarted when it dies) and reported by /healthz as a loop of this
- * process. (ClickHouse is chDB in-process, or the configured server.)
+ * The embedded default: a local nats-server, Temporal dev server and gobgpd
+ * (the BGP speaker), each only when no address points the stack at a running
+ * one, each supervised (restarted when it dies) and reported by /healthz as
+ * a loop of this process. (ClickHouse is chDB in-process, or the configured
+ * server.)
  */
 export function localEngines(
   config: Config,
@@ -66,7 +70,21 @@ export function localEngines(
     supervise(localTemporalServer({ dir: dir('temporal'), port, uiPort, portSettings, binPath: config.binPath, cli, toolsDir: config.toolsDir }, log));
     temporalAddress = `127.0.0.1:${port}`;
   }
+  const bgpSpeakerAddress = bgpSpeaker(config, (engine) => supervise(engine), log);
   const probes = supervised.map((s) => ({ name: `engine:${s.name}`, probe: () => s.probe() }));
-  return { components: supervised, probes, addresses: { natsUrl, natsAuth, temporalAddress }, nats };
+  return { components: supervised, probes, addresses: { natsUrl, natsAuth, temporalAddress, bgpSpeakerAddress }, nats };
+}
+
+/** The speaker's API address; the embedded gobgpd is started for it unless one is configured (or none wanted). */
+function bgpSpeaker(config: Config, supervise: (engine: LocalProcess) => EngineSupervisor, log: Logger): string | undefined {
+  const { speaker, embeddedApiPort: apiPort, embeddedBgpPort: bgpPort, asn, routerId, gobgpd } = config.bgp;
+  if (speaker.kind === 'off') return undefined;
+  if (speaker.kind === 'remote') return speaker.address;
+  const portSettings = [
+    { port: apiPort, setting: 'EMBEDDED_GOBGP_API_PORT' },
+    { port: bgpPort, setting: 'EMBEDDED_GOBGP_BGP_PORT' },
+  ];
+  supervise(localGobgpServer({ dir: path.join(config.dataDir, 'gobgp'), apiPort, bgpPort, asn, routerId, binPath: config.binPath, toolsDir: config.toolsDir, server: gobgpd, portSettings }, log));
+  return `127.0.0.1:${apiPort}`;
 }
 

@@ -85,6 +85,9 @@ describe('the service process on embedded defaults', () => {
       HOST: '127.0.0.1',
       EMBEDDED_NATS_PORT: String(await freePort()),
       EMBEDDED_TEMPORAL_PORT: String(await freePort()),
+      EMBEDDED_GOBGP_API_PORT: String(await freePort()),
+      EMBEDDED_GOBGP_BGP_PORT: String(await freePort()),
+      BGP_SPEAKER_ADDRESS: '',
       NATS_URL: '',
       CLICKHOUSE_URL: '',
       TEMPORAL_ADDRESS: '',
@@ -106,6 +109,7 @@ describe('the service process on embedded defaults', () => {
     expect(health.status).toBe('ok');
     expect(health.engines.clickhouse.detail).toBe('chdb');
     expect(health.loops.collector?.status).toBe('up');
+    expect(health.loops['engine:gobgpd']?.status).toBe('up');
     // Webhook secrets are sealed with a key kept beside the admin key, readable by its owner only.
     expect(fs.statSync(path.join(dataDir, 'webhook-secrets-key')).mode & 0o777).toBe(0o600);
     const minted = (await (
@@ -118,7 +122,7 @@ describe('the service process on embedded defaults', () => {
     const natsPassword = fs.readFileSync(passwordFile, 'utf8').trim();
     expect(await natsConnection(natsPort)).toBe('AUTHORIZATION_VIOLATION');
     expect(await natsConnection(natsPort, { user: embeddedNatsUser, pass: natsPassword })).toBe('connected');
-    const enginePids = ['nats/nats-server.pid', 'temporal/temporal.pid'].map((f) => Number(fs.readFileSync(path.join(dataDir, f), 'utf8')));
+    const enginePids = ['nats/nats-server.pid', 'temporal/temporal.pid', 'gobgp/gobgpd.pid'].map((f) => Number(fs.readFileSync(path.join(dataDir, f), 'utf8')));
     expect(enginePids.every(alive)).toBe(true);
 
     first.child.kill('SIGTERM');

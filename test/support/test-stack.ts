@@ -72,6 +72,8 @@ function testEnv(transport: Transport, dataDir: string, adminKey: string, extraE
     AUTH_FAILURES_PER_MINUTE: '0',
     // Many tests query in a loop with one key: the query budget would refuse them. Its own test (query-limits.test.ts) turns it on.
     QUERY_BUDGET_UNITS_PER_MINUTE: '0',
+    // No embedded gobgpd per stack: the BGP tests give their own speaker.
+    BGP_SPEAKER_ADDRESS: 'off',
     ...extraEnv,
   };
 }

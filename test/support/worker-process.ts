@@ -31,6 +31,7 @@ export function startWorkerProcess(
       ADMIN_API_KEY: 'unused-in-a-worker-process',
       WORKER_MAX_WAIT_MS: '20',
       LOG_LEVEL: 'warn',
+      BGP_SPEAKER_ADDRESS: 'off',
       ...env,
     },
     stdio: ['ignore', log, log],

@@ -64,6 +64,8 @@ export class ServiceProcess {
       EMBEDDED_NATS_PORT: String(nats),
       EMBEDDED_TEMPORAL_PORT: String(temporal),
       EMBEDDED_TEMPORAL_UI_PORT: String(ui),
+      // The chaos suite proves the telemetry path; the speaker's own kills are the BGP tests'.
+      BGP_SPEAKER_ADDRESS: 'off',
       ROLES: 'api,stream-workers,temporal-worker',
       LOG_LEVEL: 'warn',
       ENGINE_CHECK_INTERVAL_MS: '200',

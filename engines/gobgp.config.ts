@@ -1,0 +1,66 @@
+import net from 'node:net';
+import { z } from 'zod';
+import { commaList, defineSettings, integer, optionalAddress, optionalText, port, setting } from '../core/settings';
+
+/** A router the speaker announces mitigations to, as BGP_NEIGHBORS names it. */
+export interface NeighbourSetting {
+  address: string;
+  asn: number;
+  /** The router's BGP port; 179 unless given. */
+  port: number;
+}
+
+/** `<address>[:<port>]@<asn>`, an IPv6 address in brackets when a port follows: `192.0.2.1@65001`, `[2001:db8::1]:1179@65002`. */
+export function parseNeighbour(text: string): NeighbourSetting | undefined {
+  const at = text.lastIndexOf('@');
+  const host = text.slice(0, at).trim();
+  const asnText = text.slice(at + 1).trim();
+  if (at < 0 || !/^\d{1,10}$/.test(asnText)) return undefined;
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(host);
+  const withPort = /^([^:]+):(\d{1,5})$/.exec(host);
+  // A bare IPv6 address has colons of its own: a port after one needs the brackets.
+  const [address, portText] = bracketed ? [bracketed[1]!, bracketed[2]] : net.isIP(host) ? [host, undefined] : withPort ? [withPort[1]!, withPort[2]] : ['', undefined];
+  const portNumber = portText === undefined ? 179 : Number(portText);
+  const asn = Number(asnText);
+  if (!net.isIP(address) || portNumber < 1 || portNumber > 65535 || asn < 1 || asn > 4_294_967_294) return undefined;
+  return { address, asn, port: portNumber };
+}
+
+const neighbourList = () =>
+  commaList().transform((items, ctx) =>
+    items.flatMap((item) => {
+      const neighbour = parseNeighbour(item);
+      if (!neighbour) ctx.addIssue({ code: 'custom', message: `BGP_NEIGHBORS: "${item}" is not <address>[:<port>]@<asn>` });
+      return neighbour ? [neighbour] : [];
+    }),
+  );
+
+const shape = {
+  BGP_SPEAKER_ADDRESS: setting(
+    optionalAddress(),
+    "`host:port` of the operator's gobgpd gRPC API mitigations are announced through (keep it on loopback or a protected network: gobgpd's API has no authentication); `off`: no speaker, and actions that announce are refused",
+    'embedded gobgpd',
+  ),
+  BGP_LOCAL_ASN: setting(integer(1, 4_294_967_294).default(65_010), "the embedded speaker's AS number"),
+  BGP_ROUTER_ID: setting(z.string().refine((v) => net.isIPv4(v), 'BGP_ROUTER_ID must be an IPv4 address').default('127.0.0.1'), "the embedded speaker's router id"),
+  BGP_NEIGHBORS: setting(neighbourList(), 'the routers the speaker announces to, comma-separated `<address>[:<port>]@<asn>` (e.g. `192.0.2.1@65001`); applied at start and after every speaker restart', 'none'),
+  BGP_HOLD_TIME_SECONDS: setting(integer(3, 65_535).default(9), "the hold time offered to each neighbour: a frozen speaker's routes leave the router after it"),
+  EMBEDDED_GOBGP_API_PORT: setting(port().default(15_051), "the embedded gobgpd's gRPC API port, on 127.0.0.1"),
+  EMBEDDED_GOBGP_BGP_PORT: setting(port().default(11_179), 'the BGP port the embedded gobgpd listens on, on 127.0.0.1 (a router may connect in)'),
+  GOBGPD: setting(optionalText(), 'the gobgpd binary the embedded default runs', "Debian's, or the set-up's build"),
+};
+
+/** The BGP speaker mitigations are announced through (engines/gobgp.ts, workers/mitigation/bgp-speaker.ts). */
+export const bgpSettings = defineSettings('The BGP speaker', shape, (e) => ({
+  bgp: {
+    /** Unset: the embedded gobgpd; `off`: none. */
+    speaker: e.BGP_SPEAKER_ADDRESS === 'off' ? ({ kind: 'off' } as const) : e.BGP_SPEAKER_ADDRESS ? ({ kind: 'remote', address: e.BGP_SPEAKER_ADDRESS } as const) : ({ kind: 'embedded' } as const),
+    asn: e.BGP_LOCAL_ASN,
+    routerId: e.BGP_ROUTER_ID,
+    neighbours: e.BGP_NEIGHBORS,
+    holdTimeSeconds: e.BGP_HOLD_TIME_SECONDS,
+    embeddedApiPort: e.EMBEDDED_GOBGP_API_PORT,
+    embeddedBgpPort: e.EMBEDDED_GOBGP_BGP_PORT,
+    gobgpd: e.GOBGPD,
+  },
+}));

@@ -1,0 +1,31 @@
+import { parseNeighbour } from '../../engines/gobgp.config';
+import { loadConfig } from '../../service/config';
+
+describe('BGP speaker settings', () => {
+  test('unset, the speaker is the embedded gobgpd on its loopback ports', () => {
+    const { bgp } = loadConfig({});
+    expect(bgp).toMatchObject({ speaker: { kind: 'embedded' }, embeddedApiPort: 15_051, embeddedBgpPort: 11_179, asn: 65_010, neighbours: [] });
+  });
+
+  test('an address names the operator\'s speaker, and off names none', () => {
+    expect(loadConfig({ BGP_SPEAKER_ADDRESS: 'bgp.internal:50051' }).bgp.speaker).toEqual({ kind: 'remote', address: 'bgp.internal:50051' });
+    expect(loadConfig({ BGP_SPEAKER_ADDRESS: 'off' }).bgp.speaker).toEqual({ kind: 'off' });
+  });
+
+  test('neighbours are read as address, optional port, and AS number', () => {
+    expect(loadConfig({ BGP_NEIGHBORS: '192.0.2.1@65001, 198.51.100.7:1179@65002,[2001:db8::1]:179@4200000000,2001:db8::2@65003' }).bgp.neighbours).toEqual([
+      { address: '192.0.2.1', asn: 65_001, port: 179 },
+      { address: '198.51.100.7', asn: 65_002, port: 1179 },
+      { address: '2001:db8::1', asn: 4_200_000_000, port: 179 },
+      { address: '2001:db8::2', asn: 65_003, port: 179 },
+    ]);
+  });
+
+  test.each(['192.0.2.1', 'router@65001', '192.0.2.1@0', '192.0.2.1:70000@65001', '2001:db8::1:179@65001x', '192.0.2.1@4294967295'])(
+    'a neighbour written %p is refused, naming the setting',
+    (text) => {
+      expect(parseNeighbour(text)).toBeUndefined();
+      expect(() => loadConfig({ BGP_NEIGHBORS: text })).toThrow(/BGP_NEIGHBORS/);
+    },
+  );
+});
