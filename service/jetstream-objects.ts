@@ -1,6 +1,7 @@
 import type { Logger } from '../observability/logger';
 import { AuditHeads } from '../streams/audit-heads';
 import { Locks, defaultLockConfig } from '../streams/locks';
+import { MitigationLedger } from '../streams/mitigation-ledger';
 import type { NatsClient } from '../streams/nats-client';
 import { outboxConsumer } from '../streams/outbox';
 import { putConsumer } from '../streams/put-stream';
@@ -25,7 +26,8 @@ export async function ensureJetStreamObjects(config: Config, nats: NatsClient, l
   const { prefix, replicas } = config.nats;
   await ensureTopology(nats.jsm, topologyOf(config));
   // The buckets are made by opening them as their owners do.
-  for (const bucket of [new Locks({ ...defaultLockConfig(prefix), replicas }, nats, log), new AuditHeads(nats, prefix, replicas)]) {
+  const buckets = [new Locks({ ...defaultLockConfig(prefix), replicas }, nats, log), new AuditHeads(nats, prefix, replicas), new MitigationLedger({ nats, prefix, replicas })];
+  for (const bucket of buckets) {
     await bucket.start();
     await bucket.stop();
   }

@@ -12,6 +12,7 @@ import type { Config } from './config';
 import { sharedSecretOf } from './data-folder-secret';
 import { decisionSigningKeyOf } from './decision-signing-key';
 import { sharedAdapters, type Adapters } from './roles/adapters';
+import { mitigationRole } from './roles/mitigation';
 import { apiRole } from './roles/api';
 import { collectorRole } from './roles/collector';
 import { localEngines } from './roles/engines';
@@ -82,6 +83,12 @@ export async function startStack(given: Config, log: Logger): Promise<Stack> {
   if (temporalWorker) {
     components.push(...temporalWorker.components);
     loops.push({ name: 'temporal-worker', probe: () => temporalWorker.worker.probe() });
+  }
+  const speakerAddress = engines.addresses.bgpSpeakerAddress;
+  const mitigation = has('temporal-worker') && speakerAddress ? mitigationRole(config, adapters, speakerAddress) : undefined;
+  if (mitigation) {
+    components.push(...mitigation.components);
+    loops.push({ name: 'mitigation-reconciler', probe: () => mitigation.reconciler.probe() });
   }
   const collector = has('collector') ? collectorRole(config, adapters) : undefined;
   if (collector) {

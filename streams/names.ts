@@ -33,6 +33,8 @@ export const names = (prefix: string) => {
     keyRevokedSubject: `${prefix}.keys.revoked`,
     auditHeadsBucket: `${upper}_AUDIT_HEADS`,
     locksBucket: `${upper}_LOCKS`,
+    /** The mitigations that should be announced now (streams/mitigation-ledger.ts). */
+    mitigationsBucket: `${upper}_MITIGATIONS`,
   };
 };
 

@@ -4,12 +4,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { natsServerBinaryName, requireExecutable } from '../../engines/binaries';
+import { localGobgpServer } from '../../engines/gobgp';
 import { LocalProcess, freePort } from '../../engines/local-process';
 import { createLogger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
 import { ensureJetStreamObjects } from '../../service/jetstream-objects';
 import { NatsClient } from '../../streams/nats-client';
 import type { Page, ReplayRequested, ReplayView } from '../support/api-types';
+import { metricTotal } from '../support/metrics';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { freeUdpPorts } from '../support/udp';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
@@ -32,6 +34,7 @@ const flow = { src_ip: '192.0.2.1', dst_ip: '192.0.2.2', bytes: 10, packets: 1, 
 
 let dir: string;
 let server: LocalProcess;
+let speaker: LocalProcess | undefined;
 let url: string;
 /** Settings every role shares: the prefix the config's subjects name, one database, the keys the roles share. */
 let shared: Record<string, string>;
@@ -70,6 +73,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const t of stacks.reverse()) await t.stop().catch(() => undefined);
+  await speaker?.stop();
   await server?.stop();
   fs.rmSync(dir, { recursive: true, force: true });
 });
@@ -131,7 +135,12 @@ test('every role starts as its own user, and telemetry goes from the api through
   };
   const workers = await start({ ROLES: 'stream-workers' }, 'stream-workers');
   const api = await start({ ROLES: 'api' }, 'api');
-  await start({ ROLES: 'temporal-worker' }, 'temporal-worker');
+  // With a BGP speaker, the temporal-worker also runs the mitigation reconciler, which reads the ledger whole.
+  const [bgpPort, apiPort] = await Promise.all([freePort(), freePort()]);
+  const { binPath, toolsDir } = loadConfig(process.env);
+  speaker = localGobgpServer({ dir: path.join(dir, 'gobgpd'), bgpPort, apiPort, asn: 65010, routerId: '127.0.0.1', binPath, toolsDir }, log);
+  await speaker.start();
+  const governance = await start({ ROLES: 'temporal-worker', BGP_SPEAKER_ADDRESS: `127.0.0.1:${apiPort}` }, 'temporal-worker');
   await start({ ROLES: 'collector', COLLECTOR_HOST: '127.0.0.1', COLLECTOR_NETFLOW_PORT: String(netflow), COLLECTOR_SFLOW_PORT: String(sflow) }, 'collector');
 
   const operator = await api.mintKey({ role: 'operator' });
@@ -155,6 +164,8 @@ test('every role starts as its own user, and telemetry goes from the api through
     return res.body.status === 'completed' ? res.body : undefined;
   }, 90_000, 'the replay to complete');
   expect(done.report).toMatchObject({ parity: true });
+  await waitFor(async () => ((await metricTotal(governance.stack.registry, 'nettel_mitigation_reconciles_total')) >= 2 ? true : undefined), 20_000, 'the reconciler to read the ledger');
+  expect(await metricTotal(governance.stack.registry, 'nettel_mitigation_reconcile_failures_total')).toBe(0);
   // Not one request of the four roles was refused while they started and worked.
   expect(serverLog().slice(logBefore).split('\n').filter((l) => /Violation/.test(l))).toEqual([]);
 }, 240_000);

@@ -1,0 +1,104 @@
+import type { KV } from 'nats';
+import { openBucket } from './kv-bucket';
+import type { NatsClient } from './nats-client';
+import { names } from './names';
+
+/** One mitigation the service decided on, as the ledger keeps it: the desired state the speaker is made to match. */
+export interface MitigationRecord {
+  id: string;
+  org_id: string;
+  /** What to announce (workers/mitigation/mitigations.ts): checked again before it reaches the speaker. */
+  mitigation: unknown;
+  /** Epoch ms: announced from `starts_at` until `ends_at`, unless withdrawn before. */
+  starts_at: number;
+  ends_at: number;
+  withdrawn_at?: number;
+}
+
+/** A ledger entry that is not a record (written by something else than this service): never announced. */
+export interface UnreadableEntry {
+  key: string;
+  reason: string;
+}
+
+const keyOf = (orgId: string, id: string) => `${orgId}.${id}`;
+const idPattern = /^[A-Za-z0-9_-]{1,128}$/;
+
+/**
+ * The service's record of mitigations, in a JetStream key-value bucket
+ * (`<PREFIX>_MITIGATIONS`, replicated as the streams are): what should be
+ * announced now. Automation runs write it; the reconciler reads it whole and
+ * makes the BGP speaker match it, after any crash of either. Entries read back
+ * are input from outside the process: one that is not a well-formed record is
+ * reported, never trusted.
+ */
+export class MitigationLedger {
+  private kv?: KV;
+
+  constructor(private readonly deps: { nats: NatsClient; prefix: string; replicas: number }) {}
+
+  async start(): Promise<void> {
+    this.kv = await openBucket(this.deps.nats, names(this.deps.prefix).mitigationsBucket, { history: 1, replicas: this.deps.replicas });
+  }
+
+  stop(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  private get bucket(): KV {
+    if (!this.kv) throw new Error('the mitigation ledger is not started');
+    return this.kv;
+  }
+
+  async put(record: MitigationRecord): Promise<void> {
+    if (!idPattern.test(record.id) || !idPattern.test(record.org_id)) throw new Error('a mitigation record needs ids of letters, digits, _ and -');
+    await this.bucket.put(keyOf(record.org_id, record.id), JSON.stringify(record));
+  }
+
+  /** Marks a record withdrawn (kept, so the reconciler withdraws it even if it was never seen announced). */
+  async withdraw(orgId: string, id: string, at: number): Promise<void> {
+    const entry = await this.bucket.get(keyOf(orgId, id));
+    if (!entry || entry.operation !== 'PUT') return;
+    const record = recordOf(entry.string());
+    if (typeof record === 'string') throw new Error(`mitigation ${id}: ${record}`);
+    await this.bucket.put(keyOf(orgId, id), JSON.stringify({ ...record, withdrawn_at: Math.min(at, record.withdrawn_at ?? at) }), { previousSeq: entry.revision });
+  }
+
+  /** Every record, and the entries that are not records. */
+  async all(): Promise<{ records: MitigationRecord[]; unreadable: UnreadableEntry[] }> {
+    const records: MitigationRecord[] = [];
+    const unreadable: UnreadableEntry[] = [];
+    // Keys first, then each entry: nats.js's key listing ends early when the loop awaits a get between two keys.
+    const keys: string[] = [];
+    for await (const key of await this.bucket.keys()) keys.push(key);
+    for (const key of keys) {
+      const entry = await this.bucket.get(key);
+      if (!entry || entry.operation !== 'PUT') continue;
+      const record = recordOf(entry.string());
+      if (typeof record === 'string') unreadable.push({ key, reason: record });
+      else if (keyOf(record.org_id, record.id) !== key) unreadable.push({ key, reason: 'its key does not name its workspace and id' });
+      else records.push(record);
+    }
+    return { records, unreadable };
+  }
+}
+
+/** A record from its JSON, or why it is not one. */
+export function recordOf(text: string): MitigationRecord | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return 'not JSON';
+  }
+  const r = value as Partial<MitigationRecord> | null;
+  if (!r || typeof r !== 'object') return 'not an object';
+  if (typeof r.id !== 'string' || !idPattern.test(r.id) || typeof r.org_id !== 'string' || !idPattern.test(r.org_id)) return 'no valid id and workspace';
+  if (!Number.isSafeInteger(r.starts_at) || !Number.isSafeInteger(r.ends_at)) return 'no valid starts_at and ends_at';
+  if (r.withdrawn_at !== undefined && !Number.isSafeInteger(r.withdrawn_at)) return 'an invalid withdrawn_at';
+  if (typeof r.mitigation !== 'object' || r.mitigation === null) return 'no mitigation';
+  return r as MitigationRecord;
+}
+
+/** Whether a record should be announced at `now`. */
+export const isActive = (r: MitigationRecord, now: number) => r.starts_at <= now && now < r.ends_at && (r.withdrawn_at === undefined || now < r.withdrawn_at);

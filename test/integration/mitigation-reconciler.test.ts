@@ -1,0 +1,117 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { gobgpProtoDir, localGobgpServer } from '../../engines/gobgp';
+import { freePort, type LocalProcess } from '../../engines/local-process';
+import { EngineSupervisor } from '../../engines/supervisor';
+import { createLogger } from '../../observability/logger';
+import { createRegistry } from '../../observability/metrics';
+import { loadConfig } from '../../service/config';
+import { MitigationLedger, type MitigationRecord } from '../../streams/mitigation-ledger';
+import { NatsClient } from '../../streams/nats-client';
+import { names } from '../../streams/names';
+import { BgpSpeaker } from '../../workers/mitigation/bgp-speaker';
+import { MitigationReconciler } from '../../workers/mitigation/mitigation-reconciler';
+import type { Mitigation } from '../../workers/mitigation/mitigations';
+import { birdc, birdFlowTable, birdSocket, localBird } from '../support/bird';
+import { metricTotal } from '../support/metrics';
+import { waitFor } from '../support/wait';
+
+/**
+ * The ledger is the truth: the reconciler makes a real gobgpd, peered with
+ * BIRD 2 over loopback, announce what the ledger (a JetStream key-value
+ * bucket on the tests' nats-server) holds active, and nothing else, also
+ * after gobgpd is killed -9 and comes back empty.
+ */
+const log = createLogger(process.env.TEST_LOGS ? 'info' : 'silent');
+const config = loadConfig(process.env);
+const asn = 65001;
+const discardNextHop = '192.0.2.1';
+const blackhole: Mitigation = { action: 'blackhole', destination: '198.51.100.9/32', nextHop: discardNextHop };
+const discard: Mitigation = { action: 'flowspec_discard', match: { destination: '203.0.113.0/24', protocols: [17], sourcePorts: [123] } };
+
+describe('the mitigation reconciler, with gobgpd peered with BIRD 2', () => {
+  const prefix = `t${randomBytes(5).toString('hex')}`;
+  const registry = createRegistry();
+  let dir: string;
+  let gobgpd: LocalProcess;
+  let supervisor: EngineSupervisor;
+  let bird: LocalProcess;
+  let nats: NatsClient;
+  let ledger: MitigationLedger;
+  let speaker: BgpSpeaker;
+  let reconciler: MitigationReconciler;
+  const table = (name: string) => birdc(birdSocket(path.join(dir, 'bird')), config.binPath, ['show', 'route', 'table', name, 'all']);
+  const routesUntil = (name: string, check: (text: string) => boolean, what: string) =>
+    waitFor(async () => {
+      const text = await table(name);
+      return check(text) ? text : undefined;
+    }, 20_000, what);
+  const record = (id: string, mitigation: unknown, endsInMs: number): MitigationRecord => ({ id, org_id: 'org_a', mitigation, starts_at: Date.now() - 1_000, ends_at: Date.now() + endsInMs });
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mitigation-reconciler-'));
+    const [bgpPort, apiPort, birdPort] = await Promise.all([freePort(), freePort(), freePort()]);
+    gobgpd = localGobgpServer({ dir: path.join(dir, 'gobgpd'), bgpPort, apiPort, asn, routerId: '127.0.0.1', binPath: config.binPath, toolsDir: config.toolsDir }, log);
+    supervisor = new EngineSupervisor(gobgpd, { checkIntervalMs: 100, backoffMs: 100, maxBackoffMs: 1_000, livenessFailAfterMs: 60_000 }, { log, registry });
+    bird = localBird({ dir: path.join(dir, 'bird'), binPath: config.binPath, address: '127.0.0.2', port: birdPort, asn, speaker: { address: '127.0.0.1', port: bgpPort, asn }, discardNextHop }, log);
+    await Promise.all([supervisor.start(), bird.start()]);
+    nats = new NatsClient({ url: process.env.TEST_NATS_URL!, name: 'reconciler-test' }, log);
+    await nats.start();
+    ledger = new MitigationLedger({ nats, prefix, replicas: 1 });
+    await ledger.start();
+    speaker = new BgpSpeaker({ address: `127.0.0.1:${apiPort}`, protoDir: gobgpProtoDir(config.toolsDir) });
+    await speaker.start();
+    const neighbour = { address: '127.0.0.2', asn, port: birdPort, localAddress: '127.0.0.1', connectRetrySeconds: 1, holdTimeSeconds: 9 };
+    reconciler = new MitigationReconciler({ intervalMs: 200, neighbours: [neighbour] }, { speaker, ledger, registry, log });
+    await reconciler.start();
+    await waitFor(async () => ((await speaker.neighbours())[0]?.state === 'ESTABLISHED' ? true : undefined), 30_000, 'the BGP session with BIRD');
+  }, 60_000);
+
+  afterAll(async () => {
+    await reconciler?.stop();
+    await speaker?.stop();
+    await nats?.jsm.streams.delete(`KV_${names(prefix).mitigationsBucket}`).catch(() => undefined);
+    await nats?.stop();
+    await Promise.all([supervisor?.stop(), bird?.stop()]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('a mitigation the ledger holds active reaches BIRD, and leaves it once its end has passed', async () => {
+    await ledger.put(record('rtbh-1', blackhole, 4_000));
+    await routesUntil('master4', (t) => t.includes('198.51.100.9/32'), 'the RTBH route in BIRD');
+    await routesUntil('master4', (t) => !t.includes('198.51.100.9/32'), 'the RTBH route gone after its end');
+    expect(await speaker.announced()).toEqual([]);
+  });
+
+  test('a mitigation withdrawn in the ledger before its end leaves BIRD', async () => {
+    await ledger.put(record('discard-1', discard, 600_000));
+    await routesUntil(birdFlowTable, (t) => t.includes('203.0.113.0/24'), 'the discard rule in BIRD');
+    await ledger.withdraw('org_a', 'discard-1', Date.now());
+    await routesUntil(birdFlowTable, (t) => !t.includes('203.0.113.0/24'), 'the discard rule gone after its withdrawal');
+  });
+
+  test('after a kill -9, gobgpd comes back empty and the reconciler gives it its neighbour and its routes again', async () => {
+    await ledger.put(record('rtbh-2', blackhole, 600_000));
+    await routesUntil('master4', (t) => t.includes('198.51.100.9/32'), 'the RTBH route in BIRD');
+    gobgpd.kill();
+    await routesUntil('master4', (t) => !t.includes('198.51.100.9/32'), 'BIRD to drop the route with the session');
+    await routesUntil('master4', (t) => t.includes('198.51.100.9/32'), 'the RTBH route back in BIRD');
+    expect(await metricTotal(registry, 'nettel_engine_restarts_total')).toBe(1);
+    await ledger.withdraw('org_a', 'rtbh-2', Date.now());
+    await routesUntil('master4', (t) => !t.includes('198.51.100.9/32'), 'the RTBH route gone');
+  });
+
+  test('a ledger entry that is not a mitigation the speaker can express is counted and never announced', async () => {
+    const kv = await nats.js().views.kv(names(prefix).mitigationsBucket);
+    await kv.put('org_a.garbage', '{"id":"garbage"');
+    await ledger.put(record('too-wide', { action: 'blackhole', destination: '10.0.0.0/8', nextHop: discardNextHop }, 600_000));
+    await ledger.put(record('rtbh-3', blackhole, 600_000));
+    await routesUntil('master4', (t) => t.includes('198.51.100.9/32'), 'the valid route in BIRD');
+    const text = await table('master4');
+    expect(text).not.toContain('10.0.0.0/8');
+    expect(await metricTotal(registry, 'nettel_mitigation_ledger_unreadable_entries')).toBe(2);
+    await ledger.withdraw('org_a', 'rtbh-3', Date.now());
+  });
+});

@@ -1,0 +1,144 @@
+import type { Logger } from '../../observability/logger';
+import { counter, gauge, type Registry } from '../../observability/metrics';
+import { isActive, type MitigationLedger } from '../../streams/mitigation-ledger';
+import type { BgpSpeaker, Neighbour } from './bgp-speaker';
+import { mitigationPath, type Mitigation } from './mitigations';
+
+export interface MitigationReconcilerConfig {
+  /** How often the speaker is compared with the ledger; a route outlives its end by at most about this. */
+  intervalMs: number;
+  /** The routers the speaker announces to (the operator's BGP_NEIGHBORS): added again whenever the speaker lacks one. */
+  neighbours: Neighbour[];
+}
+
+/** One form for a mitigation whatever the order of its fields and lists: what the ledger holds and the speaker reads back compare equal. */
+export function mitigationKey(m: Mitigation): string {
+  const canonical = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(canonical).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+    if (value && typeof value === 'object') {
+      return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, canonical(v)]));
+    }
+    return value;
+  };
+  return JSON.stringify(canonical(m));
+}
+
+/** The mitigation a ledger entry holds, if the speaker can express it (mitigationPath checks every field). */
+function announceable(value: unknown): Mitigation | undefined {
+  try {
+    mitigationPath(value as Mitigation);
+    return value as Mitigation;
+  } catch {
+    return undefined;
+  }
+}
+
+const reconcilerMetrics = (registry: Registry) => ({
+  changes: counter(registry, {
+    name: 'nettel_mitigation_reconcile_changes_total',
+    help: 'Routes the mitigation reconciler announced or withdrew to make the BGP speaker match the ledger, and neighbours it added again',
+    labelNames: ['change'] as const,
+  }),
+  reconciles: counter(registry, { name: 'nettel_mitigation_reconciles_total', help: 'Reconciliations of the BGP speaker with the mitigation ledger that completed' }),
+  failures: counter(registry, { name: 'nettel_mitigation_reconcile_failures_total', help: 'Reconciliations that failed (the speaker or the ledger unreachable); tried again at the next interval' }),
+  unreadable: gauge(registry, { name: 'nettel_mitigation_ledger_unreadable_entries', help: 'Ledger entries that are not mitigations the speaker can express: never announced' }),
+});
+
+/**
+ * Makes the BGP speaker announce exactly what the ledger says is active now:
+ * every interval, and so after any restart of the speaker (which comes back
+ * with no neighbours and no routes) or of this service. A route whose end
+ * passed is withdrawn even if the run that announced it is gone, so nothing
+ * stays announced past its end for longer than an interval (or, while the
+ * speaker is frozen, than the neighbours' hold time).
+ */
+export class MitigationReconciler {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private lastSuccess = 0;
+  private lastError?: string;
+  private readonly metrics;
+
+  constructor(
+    private readonly config: MitigationReconcilerConfig,
+    private readonly deps: { speaker: BgpSpeaker; ledger: MitigationLedger; registry: Registry; log: Logger; now?: () => number },
+  ) {
+    this.metrics = reconcilerMetrics(deps.registry);
+  }
+
+  start(): Promise<void> {
+    this.timer = setInterval(() => void this.reconcileNow(), this.config.intervalMs);
+    this.timer.unref();
+    void this.reconcileNow();
+    return Promise.resolve();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One reconciliation; a call while one runs waits for it instead of starting another. */
+  reconcileNow(): Promise<void> {
+    this.running ??= this.reconcile().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  /** For /healthz: down while reconciliations fail for more than three intervals. */
+  probe(): Promise<{ detail: string }> {
+    const now = (this.deps.now ?? Date.now)();
+    if (now - this.lastSuccess > 3 * this.config.intervalMs) return Promise.reject(new Error(`the speaker does not match the ledger: ${this.lastError ?? 'not reconciled yet'}`));
+    return Promise.resolve({ detail: `reconciled ${new Date(this.lastSuccess).toISOString()}` });
+  }
+
+  private async reconcile(): Promise<void> {
+    try {
+      await this.ensureNeighbours();
+      await this.matchRoutes();
+      this.lastSuccess = (this.deps.now ?? Date.now)();
+      this.metrics.reconciles.inc();
+      this.lastError = undefined;
+    } catch (err) {
+      this.lastError = (err as Error).message;
+      this.metrics.failures.inc();
+      this.deps.log.warn({ err }, 'unable to reconcile the BGP speaker with the mitigation ledger; trying again');
+    }
+  }
+
+  private async ensureNeighbours(): Promise<void> {
+    const present = new Set((await this.deps.speaker.neighbours()).map((n) => n.address));
+    for (const n of this.config.neighbours) {
+      if (present.has(n.address)) continue;
+      await this.deps.speaker.addNeighbour(n);
+      this.metrics.changes.inc({ change: 'neighbour_added' });
+      this.deps.log.info({ neighbour: n.address, asn: n.asn }, 'added a BGP neighbour the speaker lacked');
+    }
+  }
+
+  private async matchRoutes(): Promise<void> {
+    const now = (this.deps.now ?? Date.now)();
+    const { records, unreadable } = await this.deps.ledger.all();
+    const desired = new Map<string, Mitigation>();
+    let refused = unreadable.length;
+    for (const record of records.filter((r) => isActive(r, now))) {
+      const m = announceable(record.mitigation);
+      if (m) desired.set(mitigationKey(m), m);
+      else refused += 1;
+    }
+    this.metrics.unreadable.set(refused);
+    const announced = new Map((await this.deps.speaker.announced()).map((m) => [mitigationKey(m), m]));
+    // Withdrawals first: a route past its end leaves before anything new is sent.
+    for (const [key, m] of announced) {
+      if (desired.has(key)) continue;
+      await this.deps.speaker.withdraw(m);
+      this.metrics.changes.inc({ change: 'withdrawn' });
+      this.deps.log.info({ mitigation: m }, 'withdrew a route the ledger does not hold active');
+    }
+    for (const [key, m] of desired) {
+      if (announced.has(key)) continue;
+      await this.deps.speaker.announce(m);
+      this.metrics.changes.inc({ change: 'announced' });
+      this.deps.log.info({ mitigation: m }, 'announced a route the ledger holds active');
+    }
+  }
+}
