@@ -7,6 +7,8 @@ import type { NatsClient } from '../streams/nats-client';
 import type { TemporalClient } from '../temporal/temporal-client';
 import type { Collector } from '../workers/collector/collector';
 import type { TemporalWorker } from '../workers/governance/temporal-worker';
+import type { StreamWorker } from '../workers/telemetry/stream-worker';
+import type { EngineSupervisor } from '../engines/supervisor';
 import { Lifecycle, type Component } from './component';
 import type { Config } from './config';
 import { sharedSecretOf } from './data-folder-secret';
@@ -60,6 +62,21 @@ export function withSharedSecrets(given: Config): Config {
 }
 
 /**
+ * The embedded nats-server is alive only while JetStream stores and serves: a
+ * full disk leaves it up but refusing every write to the streams and
+ * consumers that hit it.
+ */
+function watchNatsLiveness(nats: EngineSupervisor, config: Config, adapters: Adapters, worker: StreamWorker | undefined): void {
+  const writeProbe = new JetStreamWriteProbe({ nats: adapters.nats, prefix: config.nats.prefix, timeoutMs: 5_000, telemetry: adapters.telemetryWrites });
+  const check = async () => {
+    const verdict = await writeProbe.check();
+    if (verdict === 'live') await worker?.canConsume();
+    return verdict;
+  };
+  nats.watchLiveness({ check, intervalMs: 2_000, afterRestart: () => adapters.telemetryWrites.reset() });
+}
+
+/**
  * Wiring for one process: engines first (local ones only where no address is
  * configured), then the shared adapters, then the roles this process runs,
  * each a list of components. Stopping runs the same list backwards; a start
@@ -84,8 +101,7 @@ export async function startStack(given: Config, log: Logger): Promise<Stack> {
     components.push(...temporalWorker.components);
     loops.push({ name: 'temporal-worker', probe: () => temporalWorker.worker.probe() });
   }
-  const speakerAddress = engines.addresses.bgpSpeakerAddress;
-  const mitigation = has('temporal-worker') && speakerAddress ? mitigationRole(config, adapters, speakerAddress) : undefined;
+  const mitigation = temporalWorker && engines.addresses.bgpSpeakerAddress ? mitigationRole(config, adapters, engines.addresses.bgpSpeakerAddress) : undefined;
   if (mitigation) {
     components.push(...mitigation.components);
     loops.push({ name: 'mitigation-reconciler', probe: () => mitigation.reconciler.probe() });
@@ -95,17 +111,7 @@ export async function startStack(given: Config, log: Logger): Promise<Stack> {
     components.push(...collector.components);
     loops.push({ name: 'collector', probe: () => collector.collector.probe() });
   }
-  // The embedded nats-server is alive only while JetStream stores and serves: a full disk leaves it up but
-  // refusing every write to the streams and consumers that hit it.
-  if (engines.nats) {
-    const writeProbe = new JetStreamWriteProbe({ nats: adapters.nats, prefix: config.nats.prefix, timeoutMs: 5_000, telemetry: adapters.telemetryWrites });
-    const check = async () => {
-      const verdict = await writeProbe.check();
-      if (verdict === 'live') await streamWorkers?.worker.canConsume();
-      return verdict;
-    };
-    engines.nats.watchLiveness({ check, intervalMs: 2_000, afterRestart: () => adapters.telemetryWrites.reset() });
-  }
+  if (engines.nats) watchNatsLiveness(engines.nats, config, adapters, streamWorkers?.worker);
   const api = has('api') ? apiRole(config, adapters, loops) : undefined;
   if (api) components.push(...api.components);
 
