@@ -1,4 +1,4 @@
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, type Logger } from '@temporalio/worker';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -8,13 +8,14 @@ import path from 'node:path';
  */
 export const workflowBundlePath = path.resolve(__dirname, '../workflow-bundle.js');
 
-async function build(): Promise<void> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') });
-  fs.writeFileSync(workflowBundlePath, code);
+/** Bundles workflows/ into `file`; the test set-up builds one per run with it, as the set-up builds dist's. */
+export async function writeWorkflowBundle(file: string = workflowBundlePath, logger?: Logger): Promise<void> {
+  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger });
+  fs.writeFileSync(file, code);
 }
 
 if (require.main === module) {
-  build().catch((err) => {
+  writeWorkflowBundle().catch((err) => {
     process.stderr.write(`unable to bundle workflows: ${(err as Error).stack}\n`);
     process.exit(1);
   });

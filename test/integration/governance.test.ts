@@ -14,6 +14,10 @@ const stringMatching = (pattern: RegExp): unknown => expect.stringMatching(patte
 const stringContaining = (text: string): unknown => expect.stringContaining(text);
 const objectContaining = (shape: object): unknown => expect.objectContaining(shape);
 
+/** The Temporal worker's start lines among a stack's JSON log lines. */
+const pollingLines = (logs: string[]): unknown[] =>
+  logs.map((line) => JSON.parse(line) as { msg?: string }).filter((entry) => entry.msg === 'temporal worker polling');
+
 const signal = { telemetry: 'bgp', service: 'edge', environment: 'prod', region: 'us-east-1', asn: 64500, latency_ms: 40 };
 
 describe('governance: policies, replays and approvals on the real Temporal dev server', () => {
@@ -155,19 +159,25 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     expect(res.status).toBe(404);
   });
 
-  test('a replay waiting for approval survives its Temporal worker being replaced', async () => {
+  test('a replay waiting for approval survives its Temporal worker being replaced by one that bundles the workflows itself', async () => {
     const { operator, approver, incident } = await workspaceWithIncident();
     await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'gate', requires_approval: true } });
     const id = (await t.request<ReplayRequested>('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
     await replayState(operator.key, id, 'awaiting_approval');
+    // The stack's worker loaded the run's prebuilt bundle (TEMPORAL_WORKFLOW_BUNDLE, built by the global set-up).
+    expect(pollingLines(t.logs)).toEqual([objectContaining({ prebuilt: true })]);
 
     const stack = t.stack;
     await stack.temporalWorker!.stop();
-    const adapters = { ...stack.adapters, log: createLogger('silent') };
+    const replacementLogs: string[] = [];
+    const adapters = { ...stack.adapters, log: createLogger('info', 'test', { write: (line: string) => void replacementLogs.push(line) }) };
     const addresses = { natsUrl: process.env.TEST_NATS_URL!, temporalAddress: process.env.TEST_TEMPORAL_ADDRESS! };
-    const replacement = temporalWorkerRole(stack.config, addresses, adapters);
+    // Given no bundle, the replacement bundles workflows/ when it starts, as a worker does without the set-up's.
+    const config = { ...stack.config, temporal: { ...stack.config.temporal, workflowBundlePath: undefined } };
+    const replacement = temporalWorkerRole(config, addresses, adapters);
     for (const component of replacement.components) await component.start();
     try {
+      expect(pollingLines(replacementLogs)).toEqual([objectContaining({ prebuilt: false })]);
       expect((await t.request('POST', `/v1/replays/${id}/approve`, { key: approver.key })).status).toBe(202);
       const done = await replayState(operator.key, id, 'completed');
       expect(done.report?.parity).toBe(true);

@@ -64,7 +64,7 @@ function testEnv(transport: Transport, dataDir: string, adminKey: string, extraE
     NATS_PREFIX: `t${id}`,
     TEMPORAL_TASK_QUEUE: `t-${id}`,
     LOG_LEVEL: 'debug',
-    // The Temporal worker bundles workflows when it starts: only the governance tests ask for it.
+    // The governance tests ask for the temporal-worker role; it loads the run's workflow bundle (TEMPORAL_WORKFLOW_BUNDLE).
     ROLES: 'api,stream-workers',
     NATS_STREAM_MAX_BYTES: String(256 * 1024 * 1024),
     // Every test calls from loopback, and many call without a key on purpose: the throttle of failed
