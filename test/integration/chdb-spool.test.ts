@@ -4,6 +4,7 @@ import path from 'node:path';
 import { ClickHouseError } from '../../storage/clickhouse';
 import { ChdbClickHouse } from '../../storage/chdb-clickhouse';
 import { startTestStack, type TestStack } from '../support/test-stack';
+import { orgIs, storedCount } from '../support/stored-count';
 
 /**
  * Large chDB inserts are spooled to a file and read back by the engine
@@ -42,8 +43,7 @@ describe('chDB inserts through the spool folder', () => {
     const failure = await ch.insertJsonEachRow('flows', payload).then(() => undefined, (err: unknown) => err);
     expect(failure).toBeInstanceOf(ClickHouseError);
     expect((failure as ClickHouseError).code).toEqual(expect.any(Number));
-    const rows = await ch.query<{ n: string }>(`SELECT count() AS n FROM ${ch.database}.flows WHERE org_id = 'org_spool_bad'`);
-    expect(Number(rows[0]?.n)).toBe(0);
+    expect(await storedCount(ch, 'flows', orgIs('org_spool_bad'))).toBe(0);
     expect(fs.readdirSync(spool)).toEqual([]);
   });
 
@@ -58,8 +58,7 @@ describe('chDB inserts through the spool folder', () => {
     const ch = await handle(path.join(spool, 'missing', 'folder'));
     try {
       await ch.insertJsonEachRow('flows', flowLines('org_spool_fallback', 40_000, Date.now()));
-      const rows = await ch.query<{ n: string }>(`SELECT count() AS n FROM ${ch.database}.flows WHERE org_id = 'org_spool_fallback'`);
-      expect(Number(rows[0]?.n)).toBe(40_000);
+      expect(await storedCount(ch, 'flows', orgIs('org_spool_fallback'))).toBe(40_000);
     } finally {
       await ch.stop();
     }

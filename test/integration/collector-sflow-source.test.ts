@@ -8,6 +8,7 @@ import { pmacctExport } from '../support/flow-exporters';
 import { writePcap, type ExpectedFlow, type PcapFlow } from '../support/pcap';
 import type { TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
+import { storedCount } from '../support/stored-count';
 
 /**
  * sFlow is routed by the UDP source of its datagrams, as NetFlow and IPFIX
@@ -71,10 +72,7 @@ describe('sFlow routed by source address', () => {
 
     test('nothing is stored in that workspace', async () => {
       expect(await storedFlowSums(t, victim)).toEqual([]);
-      const [row] = await t.stack.clickhouse.query<{ n: string }>(
-        `SELECT count() AS n FROM ${t.stack.clickhouse.database}.flows WHERE ${t.stack.clickhouse.dialect.addressText('exporter')} = '127.0.6.1'`,
-      );
-      expect(Number(row?.n)).toBe(0);
+      expect(await storedCount(t.stack.clickhouse, 'flows', `${t.stack.clickhouse.dialect.addressText('exporter')} = '127.0.6.1'`)).toBe(0);
     });
 
     test('its flows are counted under its own address among the unknown exporters', async () => {

@@ -6,6 +6,7 @@ import { netflowV5, netflowV9Templates, netflowV9UnknownTemplate, type V5Record 
 import type { TestStack } from '../support/test-stack';
 import { sendDatagrams } from '../support/udp';
 import { waitFor } from '../support/wait';
+import { storedCount } from '../support/stored-count';
 
 /**
  * The collector on its own terms: routing by exporter address, the sampling
@@ -76,10 +77,7 @@ describe('the collector', () => {
       return row && row.datagrams >= 2 && row.flows >= 3 ? row : undefined;
     }, 15_000, '127.0.0.6 among unknown exporters');
     expect(listed).toMatchObject({ datagrams: 2, flows: 3 });
-    const [stored] = await t.stack.clickhouse.query<{ n: string }>(
-      `SELECT count() AS n FROM ${t.stack.clickhouse.database}.flows WHERE ${t.stack.clickhouse.dialect.addressText('src_ip')} = '${src}'`,
-    );
-    expect(Number(stored?.n)).toBe(0);
+    expect(await storedCount(t.stack.clickhouse, 'flows', `${t.stack.clickhouse.dialect.addressText('src_ip')} = '${src}'`)).toBe(0);
   });
 
   test('a pending exporter routes nothing, its datagrams counting as unknown, until the platform admin approves it', async () => {

@@ -15,6 +15,7 @@ import { metricTotal } from '../support/metrics';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { freeUdpPorts } from '../support/udp';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
+import { waitForStoredCount } from '../support/stored-count';
 import { names } from '../../streams/names';
 
 /**
@@ -146,11 +147,7 @@ test('every role starts as its own user, and telemetry goes from the api through
   const operator = await api.mintKey({ role: 'operator' });
   expect((await api.request('POST', '/flow', { key: operator.key, body: flow })).status).toBe(201);
   await waitForTelemetryDrained(workers.stack.nats.jsm, 'nettel');
-  const rows = await waitFor(async () => {
-    const found = await api.stack.clickhouse.query<{ n: string }>(`SELECT count() AS n FROM ${api.stack.clickhouse.database}.flows`);
-    return Number(found[0]!.n) === 1 ? found : undefined;
-  }, 20_000, 'the flow in ClickHouse');
-  expect(rows).toHaveLength(1);
+  expect(await waitForStoredCount(api.stack.clickhouse, 'flows', 1, { timeoutMs: 20_000, what: 'the flow in ClickHouse' })).toBe(1);
 
   // A signal opens an incident (the stream workers publish its event to the outbox, their fan-out takes it), and its
   // replay runs on the temporal-worker, which audits and publishes as its own user.

@@ -8,6 +8,7 @@ import { embeddedNatsUser } from '../../service/roles/engines';
 import { testNatsServer } from '../support/nats-server';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
+import { storedCount } from '../support/stored-count';
 
 /**
  * The embedded nats-server (started by the stack, not the shared test
@@ -53,8 +54,7 @@ describe('the embedded nats-server with generated credentials', () => {
     const operator = await t.mintKey({ role: 'operator' });
     expect((await t.request('POST', '/flow', { key: operator.key, body: flow })).status).toBe(201);
     await waitForTelemetryDrained(t.stack.nats.jsm, t.stack.config.nats.prefix);
-    const rows = await t.stack.clickhouse.query<{ n: string }>(`SELECT count() AS n FROM ${t.stack.clickhouse.database}.flows`);
-    expect(Number(rows[0]!.n)).toBe(1);
+    expect(await storedCount(t.stack.clickhouse, 'flows')).toBe(1);
     expect(t.logs.join('')).not.toContain(password);
   });
 

@@ -7,6 +7,7 @@ import { nfreplayExport, pmacctExport, softflowdExport, type ExportResult } from
 import { periodicSample, writePcap, type ExpectedFlow, type PcapFlow } from '../support/pcap';
 import { transports, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
+import { storedCount } from '../support/stored-count';
 
 /**
  * Real exporters no one here wrote (softflowd, pmacct's nfprobe and sfprobe,
@@ -132,9 +133,6 @@ describe.each(transports)('real flow exporters to the collector on %s', (transpo
       return res.body.data.find((r) => r.address === '127.0.4.3' && r.flows >= 1 && r.datagrams >= 1);
     }, 15_000, '127.0.4.3 listed as unknown');
     expect(unknown.flows).toBe(1);
-    const [leaked] = await t.stack.clickhouse.query<{ n: string }>(
-      `SELECT count() AS n FROM ${t.stack.clickhouse.database}.flows WHERE ${t.stack.clickhouse.dialect.addressText('exporter')} = '127.0.4.3'`,
-    );
-    expect(Number(leaked?.n)).toBe(0);
+    expect(await storedCount(t.stack.clickhouse, 'flows', `${t.stack.clickhouse.dialect.addressText('exporter')} = '127.0.4.3'`)).toBe(0);
   });
 });

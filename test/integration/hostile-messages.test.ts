@@ -4,6 +4,7 @@ import { UnsafeInsertError } from '../../storage/clickhouse';
 import { telemetryHeaderNames } from '../../core/telemetry-headers';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
+import { orgIs, storedCount } from '../support/stored-count';
 import { names } from '../../streams/names';
 
 /**
@@ -52,9 +53,7 @@ describe('hostile messages on the telemetry subjects', () => {
     const row = { org_id: victim.org_id, event_id: 'evt_forged', ts: Date.now(), received_at: Date.now(), src_ip: '10.0.0.1', dst_ip: '10.0.0.2', src_port: 1, dst_port: 2, protocol: 'udp', bytes: 1, packets: 1 };
     await publish(attacker.org_id, JSON.stringify(row) + '\n');
     await waitFor(async () => ((await deadLetters()) > before ? true : undefined), 30_000, 'the message in the dead-letter stream');
-    const ch = t.stack.clickhouse;
-    const stored = await ch.query<{ n: string }>(`SELECT count() AS n FROM ${ch.database}.flows WHERE org_id = '${victim.org_id}'`);
-    expect(Number(stored[0]!.n)).toBe(0);
+    expect(await storedCount(t.stack.clickhouse, 'flows', orgIs(victim.org_id))).toBe(0);
   });
 
   test("chDB's in-memory insert refuses a payload with a blank line before the engine sees it", async () => {

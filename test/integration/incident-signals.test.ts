@@ -1,6 +1,7 @@
 import type { ErrorBody, IncidentSignalView, IncidentView, Page } from '../support/api-types';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
+import { orgIs, storedCount } from '../support/stored-count';
 
 const minute = 60_000;
 const key = { service: 'payments', environment: 'prod', region: 'eu-west-1' };
@@ -92,8 +93,7 @@ describe.each(transports)("an incident's signals on %s", (transport) => {
     const [incident] = await incidentsOf(t, apiKey, 1);
     const db = t.stack.clickhouse.database;
     await t.stack.clickhouse.exec(`INSERT INTO ${db}.signals SELECT * FROM ${db}.signals WHERE org_id = '${orgId}' ORDER BY ts LIMIT 1`);
-    const stored = await t.stack.clickhouse.query<{ n: string }>(`SELECT count() AS n FROM ${db}.signals WHERE org_id = '${orgId}'`);
-    expect(Number(stored[0]!.n)).toBe(4);
+    expect(await storedCount(t.stack.clickhouse, 'signals', orgIs(orgId))).toBe(4);
     const { signals } = await allSignals(t, apiKey, incident!.id, 100);
     expect(signals.map((s) => Date.parse(s.timestamp) - Date.parse(incident!.first_seen))).toEqual([0, 1000, 2000]);
   });

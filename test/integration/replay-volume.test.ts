@@ -1,6 +1,7 @@
 import type { IncidentView, Page, ReplayRequested, ReplayView } from '../support/api-types';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
+import { orgIs, waitForStoredCount } from '../support/stored-count';
 
 /**
  * A replay whose history holds a million flows: a traffic-volume incident on
@@ -39,11 +40,8 @@ describe('replay of a million flows', () => {
       );
       for (const a of answers) expect(a.status).toBe(201);
     }
-    const db = t.stack.clickhouse.database;
-    await waitFor(async () => {
-      const rows = await t.stack.clickhouse.query<{ n: string }>(`SELECT count() AS n FROM ${db}.flows WHERE org_id = '${operator.org_id}'`);
-      return Number(rows[0]!.n) === total ? true : undefined;
-    }, 120_000, 'a million flows in ClickHouse');
+    const stored = await waitForStoredCount(t.stack.clickhouse, 'flows', total, { where: orgIs(operator.org_id), timeoutMs: 120_000, what: 'a million flows in ClickHouse' });
+    expect(stored).toBe(total);
     const incident = await waitFor(async () => {
       const r = await t.request<Page<IncidentView>>('GET', `/v1/incidents?service=${dst}`, { key: operator.key });
       return (r.body.data[0]?.signal_count ?? 0) >= 5 ? r.body.data[0] : undefined;

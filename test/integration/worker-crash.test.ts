@@ -9,6 +9,7 @@ import { startWorkerProcess as startWorker } from '../support/worker-process';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
 import { streamWorkerOn } from '../support/stream-worker';
+import { orgIs, storedCount } from '../support/stored-count';
 import { names } from '../../streams/names';
 
 /**
@@ -24,12 +25,7 @@ async function postAll(t: TestStack, key: string, batches: string[]) {
   }
 }
 
-async function flowsStored(t: TestStack, orgId: string): Promise<number> {
-  const rows = await t.stack.clickhouse.query<{ n: string }>(
-    `SELECT count() AS n FROM ${t.stack.clickhouse.database}.flows WHERE org_id = '${orgId}'`,
-  );
-  return Number(rows[0]!.n);
-}
+const flowsStored = (t: TestStack, orgId: string) => storedCount(t.stack.clickhouse, 'flows', orgIs(orgId));
 
 async function bytesByDst(t: TestStack, orgId: string): Promise<Map<string, number>> {
   const rows = await t.stack.clickhouse.query<{ dst_ip: string; b: string }>(

@@ -4,6 +4,7 @@ import { generateFlows, sortedEntries } from '../support/flows';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
 import { streamWorkerOn } from '../support/stream-worker';
+import { orgIs, storedCount } from '../support/stored-count';
 import { names } from '../../streams/names';
 
 /**
@@ -38,8 +39,7 @@ describe('stream worker write failures on chDB', () => {
       await expect(worker.probe()).rejects.toThrow(/\(memory_limit\)/);
       await ch.exec('SET max_memory_usage = 0');
       await waitForTelemetryDrained(t.stack.nats.jsm, t.stack.config.nats.prefix);
-      const stored = await ch.query<{ n: string }>(`SELECT count() AS n FROM ${ch.database}.flows WHERE org_id = '${minted.org_id}'`);
-      expect(Number(stored[0]!.n)).toBe(flows.total);
+      expect(await storedCount(ch, 'flows', orgIs(minted.org_id))).toBe(flows.total);
       const byDst = await ch.query<{ dst_ip: string; b: string }>(
         `SELECT dst_ip, sum(bytes) AS b FROM ${ch.database}.flows WHERE org_id = '${minted.org_id}' GROUP BY dst_ip`,
       );

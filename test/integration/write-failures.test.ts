@@ -9,6 +9,7 @@ import { startTcpProxy } from '../support/tcp-proxy';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
 import { streamWorkerOn } from '../support/stream-worker';
+import { orgIs, storedCount } from '../support/stored-count';
 import { names } from '../../streams/names';
 
 /**
@@ -48,10 +49,7 @@ describe('stream worker write failures', () => {
     await t.stack.nats.js().publish(n().subject('flow', orgId), Buffer.from(`{"org_id":"${orgId}","ts":"yesterday"}\n`), { headers: h });
   }
 
-  async function flowsStored(orgId: string): Promise<number> {
-    const rows = await t.stack.clickhouse.query<{ n: string }>(`SELECT count() AS n FROM ${t.stack.clickhouse.database}.flows WHERE org_id = '${orgId}'`);
-    return Number(rows[0]!.n);
-  }
+  const flowsStored = (orgId: string) => storedCount(t.stack.clickhouse, 'flows', orgIs(orgId));
 
   async function bytesByDst(orgId: string): Promise<Map<string, number>> {
     const rows = await t.stack.clickhouse.query<{ dst_ip: string; b: string }>(
