@@ -58,11 +58,40 @@ function errorResponse(status: number): Json {
   return { description: errorText[status] ?? 'an error', ...headers, content: { 'application/json': { schema: errorRef } } };
 }
 
-function answerResponse(a: AnswerContract): Json {
+/** Keywords whose value is data, not a schema: a `title` inside them names nothing. */
+const literalKeywords = new Set(['example', 'examples', 'default', 'const', 'enum']);
+
+/**
+ * Every titled schema of an answer or an event (the `.meta({ title })` of
+ * api/contracts/) becomes a named schema of `components.schemas`, referenced
+ * where it appears: clients generate one type per answer shape
+ * (scripts/console-types.mjs names them `components['schemas'][title]`).
+ */
+class NamedSchemas {
+  readonly byTitle: Record<string, Json> = {};
+
+  /** The schema with each titled part, itself included, replaced by a reference to its component. */
+  refer(schema: Json): Json {
+    const title = schema.title;
+    const walked = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, literalKeywords.has(k) ? v : this.walk(v)]));
+    if (typeof title !== 'string') return walked;
+    const known = this.byTitle[title];
+    if (known && JSON.stringify(known) !== JSON.stringify(walked)) throw new Error(`two different answer schemas are titled ${title}`);
+    this.byTitle[title] = walked;
+    return { $ref: `#/components/schemas/${title}` };
+  }
+
+  private walk(value: unknown): unknown {
+    if (Array.isArray(value)) return value.map((v) => this.walk(v));
+    return typeof value === 'object' && value !== null ? this.refer(value as Json) : value;
+  }
+}
+
+function answerResponse(a: AnswerContract, named: NamedSchemas): Json {
   const headers = a.headers
     ? { headers: Object.fromEntries(Object.entries(a.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])) }
     : {};
-  const content = a.schema ? { content: { [a.contentType ?? 'application/json']: { schema: jsonSchema(a.schema, 'output') } } } : {};
+  const content = a.schema ? { content: { [a.contentType ?? 'application/json']: { schema: named.refer(jsonSchema(a.schema, 'output')) } } } : {};
   return { description: a.description, ...headers, ...content };
 }
 
@@ -111,9 +140,9 @@ const operationId = (c: RouteContract) =>
     .map((s, i, all) => (all[i - 1] !== undefined && c.path.includes(`{${s}}`) ? `By${s[0]!.toUpperCase()}${s.slice(1)}` : s[0]!.toUpperCase() + s.slice(1)))
     .join('');
 
-function operation(c: RouteContract): Json {
+function operation(c: RouteContract, named: NamedSchemas): Json {
   const responses: Json = {};
-  for (const [status, answer] of Object.entries(c.responses)) responses[status] = answerResponse(answer);
+  for (const [status, answer] of Object.entries(c.responses)) responses[status] = answerResponse(answer, named);
   for (const status of errorStatuses(c)) responses[String(status)] = errorResponse(status);
   const params = parameters(c);
   return {
@@ -135,14 +164,14 @@ const signatureHeaders: Json[] = [
 ];
 
 /** A webhook event as OpenAPI 3.1 `webhooks` describes it: the POST the service makes to a subscriber. */
-function webhook(e: EventContract): Json {
+function webhook(e: EventContract, named: NamedSchemas): Json {
   return {
     post: {
       operationId: `event${e.type.split(/[._]/).map((s) => s[0]!.toUpperCase() + s.slice(1)).join('')}`,
       summary: e.summary,
       tags: ['Webhooks'],
       parameters: signatureHeaders,
-      requestBody: { required: true, content: { 'application/cloudevents+json': { schema: jsonSchema(e.schema, 'output') } } },
+      requestBody: { required: true, content: { 'application/cloudevents+json': { schema: named.refer(jsonSchema(e.schema, 'output')) } } },
       responses: {
         '2XX': { description: 'delivered' },
         default: { description: 'a failed attempt (so is a 3xx: redirects are not followed), retried with backoff for up to 24 h' },
@@ -157,17 +186,19 @@ Every error is \`{"error":{"code","message","details?"}}\`. Lists take \`limit\`
 
 /** The whole document; `servers` is left to the client (same origin). */
 export function buildOpenApiDocument(contracts: readonly RouteContract[] = routeContracts): Json {
+  const named = new NamedSchemas();
   const paths: Record<string, Json> = {};
-  for (const c of contracts) (paths[c.path] ??= {})[c.method] = operation(c);
+  for (const c of contracts) (paths[c.path] ??= {})[c.method] = operation(c, named);
+  const webhooks = Object.fromEntries(eventContracts.map((e) => [e.type, webhook(e, named)]));
   return {
     openapi: '3.1.0',
     info: { title: 'nettel API', version: '1', description, license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } },
     tags: [...new Set(contracts.map((c) => c.tag))].map((name) => ({ name })),
     security: [{ apiKey: [] }],
     paths,
-    webhooks: Object.fromEntries(eventContracts.map((e) => [e.type, webhook(e)])),
+    webhooks,
     components: {
-      schemas: { Error: jsonSchema(errorAnswer, 'output') },
+      schemas: { Error: jsonSchema(errorAnswer, 'output'), ...named.byTitle },
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'ntk_<id>_<secret>', description: "A workspace key: its role's permissions on its workspace." },
         platformAdmin: { type: 'http', scheme: 'bearer', description: 'The platform admin key (ADMIN_API_KEY): manages keys, reads any ledger by org_id, lists unknown exporters; holds no workspace.' },

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// Types the console against the API: the OpenAPI document the compiled code
-// produces (dist/api/openapi.js), turned by openapi-typescript into
-// console/src/openapi.d.ts. Run by the set-up after tsc, before Vite; the
-// console's type check then fails on any API change that breaks it.
+// Types the console and the tests against the API: the OpenAPI document the
+// compiled code produces (dist/api/openapi.js), turned by openapi-typescript
+// into console/src/openapi.d.ts, each named answer schema a type of
+// `components['schemas']`. Run by the set-up after tsc, before Vite and
+// before `npm test` type-checks: the console's type check, and the tests'
+// (test/support/api-types.ts), then fail on any API change that breaks them.
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { roles } from '../../core/roles';
-import { replayStatuses } from '../../core/replay';
 import { webhookEventTypes } from '../../core/webhook-events';
 import { detectionRulesSchema } from '../../core/detection-rules';
 import { exporterStatuses } from '../../core/exporter';
@@ -12,8 +11,8 @@ import { telemetryKinds } from '../../core/telemetry';
  * contract test (test/integration/contract.test.ts) checks every real answer
  * against that document, so a drift between a view and its schema fails it.
  */
-const time = z.iso.datetime().meta({ description: 'ISO 8601 UTC' });
-const timeOrNull = time.nullable();
+export const time = z.iso.datetime().meta({ description: 'ISO 8601 UTC' });
+export const timeOrNull = time.nullable();
 const nextCursor = z.string().nullable().meta({ description: 'the cursor of the next page; null on the last page' });
 
 export const errorAnswer = z
@@ -36,7 +35,11 @@ export const pageOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array
 /** Without a key only `status`; version, detail and error are for the platform admin key. */
 const probe = z.object({ status: z.enum(['up', 'down']), version: z.string().optional(), detail: z.string().optional(), error: z.string().optional() });
 export const healthAnswer = z
-  .object({ status: z.enum(['ok', 'degraded']), engines: z.record(z.string(), probe), loops: z.record(z.string(), probe) })
+  .object({
+    status: z.enum(['ok', 'degraded']),
+    engines: z.object({ nats: probe, clickhouse: probe, temporal: probe }),
+    loops: z.record(z.string(), probe).meta({ description: "each long-running loop of this process's roles, by name" }),
+  })
   .meta({ title: 'Health' });
 
 export const keyAnswer = z
@@ -147,7 +150,11 @@ export const flowAnswer = z
   .meta({ title: 'Flow' });
 export const topAnswer = z
   .object({
-    data: z.array(z.record(z.string(), z.union([z.string(), z.number()])).meta({ description: 'a field per dimension, then the metric(s) and flows' })),
+    data: z.array(
+      z
+        .record(z.string(), z.union([z.string(), z.number(), z.null()]))
+        .meta({ description: 'a field per dimension (an absent exporter null), then the metric(s) and flows' }),
+    ),
     resolution: z.enum(['1h', '5m', '1m', 'raw']),
     segments: z.array(segment),
   })
@@ -159,7 +166,10 @@ export const flowSeriesAnswer = z
     segments: z.array(segment),
     series: z.array(
       z.object({
-        key: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).nullable(),
+        key: z
+          .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+          .nullable()
+          .meta({ description: 'the split_by values (an absent exporter null), `{other: true}` for the rest; null without split_by' }),
         points: z.array(z.object({ t: time, bps: z.number(), pps: z.number(), bytes: z.number(), packets: z.number() })),
       }),
     ),
@@ -186,25 +196,6 @@ export const policyAnswer = z
     version: z.number().int(),
   })
   .meta({ title: 'Policy' });
-
-export const replayAcceptedAnswer = z.object({ replay_id: z.string(), status: z.enum(replayStatuses), incident_id: z.string() }).meta({ title: 'ReplayAccepted' });
-export const decisionAnswer = z.object({ replay_id: z.string(), decision: z.enum(['approve', 'deny']) }).meta({ title: 'ReplayDecision' });
-export const replayAnswer = z
-  .object({
-    replay_id: z.string(),
-    incident_id: z.string(),
-    status: z.enum(replayStatuses),
-    requested_by: z.string(),
-    requested_at: time,
-    updated_at: time,
-    window_minutes: z.number().int(),
-    decision_deadline: timeOrNull.meta({ description: 'when the approval gate closes: set by the workflow once the replay awaits a decision, and kept after the decision (when the gate would have closed); null before' }),
-    approval_policies: z.array(z.string()).meta({ description: 'the ids of the active policies that asked for approval; empty before the replay awaits a decision' }),
-    approvals: z.array(z.object({ decision: z.enum(['approve', 'deny']), approver_key_id: z.string(), at: time, comment: z.string().optional() })),
-    error: z.object({ code: z.string(), message: z.string() }).nullable(),
-    report: z.unknown().meta({ description: 'the parity report once completed, else null' }),
-  })
-  .meta({ title: 'Replay' });
 
 export const exporterAnswer = z
   .object({

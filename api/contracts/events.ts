@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { incidentEventTypes, replayEventTypes, testEventType } from '../../core/webhook-events';
-import { incidentAnswer, replayAnswer } from './answers';
+import { incidentAnswer } from './answers';
+import { replayAnswer } from './replay-answers';
 
 /**
  * What a webhook receiver gets: CloudEvents 1.0 in structured mode, signed

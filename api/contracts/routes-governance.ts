@@ -5,6 +5,7 @@ import * as policies from '../routes/policies';
 import * as replays from '../routes/replays';
 import * as webhooks from '../routes/webhooks';
 import * as a from './answers';
+import * as r from './replay-answers';
 import type { RouteContract } from './contract';
 
 /** Policies, replays and approvals, exporters, detection rules, webhooks. */
@@ -54,7 +55,7 @@ const decisions = (['approve', 'deny'] as const).map(
     method: 'post', path: `/v1/replays/{id}/${decision}`, summary: `${decision === 'approve' ? 'Approve' : 'Deny'} a waiting replay`,
     tag: 'Replays', access: 'workspace', permission: 'approve', params: { id }, errors: [409],
     body: { schema: replays.decisionSchema, example: { comment: 'checked with the NOC' }, optional: true },
-    responses: { 202: json('the decision was taken', a.decisionAnswer) },
+    responses: { 202: json('the decision was taken', r.decisionAnswer) },
   }),
 );
 
@@ -77,19 +78,19 @@ export const governanceContracts: RouteContract[] = [
   {
     method: 'post', path: '/v1/replay', summary: "Replay an incident's automation path", tag: 'Replays', access: 'workspace',
     permission: 'replays:run', errors: [404], body: { schema: replays.requestSchema, example: { incident_id: 'inc_0123456789abcdef', window_minutes: 30 } },
-    responses: { 202: json('queued', a.replayAcceptedAnswer) },
+    responses: { 202: json('queued', r.replayAcceptedAnswer) },
   },
   {
     method: 'get', path: '/v1/replays', summary: 'List replays', tag: 'Replays', access: 'workspace', permission: 'read',
-    query: replays.listSchema, responses: { 200: json('a page of replays', a.pageOf(a.replayAnswer)) },
+    query: replays.listSchema, responses: { 200: json('a page of replays', a.pageOf(r.replayAnswer)) },
   },
   {
     method: 'get', path: '/v1/approvals', summary: 'The replays awaiting approval', tag: 'Replays', access: 'workspace', permission: 'read',
-    query: replays.listSchema, responses: { 200: json('a page of replays', a.pageOf(a.replayAnswer)) },
+    query: replays.listSchema, responses: { 200: json('a page of replays', a.pageOf(r.replayAnswer)) },
   },
   {
     method: 'get', path: '/v1/replays/{id}', summary: 'One replay: status, approvals, error, report', tag: 'Replays', access: 'workspace',
-    permission: 'read', params: { id }, responses: { 200: json('the replay', a.replayAnswer) },
+    permission: 'read', params: { id }, responses: { 200: json('the replay', r.replayAnswer) },
   },
   ...decisions,
   ...crud({

@@ -113,6 +113,9 @@ describe('the API against its OpenAPI document', () => {
     await both('GET', '/v1/replays', { status: 200 }, noKey, { query: '?status=lost' });
     await both('GET', '/v1/approvals', { status: 200 }, noKey, { query: '?limit=1001' });
     await both('GET', '/v1/replays/{id}', { status: 200 }, noKey, { fill: { id: 'rep_unknown' } });
+    // No policy asks for approval yet: the replay completes, and its parity report is documented too.
+    await waitFor(async () => ((await t.request<{ status: string }>('GET', `/v1/replays/${ids.id}`, { key })).body.status === 'completed' ? true : undefined), 30_000, 'a completed replay');
+    expect((await call('GET', '/v1/replays/{id}', { key })).problems).toEqual([]);
     await decisions();
     await both('POST', '/v1/incidents/{id}/resolve', { fill: { id: ids.incident ?? '' }, status: 200 }, noKey, { fill: { id: ids.incident ?? '' } });
   });
@@ -122,6 +125,11 @@ describe('the API against its OpenAPI document', () => {
     await both('GET', '/v1/telemetry/flows/top', { query: '?by=src_ip,dst_ip&totals=all', status: 200 }, noKey, { query: '?metric=bits' });
     await both('GET', '/v1/telemetry/flows/series', { query: '?step=60&split_by=protocol', status: 200 }, noKey, { query: '?step=61' });
     await both('GET', '/v1/telemetry/metrics/series', { query: '?service=edge&metric=latency_ms', status: 200 }, noKey, { query: '?metric=latency_ms' });
+    // The posted flow has no exporter: a key by exporter holds null.
+    const byExporter = await call('GET', '/v1/telemetry/flows/top', { key, query: '?by=exporter' });
+    expect(byExporter.res.body).toMatchObject({ data: [expect.objectContaining({ exporter: null })] });
+    expect(byExporter.problems).toEqual([]);
+    expect((await call('GET', '/v1/telemetry/flows/series', { key, query: '?step=60&split_by=exporter' })).problems).toEqual([]);
   });
 
   /** Create, list, get, patch, delete, each with its refusals (a second delete is 409). */

@@ -1,4 +1,5 @@
 import { Registry } from 'prom-client';
+import { z } from 'zod';
 import { createApp } from '../../api/app';
 import { limitsSettings } from '../../api/limits.config';
 import type { ApiDeps } from '../../api/deps';
@@ -9,7 +10,7 @@ import { testEventType, webhookEventTypes } from '../../core/webhook-events';
 import { createLogger } from '../../observability/logger';
 
 type Operation = { responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, unknown> }>; requestBody?: { content: Record<string, { example?: unknown }> } };
-type Doc = { paths: Record<string, Record<string, Operation>>; webhooks: Record<string, unknown> };
+type Doc = { paths: Record<string, Record<string, Operation>>; webhooks: Record<string, unknown>; components: { schemas: Record<string, Record<string, unknown>> } };
 
 /** The routes the app registers, as `METHOD /path` in the router's form. Registering needs no engine. */
 function appRoutes(): string[] {
@@ -18,6 +19,14 @@ function appRoutes(): string[] {
     analyticsLimits: defaultsOf(limitsSettings).analytics,
   };
   return createApp(deps as unknown as ApiDeps).routes.map((r) => `${r.method} ${r.path}`);
+}
+
+/** The titles of the schemas written out in place (not as a reference) anywhere under `value`. */
+function inlineTitles(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(inlineTitles);
+  if (typeof value !== 'object' || value === null) return [];
+  const own = 'title' in value && typeof value.title === 'string' ? [value.title] : [];
+  return [...own, ...Object.entries(value).flatMap(([k, v]) => (k === 'example' ? [] : inlineTitles(v)))];
 }
 
 const documented = (doc: Doc) =>
@@ -63,6 +72,25 @@ describe('the OpenAPI document', () => {
   it('answers 429 with Retry-After on every route that takes a key (failed authentication is throttled)', () => {
     const without = routeContracts.filter((c) => c.access !== 'public' && !doc.paths[c.path]![c.method]!.responses['429']?.headers?.['Retry-After']);
     expect(without.map((c) => `${c.method} ${c.path}`)).toEqual([]);
+  });
+
+  it('names each titled answer in components.schemas and refers to it where it appears', () => {
+    const incidents = doc.paths['/v1/incidents']!.get!.responses['200']!.content!['application/json'];
+    expect(incidents).toMatchObject({ schema: { properties: { data: { items: { $ref: '#/components/schemas/Incident' } } } } });
+    expect(doc.components.schemas.Incident).toMatchObject({ title: 'Incident', type: 'object' });
+    expect(doc.components.schemas.Replay).toMatchObject({ properties: { report: { anyOf: [{ $ref: '#/components/schemas/ReplayReport' }, { type: 'null' }] } } });
+  });
+
+  it('leaves no titled schema written out in the paths or the webhooks', () => {
+    expect(inlineTitles(doc.paths)).toEqual([]);
+    expect(inlineTitles(doc.webhooks)).toEqual([]);
+  });
+
+  it('refuses two different answers under one title', () => {
+    const answer = (schema: z.ZodType) => ({ method: 'get' as const, path: '/a', summary: 'a', tag: 'A', access: 'public' as const, responses: { 200: { description: 'a', schema } } });
+    const one = answer(z.object({ a: z.string() }).meta({ title: 'Same' }));
+    const other = { ...answer(z.object({ b: z.string() }).meta({ title: 'Same' })), path: '/b' };
+    expect(() => buildOpenApiDocument([one, other])).toThrow('two different answer schemas are titled Same');
   });
 
   it('carries an example for every request body', () => {

@@ -61,7 +61,7 @@ function ReplayDetail({ id }: { id: string }) {
     <Section title={`Replay ${id}`} actions={<a href="#/replays">All replays</a>}>
       {replay.error ? <ErrorNote error={replay.error} retry={replay.reload} /> : null}
       {r ? <ReplayFacts replay={r} /> : null}
-      {r?.report ? <ParityReport report={r.report as Report} /> : null}
+      {r?.report ? <ParityReport report={r.report} /> : null}
     </Section>
   );
 }
