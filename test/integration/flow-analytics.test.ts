@@ -1,4 +1,4 @@
-import type { ErrorBody, FlowDimensionName, FlowKeyView, FlowRecordView, FlowSeriesView, FlowTopView, Page } from '../support/api-types';
+import type { ErrorBody, FlowDimensionName, FlowKeyView, FlowSeriesView, FlowTopView, FlowView, Page } from '../support/api-types';
 import { seededRandom } from '../support/malformed';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 import { waitForTelemetryDrained } from '../support/wait';
@@ -98,7 +98,7 @@ describe.each(transports)('flow analytics on any dimension on %s', (transport) =
   const get = <T>(route: string, as = key) => t.request<T>('GET', route, { key: as });
   const span = (r: { from: number; to: number }) => `from=${r.from}&to=${r.to}`;
   const listed = async (query: string) => {
-    const res = await get<Page<FlowRecordView>>(`/v1/telemetry/flows?${span(whole)}&limit=1000&${query}`);
+    const res = await get<Page<FlowView>>(`/v1/telemetry/flows?${span(whole)}&limit=1000&${query}`);
     expect(res.status).toBe(200);
     return res.body.data.map((f) => spelling({ ...f, timestamp: f.ts })).sort();
   };
@@ -142,7 +142,7 @@ describe.each(transports)('flow analytics on any dimension on %s', (transport) =
     const bare = { src_ip: '203.0.113.5', dst_ip: '203.0.113.7', bytes: 20, packets: 2, protocol: 'udp', timestamp: at(9, 31) };
     expect((await t.request('POST', '/flow', { key, body: [full, bare] })).status).toBe(201);
     await waitForTelemetryDrained(t.stack.nats.jsm, t.stack.config.nats.prefix);
-    const res = await get<Page<FlowRecordView>>(`/v1/telemetry/flows?from=${at(9)}&to=${at(10)}&src_ip=203.0.113.5`);
+    const res = await get<Page<FlowView>>(`/v1/telemetry/flows?from=${at(9)}&to=${at(10)}&src_ip=203.0.113.5`);
     const absent = { src_port: 0, dst_port: 0, exporter: null, in_if: 0, out_if: 0, src_as: 0, dst_as: 0, tcp_flags: 0, tos: 0, flow_start: null, flow_end: null, sampling_rate: 0 };
     expect(res.body.data.map((f) => ({ ...f, event_id: 'id' }))).toEqual([
       { event_id: 'id', ts: iso(bare.timestamp), ...absent, src_ip: bare.src_ip, dst_ip: bare.dst_ip, bytes: 20, packets: 2, protocol: 'udp' },
