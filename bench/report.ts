@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import os from 'node:os';
 
 export interface BenchResult {
@@ -92,7 +93,10 @@ export const targets: Target[] = [
 
 const fmt = (n: number) => (Number.isFinite(n) ? (Math.abs(n) >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(2)) : String(n));
 
-/** Replaces the block between the bench markers of BENCHMARKS.md with this run's table. */
+/** Where a full run's details go, relative to BENCHMARKS.md. */
+const detailsName = 'bench/results/last-run.json';
+
+/** Replaces the block between the bench markers of BENCHMARKS.md with this run's table, and writes its details beside the dated results. */
 export function writeBenchmarks(file: string, result: BenchResult, extra: Record<string, unknown>): void {
   const m = machine();
   const rows = (Object.keys(result) as Array<keyof BenchResult>).map((k) => `| \`${k}\` | ${fmt(result[k])} |`);
@@ -121,11 +125,11 @@ export function writeBenchmarks(file: string, result: BenchResult, extra: Record
       `one flow per request = ${fmt(result.synced_nats_single_ingest_rps / result.unsynced_nats_single_ingest_rps)}, ` +
       `one publish's acknowledgement = ${fmt(result.synced_nats_publish_ack_p50_ms)} ms and ${fmt(result.unsynced_nats_publish_ack_p50_ms)} ms.`,
     '',
-    '```json',
-    JSON.stringify(extra, null, 2),
-    '```',
+    `Every detail of this run (each scenario's settings, latencies, memory, profiles): [${detailsName}](${detailsName}).`,
     '<!-- bench:end -->',
   ].join('\n');
+  // The details are data, not reading: beside the dated results, not in the page.
+  fs.writeFileSync(path.join(path.dirname(file), detailsName), `${JSON.stringify(extra, null, 2)}\n`);
   const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '# Benchmarks\n\n<!-- bench:start -->\n<!-- bench:end -->\n';
   const start = text.indexOf('<!-- bench:start -->');
   const end = text.indexOf('<!-- bench:end -->');
