@@ -90,9 +90,19 @@ export class EngineSupervisor {
   constructor(
     private readonly engine: SupervisedProcess,
     private readonly config: SupervisionConfig,
-    private readonly deps: { log: Logger; registry: Registry; onRestart?: () => void },
+    private readonly deps: {
+      log: Logger;
+      registry: Registry;
+      onRestart?: () => void;
+      /** The clock a run's length and a liveness failure's age are read on; the back-off waits are timers. */
+      now?: () => number;
+    },
   ) {
     this.metrics = supervisorMetrics(deps.registry);
+  }
+
+  private now(): number {
+    return (this.deps.now ?? Date.now)();
   }
 
   get name(): string {
@@ -102,7 +112,7 @@ export class EngineSupervisor {
   async start(): Promise<void> {
     this.stopping = false;
     await this.engine.start();
-    this.startedAt = Date.now();
+    this.startedAt = this.now();
     this.timer = setInterval(() => this.check(), this.config.checkIntervalMs);
     this.timer.unref();
     if (this.liveness) {
@@ -132,7 +142,7 @@ export class EngineSupervisor {
   probe(): Promise<{ detail: string }> {
     if (this.restarting) return Promise.reject(new Error(`${this.name} died and is being restarted`));
     // Failing for two check intervals, not one failed check: a single slow publish is no verdict.
-    const failingForMs = this.failingSince === undefined ? 0 : Date.now() - this.failingSince;
+    const failingForMs = this.failingSince === undefined ? 0 : this.now() - this.failingSince;
     if (this.liveness && failingForMs > 2 * this.liveness.intervalMs) return Promise.reject(new Error(`${this.name} fails its liveness check`));
     if (!this.engine.owned) return Promise.resolve({ detail: 'shared: the service process that started it supervises it' });
     return Promise.resolve({ detail: `supervised, ${this.restartCount} restart(s)` });
@@ -158,7 +168,7 @@ export class EngineSupervisor {
   }
 
   private failedLiveness(err: unknown): void {
-    const now = Date.now();
+    const now = this.now();
     this.failingSince ??= now;
     if (now - this.failingSince < this.config.livenessFailAfterMs || this.restarting || !this.engine.running) return;
     const failingForMs = now - this.failingSince;
@@ -170,7 +180,7 @@ export class EngineSupervisor {
   }
 
   private async restart(): Promise<void> {
-    const ranMs = Date.now() - this.startedAt;
+    const ranMs = this.now() - this.startedAt;
     this.quickDeaths = ranMs >= (this.config.healthyRunMs ?? defaultHealthyRunMs) ? 1 : this.quickDeaths + 1;
     // The first death after a healthy run is restarted at once; a crash loop waits the back-off.
     let failures = this.quickDeaths - 1;
@@ -179,7 +189,7 @@ export class EngineSupervisor {
       if (this.stopping) return;
       try {
         await this.engine.start();
-        this.startedAt = Date.now();
+        this.startedAt = this.now();
         this.restartCount += 1;
         this.liveness?.afterRestart?.();
         this.deps.onRestart?.();

@@ -70,16 +70,21 @@ describe('engine supervisor', () => {
     await supervisor.stop();
   });
 
-  /** Kills the engine each time it is back, `deaths` times, after `runMs`; the times of its starts. */
+  /**
+   * Kills the engine each time it is back, `deaths` times, each run lasting
+   * `runMs` on the supervisor's clock (moved by the test, not waited out);
+   * the real times of its starts, between which the back-off waits.
+   */
   async function crashLoop(config: typeof fast & { healthyRunMs: number }, deaths: number, runMs: number): Promise<number[]> {
     const engine = new FakeEngine();
     const startTimes: number[] = [];
     const start = engine.start.bind(engine);
     engine.start = () => (startTimes.push(Date.now()), start());
-    const supervisor = new EngineSupervisor(engine, config, { log: createLogger('silent'), registry: createRegistry() });
+    let clock = 0;
+    const supervisor = new EngineSupervisor(engine, config, { log: createLogger('silent'), registry: createRegistry(), now: () => clock });
     await supervisor.start();
     for (let death = 1; death <= deaths; death++) {
-      await new Promise((resolve) => setTimeout(resolve, runMs));
+      clock += runMs;
       engine.alive = false;
       await waitFor(() => Promise.resolve(engine.alive ? true : undefined), 5_000, `restart ${death}`);
     }
