@@ -51,6 +51,7 @@ function harness(opens: Array<() => Promise<OpenedConsumer<WorkMessage>>>, now?:
   const restarts = counter(registry, { name: 'restarts_total', help: 'restarts', labelNames: ['reason'] as const });
   const events: string[] = [];
   let taken: WorkMessage[] = [];
+  let added = 0;
   const source: MessageSource = {
     open: () => {
       events.push('open');
@@ -62,6 +63,7 @@ function harness(opens: Array<() => Promise<OpenedConsumer<WorkMessage>>>, now?:
   const batches = {
     add: (msg: WorkMessage) => {
       taken.push(msg);
+      added += 1;
       return Promise.resolve();
     },
     flush: () => {
@@ -73,7 +75,7 @@ function harness(opens: Array<() => Promise<OpenedConsumer<WorkMessage>>>, now?:
   const loop = new ConsumeLoop({ firstMs: 1, maxMs: 4 }, { source, batches, restarts, log, now });
   const restartsBy = async (): Promise<Record<string, number>> =>
     Object.fromEntries((await restarts.get()).values.map((v) => [String(v.labels.reason), v.value]));
-  return { loop, events, restartsBy };
+  return { loop, events, restartsBy, added: () => added };
 }
 
 const until = async (check: () => boolean) => {
@@ -135,7 +137,7 @@ describe('stream worker consume loop', () => {
   test('canConsume rejects while every pull fails at once, however briefly each opens, and resolves once one delivers', async () => {
     const pulls = [new FakePull(), new FakePull(), new FakePull()];
     // A stopped clock: however slowly this machine runs the test, no pull has been open for maxMs.
-    const { loop, events } = harness(pulls.map(opening), () => 1_000_000);
+    const { loop, events, added } = harness(pulls.map(opening), () => 1_000_000);
     await loop.start();
     await expect(loop.canConsume()).resolves.toBeUndefined();
     pulls[0]!.push(new ConsumeInterrupted('error'));
@@ -144,7 +146,7 @@ describe('stream worker consume loop', () => {
     await until(() => events.filter((e) => e === 'open').length === 3);
     await expect(loop.canConsume()).rejects.toThrow('pulls fail since');
     pulls[2]!.push(m(1));
-    await new Promise((r) => setTimeout(r, 5));
+    await until(() => added() === 1);
     await expect(loop.canConsume()).resolves.toBeUndefined();
     await loop.stop();
   });
