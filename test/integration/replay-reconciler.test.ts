@@ -111,6 +111,8 @@ describe('replay reconciler on the real Temporal dev server', () => {
     const replays = new ReplaysRepo(t.stack.clickhouse);
     // A Temporal address where nothing listens: the start fails with a real connection refusal.
     const unreachable = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}` }) });
+    // The reconciler's clock, moved by the test: failAfterMs passes without being waited out.
+    let clock = Date.now();
     await withLedger(async (ledger) => {
       const reconciler = new ReplayReconciler(
         { intervalMs: 60_000, graceMs: 1_000, failAfterMs: 500, batchSize: 100 },
@@ -121,13 +123,16 @@ describe('replay reconciler on the real Temporal dev server', () => {
           lead: (work) => work(),
           registry: t.stack.registry,
           log: createLogger('silent'),
+          now: () => clock,
         },
       );
       // This test leads: the stack's own reconciler finds the lock held and skips its rounds meanwhile.
       await t.stack.adapters.locks.withLock('replay-reconciler', async () => {
         await storeAndAudit({ ...record, requested_at: record.requested_at - 60_000 }, ledger);
         expect((await reconciler.runOnce()).get(record.replay_id)).toBe('start_failed');
-        await new Promise((resolve) => setTimeout(resolve, 600));
+        clock += 499;
+        expect((await reconciler.runOnce()).get(record.replay_id)).toBe('start_failed');
+        clock += 1;
         expect((await reconciler.runOnce()).get(record.replay_id)).toBe('failed');
       });
     });
