@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { z } from 'zod';
-import { commaList, defineSettings, integer, optionalAddress, optionalText, port, setting } from '../core/settings';
+import { commaList, defineSettings, integer, invalidSetting, optionalAddress, optionalText, port, setting } from '../core/settings';
 
 /** A router the speaker announces mitigations to, as BGP_NEIGHBORS names it. */
 export interface NeighbourSetting {
@@ -41,6 +41,7 @@ const shape = {
     "`host:port` of the operator's gobgpd gRPC API mitigations are announced through (keep it on loopback or a protected network: gobgpd's API has no authentication); `off`: no speaker, and actions that announce are refused",
     'embedded gobgpd',
   ),
+  BGP_SPEAKER_TLS_CA_FILE: setting(optionalText(), "TLS to the speaker named by `BGP_SPEAKER_ADDRESS` (gobgpd --tls): the CA its certificate is checked against"),
   BGP_LOCAL_ASN: setting(integer(1, 4_294_967_294).default(65_010), "the embedded speaker's AS number"),
   BGP_ROUTER_ID: setting(z.string().refine((v) => net.isIPv4(v), 'BGP_ROUTER_ID must be an IPv4 address').default('127.0.0.1'), "the embedded speaker's router id"),
   BGP_NEIGHBORS: setting(neighbourList(), 'the routers the speaker announces to, comma-separated `<address>[:<port>]@<asn>` (e.g. `192.0.2.1@65001`); applied at start and after every speaker restart', 'none'),
@@ -50,11 +51,19 @@ const shape = {
   GOBGPD: setting(optionalText(), 'the gobgpd binary the embedded default runs', "Debian's, or the set-up's build"),
 };
 
+/** Where the speaker is: unset, the embedded gobgpd; `off`, none; else the operator's, with TLS when a CA is given. */
+function speakerOf(address: string | undefined, caFile: string | undefined) {
+  if (caFile && (!address || address === 'off')) throw invalidSetting("BGP_SPEAKER_TLS_CA_FILE needs BGP_SPEAKER_ADDRESS: the embedded gobgpd's API stays on loopback without TLS");
+  if (address === 'off') return { kind: 'off' } as const;
+  if (!address) return { kind: 'embedded' } as const;
+  return { kind: 'remote', address, ...(caFile ? { tls: { caFile } } : {}) } as const;
+}
+
 /** The BGP speaker mitigations are announced through (engines/gobgp.ts, workers/mitigation/bgp-speaker.ts). */
 export const bgpSettings = defineSettings('The BGP speaker', shape, (e) => ({
   bgp: {
     /** Unset: the embedded gobgpd; `off`: none. */
-    speaker: e.BGP_SPEAKER_ADDRESS === 'off' ? ({ kind: 'off' } as const) : e.BGP_SPEAKER_ADDRESS ? ({ kind: 'remote', address: e.BGP_SPEAKER_ADDRESS } as const) : ({ kind: 'embedded' } as const),
+    speaker: speakerOf(e.BGP_SPEAKER_ADDRESS, e.BGP_SPEAKER_TLS_CA_FILE),
     asn: e.BGP_LOCAL_ASN,
     routerId: e.BGP_ROUTER_ID,
     neighbours: e.BGP_NEIGHBORS,

@@ -27,6 +27,8 @@ export interface LocalGobgpOptions {
   server?: string;
   /** The settings that choose its ports, named in the error when one is taken. */
   portSettings?: Array<{ port: number; setting: string }>;
+  /** TLS on its API (gobgpd --tls), with this certificate and key. */
+  tls?: { certFile: string; keyFile: string };
 }
 
 /** The release the set-up fetches gobgpd's .proto files of: Debian's gobgpd is this one. */
@@ -80,7 +82,10 @@ export function localGobgpServer(opts: LocalGobgpOptions, log: Logger): LocalPro
     {
       name: 'gobgpd',
       command,
-      args: ['-f', writeGobgpConfig(opts), '-t', 'toml', '--api-hosts', `127.0.0.1:${opts.apiPort}`, '--pprof-disable', '--log-plain', '--log-level', 'info'],
+      args: [
+        ...['-f', writeGobgpConfig(opts), '-t', 'toml', '--api-hosts', `127.0.0.1:${opts.apiPort}`, '--pprof-disable', '--log-plain', '--log-level', 'info'],
+        ...(opts.tls ? ['--tls', `--tls-cert-file=${opts.tls.certFile}`, `--tls-key-file=${opts.tls.keyFile}`] : []),
+      ],
       dir: opts.dir,
       port: opts.apiPort,
       portSettings: opts.portSettings ?? [

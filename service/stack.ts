@@ -101,7 +101,7 @@ export async function startStack(given: Config, log: Logger): Promise<Stack> {
     components.push(...temporalWorker.components);
     loops.push({ name: 'temporal-worker', probe: () => temporalWorker.worker.probe() });
   }
-  const mitigation = temporalWorker && engines.addresses.bgpSpeakerAddress ? mitigationRole(config, adapters, engines.addresses.bgpSpeakerAddress) : undefined;
+  const mitigation = temporalWorker && engines.addresses.bgpSpeaker ? mitigationRole(config, adapters, engines.addresses.bgpSpeaker) : undefined;
   if (mitigation) {
     components.push(...mitigation.components);
     loops.push({ name: 'mitigation-reconciler', probe: () => mitigation.reconciler.probe() });

@@ -18,8 +18,8 @@ export interface EngineAddresses {
   /** The configured credentials, or the embedded nats-server's generated ones. */
   natsAuth?: NatsAuth;
   temporalAddress: string;
-  /** gobgpd's API: the operator's, the embedded one, or none (BGP_SPEAKER_ADDRESS=off). */
-  bgpSpeakerAddress?: string;
+  /** gobgpd's API: the operator's (with its TLS), the embedded one, or none (BGP_SPEAKER_ADDRESS=off). */
+  bgpSpeaker?: { address: string; tls?: { caFile: string } };
 }
 
 /** The user the embedded nats-server takes (every role of the process connects as it). */
@@ -70,21 +70,21 @@ export function localEngines(
     supervise(localTemporalServer({ dir: dir('temporal'), port, uiPort, portSettings, binPath: config.binPath, cli, toolsDir: config.toolsDir }, log));
     temporalAddress = `127.0.0.1:${port}`;
   }
-  const bgpSpeakerAddress = bgpSpeaker(config, (engine) => supervise(engine), log);
+  const speaker = bgpSpeaker(config, (engine) => supervise(engine), log);
   const probes = supervised.map((s) => ({ name: `engine:${s.name}`, probe: () => s.probe() }));
-  return { components: supervised, probes, addresses: { natsUrl, natsAuth, temporalAddress, bgpSpeakerAddress }, nats };
+  return { components: supervised, probes, addresses: { natsUrl, natsAuth, temporalAddress, bgpSpeaker: speaker }, nats };
 }
 
 /** The speaker's API address; the embedded gobgpd is started for it unless one is configured (or none wanted). */
-function bgpSpeaker(config: Config, supervise: (engine: LocalProcess) => EngineSupervisor, log: Logger): string | undefined {
+function bgpSpeaker(config: Config, supervise: (engine: LocalProcess) => EngineSupervisor, log: Logger): EngineAddresses['bgpSpeaker'] {
   const { speaker, embeddedApiPort: apiPort, embeddedBgpPort: bgpPort, asn, routerId, gobgpd } = config.bgp;
   if (speaker.kind === 'off') return undefined;
-  if (speaker.kind === 'remote') return speaker.address;
+  if (speaker.kind === 'remote') return { address: speaker.address, tls: 'tls' in speaker ? speaker.tls : undefined };
   const portSettings = [
     { port: apiPort, setting: 'EMBEDDED_GOBGP_API_PORT' },
     { port: bgpPort, setting: 'EMBEDDED_GOBGP_BGP_PORT' },
   ];
   supervise(localGobgpServer({ dir: path.join(config.dataDir, 'gobgp'), apiPort, bgpPort, asn, routerId, binPath: config.binPath, toolsDir: config.toolsDir, server: gobgpd, portSettings }, log));
-  return `127.0.0.1:${apiPort}`;
+  return { address: `127.0.0.1:${apiPort}` };
 }
 

@@ -4,6 +4,7 @@ import { BgpSpeaker } from '../../workers/mitigation/bgp-speaker';
 import { MitigationReconciler } from '../../workers/mitigation/mitigation-reconciler';
 import type { Config } from '../config';
 import type { Adapters } from './adapters';
+import type { EngineAddresses } from './engines';
 
 /** How often the speaker is compared with the ledger: a route outlives its end by about this at most. */
 const reconcileIntervalMs = 1_000;
@@ -13,9 +14,10 @@ const reconcileIntervalMs = 1_000;
  * announced, the BGP speaker's client, and the reconciler that makes the one
  * match the other. Absent when no speaker is wanted (BGP_SPEAKER_ADDRESS=off).
  */
-export function mitigationRole(config: Config, a: Adapters, speakerAddress: string) {
+export function mitigationRole(config: Config, a: Adapters, speakerAt: NonNullable<EngineAddresses['bgpSpeaker']>) {
+  const speakerAddress = speakerAt.address;
   const ledger = new MitigationLedger({ nats: a.nats, prefix: config.nats.prefix, replicas: config.nats.replicas });
-  const speaker = new BgpSpeaker({ address: speakerAddress, protoDir: gobgpProtoDir(config.toolsDir) });
+  const speaker = new BgpSpeaker({ address: speakerAddress, tls: speakerAt.tls, protoDir: gobgpProtoDir(config.toolsDir) });
   const neighbours = config.bgp.neighbours.map((n) => ({ ...n, holdTimeSeconds: config.bgp.holdTimeSeconds, multihop: true }));
   const reconciler = new MitigationReconciler({ intervalMs: reconcileIntervalMs, neighbours }, { speaker, ledger, registry: a.registry, log: a.log });
   // A speaker that is down at start does not stop the service: the reconciler's probe says so, and it catches up once the speaker answers.

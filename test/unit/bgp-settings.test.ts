@@ -12,6 +12,15 @@ describe('BGP speaker settings', () => {
     expect(loadConfig({ BGP_SPEAKER_ADDRESS: 'off' }).bgp.speaker).toEqual({ kind: 'off' });
   });
 
+  test('a CA file gives TLS to the operator\'s speaker, and is refused without one', () => {
+    expect(loadConfig({ BGP_SPEAKER_ADDRESS: 'bgp.internal:50051', BGP_SPEAKER_TLS_CA_FILE: '/etc/nettel/bgp-ca.pem' }).bgp.speaker).toEqual({
+      kind: 'remote',
+      address: 'bgp.internal:50051',
+      tls: { caFile: '/etc/nettel/bgp-ca.pem' },
+    });
+    expect(() => loadConfig({ BGP_SPEAKER_TLS_CA_FILE: '/etc/nettel/bgp-ca.pem' })).toThrow(/BGP_SPEAKER_TLS_CA_FILE needs BGP_SPEAKER_ADDRESS/);
+  });
+
   test('neighbours are read as address, optional port, and AS number', () => {
     expect(loadConfig({ BGP_NEIGHBORS: '192.0.2.1@65001, 198.51.100.7:1179@65002,[2001:db8::1]:179@4200000000,2001:db8::2@65003' }).bgp.neighbours).toEqual([
       { address: '192.0.2.1', asn: 65_001, port: 179 },

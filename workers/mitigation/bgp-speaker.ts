@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -17,6 +18,13 @@ export interface BgpSpeakerConfig {
   protoDir: string;
   /** Every call's deadline; a speaker slower than this counts as down. */
   callTimeoutMs?: number;
+  /**
+   * TLS to the speaker's API (gobgpd --tls): the CA its certificate is
+   * checked against. gobgpd checks no client certificate, so TLS hides and
+   * authenticates the speaker, not the service: its API still belongs on a
+   * protected network.
+   */
+  tls?: { caFile: string };
 }
 
 export const defaultCallTimeoutMs = 5_000;
@@ -95,7 +103,8 @@ export class BgpSpeaker {
       includeDirs: [this.config.protoDir],
     });
     const api = grpc.loadPackageDefinition(definition) as unknown as { apipb: { GobgpApi: grpc.ServiceClientConstructor } };
-    const client = new api.apipb.GobgpApi(this.config.address, grpc.credentials.createInsecure());
+    const credentials = this.config.tls ? grpc.credentials.createSsl(fs.readFileSync(this.config.tls.caFile)) : grpc.credentials.createInsecure();
+    const client = new api.apipb.GobgpApi(this.config.address, credentials);
     this.client = client;
     await new Promise<void>((resolve, reject) =>
       client.waitForReady(this.deadline(), (err) =>
