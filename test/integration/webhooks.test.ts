@@ -1,6 +1,6 @@
 import type { HealthView, IncidentView, Page, ReplayRequested, ReplayView } from '../support/api-types';
 import { startTestStack, type TestStack } from '../support/test-stack';
-import { waitFor, waitForTelemetryDrained } from '../support/wait';
+import { waitFor, waitForTelemetryDrained, waitForWebhooksDrained } from '../support/wait';
 import { ContractChecker, type OpenApiDoc } from '../support/openapi-check';
 import { WebhookReceiver, type Received } from '../support/webhook-receiver';
 import { outboxNames } from '../../streams/names';
@@ -101,8 +101,8 @@ describe('webhooks', () => {
       `replay.completed ${replays[0]}`, `replay.denied ${replays[1]}`, `replay.expired ${replays[2]}`,
     ].sort();
     await waitFor(() => Promise.resolve(deliveredOf(operator.org_id).length >= expected.length ? true : undefined), 30_000, 'every event');
-    // Nothing more arrives: each change notified once.
-    await new Promise((r) => setTimeout(r, 1_500));
+    // Nothing more arrives: every event of the workspace left the outbox and its deliveries, so each change notified once.
+    await waitForWebhooksDrained(t.stack.nats.jsm, t.stack.config.nats.prefix, operator.org_id);
     const delivered = deliveredOf(operator.org_id);
     expect(delivered.map((r) => `${r.event.type} ${r.event.subject}`).sort()).toEqual(expected);
     expect(new Set(delivered.map((r) => r.headers['webhook-id'])).size).toBe(expected.length);

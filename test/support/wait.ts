@@ -1,6 +1,6 @@
 import type { JetStreamManager } from 'nats';
 import type { ClickHouse } from '../../storage/clickhouse';
-import { names } from '../../streams/names';
+import { names, outboxNames } from '../../streams/names';
 
 /** Polls until `check` returns a value that is not undefined, or fails after `timeoutMs`. */
 export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
@@ -34,6 +34,26 @@ export async function waitForTelemetryDrained(jsm: JetStreamManager, prefix: str
     },
     timeoutMs,
     'the telemetry stream to drain',
+  );
+}
+
+/**
+ * Waits until a workspace's webhook events have all gone through: its
+ * subjects of the outbox and of the deliveries hold no message. Both streams
+ * keep a message until it is acknowledged (work-queue retention): the fan-out
+ * acknowledges an event once its deliveries are queued, the deliverer a
+ * delivery once delivered or given up; one to retry stays until then.
+ */
+export async function waitForWebhooksDrained(jsm: JetStreamManager, prefix: string, orgId: string, timeoutMs = 30_000): Promise<void> {
+  const n = outboxNames(prefix);
+  const held = async (stream: string, subjects: string) => (await jsm.streams.info(stream, { subjects_filter: subjects })).state.subjects ?? {};
+  await waitFor(
+    async () => {
+      const [outbox, deliveries] = await Promise.all([held(n.outbox, n.outboxSubject(orgId)), held(n.deliveries, n.deliverySubject(orgId, '*'))]);
+      return [...Object.values(outbox), ...Object.values(deliveries)].every((count) => count === 0) ? true : undefined;
+    },
+    timeoutMs,
+    `the webhook events of ${orgId} to drain`,
   );
 }
 
