@@ -86,7 +86,8 @@ describe('governance: raw approve and deny signals', () => {
     }],
     ['an expired approver key', 'expired', async (w) => {
       const expiring = await t.mintKey({ role: 'approver', orgId: w.operator.org_id, expiresInSeconds: 1 });
-      await new Promise((r) => setTimeout(r, 1_100));
+      // Expired once the API refuses it: the workflow's check reads the same clock.
+      await waitFor(async () => ((await t.request('GET', '/v1/incidents', { key: expiring.key })).status === 401 ? true : undefined), 5_000, 'the key to expire');
       return expiring.key_id;
     }],
     ['an analyst key (its role may not approve)', 'not_an_approver', async (w) => (await t.mintKey({ role: 'analyst', orgId: w.operator.org_id })).key_id],
