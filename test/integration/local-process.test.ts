@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { LocalProcess, freePort, portInUse } from '../../engines/local-process';
 import { createLogger } from '../../observability/logger';
+import { waitFor } from '../support/wait';
 
 /**
  * A local engine left running by an earlier start is adopted only when it
@@ -13,6 +14,7 @@ import { createLogger } from '../../observability/logger';
  * release" is a copy of node at another path.
  */
 const listen = (port: number) => `require('node:net').createServer().listen(${port}, '127.0.0.1'); setInterval(() => {}, 1000);`;
+const listening = (port: number) => waitFor(async () => ((await portInUse(port)) ? true : undefined), 10_000, `a listener on port ${port}`);
 
 describe('a local engine left running', () => {
   let dir: string;
@@ -39,7 +41,7 @@ describe('a local engine left running', () => {
     child.unref();
     started.push(child.pid!);
     fs.writeFileSync(path.join(dir, 'engine.pid'), String(child.pid));
-    for (let i = 0; i < 200 && !(await portInUse(port)); i += 1) await new Promise((r) => setTimeout(r, 50));
+    await listening(port);
     return child.pid!;
   }
 
@@ -59,7 +61,7 @@ describe('a local engine left running', () => {
     stranger.unref();
     started.push(stranger.pid!);
     fs.writeFileSync(path.join(dir, 'engine.pid'), String(stranger.pid));
-    for (let i = 0; i < 200 && !(await portInUse(port)); i += 1) await new Promise((r) => setTimeout(r, 50));
+    await listening(port);
     await expect(engineOf(process.execPath).start()).rejects.toThrow(`port ${port} is taken`);
     expect(() => process.kill(stranger.pid!, 0)).not.toThrow();
   });
@@ -68,7 +70,7 @@ describe('a local engine left running', () => {
     const stranger = spawn(process.execPath, ['-e', listen(port)], { detached: true, stdio: 'ignore' });
     stranger.unref();
     started.push(stranger.pid!);
-    for (let i = 0; i < 200 && !(await portInUse(port)); i += 1) await new Promise((r) => setTimeout(r, 50));
+    await listening(port);
     const engine = new LocalProcess(
       { name: 'nats-server', command: process.execPath, args: ['-e', listen(port), dir], dir, port, portSettings: [{ port, setting: 'EMBEDDED_NATS_PORT' }] },
       createLogger('silent'),
