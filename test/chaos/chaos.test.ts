@@ -115,6 +115,7 @@ describe('on a ClickHouse server', () => {
     const svc = service('clickhouse', { CLICKHOUSE_URL: url, CLICKHOUSE_DATABASE: database, DECISION_SIGNING_KEY: decisionSigningKey });
     const chaos = async () => {
       process.kill(clickhouse.pid!, 'SIGKILL');
+      // The outage's length is the scenario (the load meets a dead server for 3 s), not a wait for anything.
       await new Promise((resolve) => setTimeout(resolve, 3000));
       await clickhouse.start();
       return 1;

@@ -48,6 +48,7 @@ describe('schema migrations under the lock', () => {
     const events: string[] = [];
     const hold = (who: string) => async () => {
       events.push(`${who} in`);
+      // Held a while so that the other's withLock tries meanwhile: a waiting withLock shows no event to await.
       await new Promise((resolve) => setTimeout(resolve, 300));
       events.push(`${who} out`);
     };
