@@ -23,7 +23,8 @@ export function parseNeighbour(text: string): NeighbourSetting | undefined {
   const portNumber = portText === undefined ? 179 : Number(portText);
   const asn = Number(asnText);
   if (!net.isIP(address) || portNumber < 1 || portNumber > 65535 || asn < 1 || asn > 4_294_967_294) return undefined;
-  return { address, asn, port: portNumber };
+  // The speaker names its neighbours in canonical form: an IPv6 address written otherwise would never be found among them.
+  return { address: net.isIPv6(address) ? new URL(`http://[${address}]`).hostname.slice(1, -1) : address, asn, port: portNumber };
 }
 
 const neighbourList = () =>

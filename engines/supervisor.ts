@@ -189,18 +189,20 @@ export class EngineSupervisor {
       if (this.stopping) return;
       try {
         await this.engine.start();
-        this.startedAt = this.now();
-        this.restartCount += 1;
-        this.liveness?.afterRestart?.();
-        this.deps.onRestart?.();
-        this.metrics.restarts.inc({ engine: this.name });
-        this.deps.log.warn({ engine: this.name, restarts: this.restartCount }, 'engine restarted');
-        return;
       } catch (err) {
         this.metrics.failedRestarts.inc({ engine: this.name });
         failures += 1;
         this.deps.log.error({ engine: this.name, err }, 'engine restart failed');
+        continue;
       }
+      // Outside the try: a hook that throws must not count as a failed start and start a second process.
+      this.startedAt = this.now();
+      this.restartCount += 1;
+      this.metrics.restarts.inc({ engine: this.name });
+      this.deps.log.warn({ engine: this.name, restarts: this.restartCount }, 'engine restarted');
+      this.liveness?.afterRestart?.();
+      this.deps.onRestart?.();
+      return;
     }
   }
 

@@ -1,3 +1,4 @@
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import type { KV } from 'nats';
 import { openBucket } from './kv-bucket';
 import type { NatsClient } from './nats-client';
@@ -15,6 +16,9 @@ export interface MitigationRecord {
   withdrawn_at?: number;
 }
 
+/** What the bucket holds: a record and the service's signature of it. */
+type SignedRecord = MitigationRecord & { mac: string };
+
 /** A ledger entry that is not a record (written by something else than this service): never announced. */
 export interface UnreadableEntry {
   key: string;
@@ -29,13 +33,19 @@ const idPattern = /^[A-Za-z0-9_-]{1,128}$/;
  * (`<PREFIX>_MITIGATIONS`, replicated as the streams are): what should be
  * announced now. Automation runs write it; the reconciler reads it whole and
  * makes the BGP speaker match it, after any crash of either. Entries read back
- * are input from outside the process: one that is not a well-formed record is
- * reported, never trusted.
+ * are input from outside the process: each record is signed (HMAC-SHA256, a
+ * key derived from the decision signing key, which NATS never holds), and one
+ * that is not a well-formed record with a valid signature is reported, never
+ * trusted: write access to the bucket is not enough to announce a route.
  */
 export class MitigationLedger {
   private kv?: KV;
+  private readonly macKey?: Buffer;
 
-  constructor(private readonly deps: { nats: NatsClient; prefix: string; replicas: number }) {}
+  /** `signingKey`: the service's decision signing key; without it (the topology job) the ledger can be made, not read or written. */
+  constructor(private readonly deps: { nats: NatsClient; prefix: string; replicas: number; signingKey?: string }) {
+    if (deps.signingKey) this.macKey = Buffer.from(hkdfSync('sha256', deps.signingKey, 'nettel', 'mitigation ledger v1', 32));
+  }
 
   async start(): Promise<void> {
     this.kv = await openBucket(this.deps.nats, names(this.deps.prefix).mitigationsBucket, { history: 1, replicas: this.deps.replicas });
@@ -52,16 +62,37 @@ export class MitigationLedger {
 
   async put(record: MitigationRecord): Promise<void> {
     if (!idPattern.test(record.id) || !idPattern.test(record.org_id)) throw new Error('a mitigation record needs ids of letters, digits, _ and -');
-    await this.bucket.put(keyOf(record.org_id, record.id), JSON.stringify(record));
+    await this.bucket.put(keyOf(record.org_id, record.id), this.signed(record));
+  }
+
+  private mac(record: MitigationRecord): string {
+    if (!this.macKey) throw new Error('the mitigation ledger has no signing key');
+    const { id, org_id, mitigation, starts_at, ends_at, withdrawn_at } = record;
+    return createHmac('sha256', this.macKey).update(JSON.stringify([id, org_id, mitigation, starts_at, ends_at, withdrawn_at ?? null])).digest('base64url');
+  }
+
+  private signed(record: MitigationRecord): string {
+    const { id, org_id, mitigation, starts_at, ends_at, withdrawn_at } = record;
+    return JSON.stringify({ id, org_id, mitigation, starts_at, ends_at, ...(withdrawn_at === undefined ? {} : { withdrawn_at }), mac: this.mac(record) });
+  }
+
+  /** A record from an entry's text, or why it is not one (its signature checked). */
+  private verified(text: string): MitigationRecord | string {
+    const record = recordOf(text);
+    if (typeof record === 'string') return record;
+    const given = Buffer.from(typeof (record as SignedRecord).mac === 'string' ? (record as SignedRecord).mac : '');
+    const expected = Buffer.from(this.mac(record));
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'its signature does not verify';
+    return record;
   }
 
   /** Marks a record withdrawn (kept, so the reconciler withdraws it even if it was never seen announced). */
   async withdraw(orgId: string, id: string, at: number): Promise<void> {
     const entry = await this.bucket.get(keyOf(orgId, id));
     if (!entry || entry.operation !== 'PUT') return;
-    const record = recordOf(entry.string());
+    const record = this.verified(entry.string());
     if (typeof record === 'string') throw new Error(`mitigation ${id}: ${record}`);
-    await this.bucket.put(keyOf(orgId, id), JSON.stringify({ ...record, withdrawn_at: Math.min(at, record.withdrawn_at ?? at) }), { previousSeq: entry.revision });
+    await this.bucket.put(keyOf(orgId, id), this.signed({ ...record, withdrawn_at: Math.min(at, record.withdrawn_at ?? at) }), { previousSeq: entry.revision });
   }
 
   /** Every record, and the entries that are not records. */
@@ -74,7 +105,7 @@ export class MitigationLedger {
     for (const key of keys) {
       const entry = await this.bucket.get(key);
       if (!entry || entry.operation !== 'PUT') continue;
-      const record = recordOf(entry.string());
+      const record = this.verified(entry.string());
       if (typeof record === 'string') unreadable.push({ key, reason: record });
       else if (keyOf(record.org_id, record.id) !== key) unreadable.push({ key, reason: 'its key does not name its workspace and id' });
       else records.push(record);
@@ -83,8 +114,8 @@ export class MitigationLedger {
   }
 }
 
-/** A record from its JSON, or why it is not one. */
-export function recordOf(text: string): MitigationRecord | string {
+/** A record from its JSON, or why it is not one (its signature not yet checked). */
+function recordOf(text: string): MitigationRecord | string {
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -78,7 +78,8 @@ export function localEngines(
 /** The speaker's API address; the embedded gobgpd is started for it unless one is configured (or none wanted). */
 function bgpSpeaker(config: Config, supervise: (engine: LocalProcess) => EngineSupervisor, log: Logger): EngineAddresses['bgpSpeaker'] {
   const { speaker, embeddedApiPort: apiPort, embeddedBgpPort: bgpPort, asn, routerId, gobgpd } = config.bgp;
-  if (speaker.kind === 'off') return undefined;
+  // Only the role that reconciles mitigations talks to the speaker: an api or collector process starts none (nor owns one).
+  if (speaker.kind === 'off' || !config.roles.includes('temporal-worker')) return undefined;
   if (speaker.kind === 'remote') return { address: speaker.address, tls: 'tls' in speaker ? speaker.tls : undefined };
   const portSettings = [
     { port: apiPort, setting: 'EMBEDDED_GOBGP_API_PORT' },

@@ -16,7 +16,7 @@ const reconcileIntervalMs = 1_000;
  */
 export function mitigationRole(config: Config, a: Adapters, speakerAt: NonNullable<EngineAddresses['bgpSpeaker']>) {
   const speakerAddress = speakerAt.address;
-  const ledger = new MitigationLedger({ nats: a.nats, prefix: config.nats.prefix, replicas: config.nats.replicas });
+  const ledger = new MitigationLedger({ nats: a.nats, prefix: config.nats.prefix, replicas: config.nats.replicas, signingKey: config.decisions.signingKey });
   const speaker = new BgpSpeaker({ address: speakerAddress, tls: speakerAt.tls, protoDir: gobgpProtoDir(config.toolsDir) });
   const neighbours = config.bgp.neighbours.map((n) => ({ ...n, holdTimeSeconds: config.bgp.holdTimeSeconds, multihop: true }));
   const reconciler = new MitigationReconciler({ intervalMs: reconcileIntervalMs, neighbours }, { speaker, ledger, registry: a.registry, log: a.log });

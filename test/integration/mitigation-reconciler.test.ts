@@ -59,7 +59,7 @@ describe('the mitigation reconciler, with gobgpd peered with BIRD 2', () => {
     await Promise.all([supervisor.start(), bird.start()]);
     nats = new NatsClient({ url: process.env.TEST_NATS_URL!, name: 'reconciler-test' }, log);
     await nats.start();
-    ledger = new MitigationLedger({ nats, prefix, replicas: 1 });
+    ledger = new MitigationLedger({ nats, prefix, replicas: 1, signingKey: randomBytes(32).toString('base64url') });
     await ledger.start();
     speaker = new BgpSpeaker({ address: `127.0.0.1:${apiPort}`, protoDir: gobgpProtoDir(config.toolsDir) });
     await speaker.start();
@@ -103,15 +103,20 @@ describe('the mitigation reconciler, with gobgpd peered with BIRD 2', () => {
     await routesUntil('master4', (t) => !t.includes('198.51.100.9/32'), 'the RTBH route gone');
   });
 
-  test('a ledger entry that is not a mitigation the speaker can express is counted and never announced', async () => {
+  test('a ledger entry that is not a signed mitigation the speaker can express is counted and never announced', async () => {
     const kv = await nats.js().views.kv(names(prefix).mitigationsBucket);
     await kv.put('org_a.garbage', '{"id":"garbage"');
+    // Whoever can write the bucket but holds another key: a well-formed record, signed wrong.
+    const forger = new MitigationLedger({ nats, prefix, replicas: 1, signingKey: randomBytes(32).toString('base64url') });
+    await forger.start();
+    await forger.put(record('forged', { action: 'blackhole', destination: '198.51.100.66/32', nextHop: discardNextHop }, 600_000));
+    await kv.put('org_a.unsigned', JSON.stringify(record('unsigned', { action: 'blackhole', destination: '198.51.100.67/32', nextHop: discardNextHop }, 600_000)));
     await ledger.put(record('too-wide', { action: 'blackhole', destination: '10.0.0.0/8', nextHop: discardNextHop }, 600_000));
     await ledger.put(record('rtbh-3', blackhole, 600_000));
     await routesUntil('master4', (t) => t.includes('198.51.100.9/32'), 'the valid route in BIRD');
     const text = await table('master4');
-    expect(text).not.toContain('10.0.0.0/8');
-    expect(await metricTotal(registry, 'nettel_mitigation_ledger_unreadable_entries')).toBe(2);
+    for (const refused of ['10.0.0.0/8', '198.51.100.66/32', '198.51.100.67/32']) expect(text).not.toContain(refused);
+    expect(await metricTotal(registry, 'nettel_mitigation_ledger_unreadable_entries')).toBe(4);
     await ledger.withdraw('org_a', 'rtbh-3', Date.now());
   });
 });

@@ -30,6 +30,10 @@ describe('BGP speaker settings', () => {
     ]);
   });
 
+  test('an IPv6 neighbour is kept in the canonical form the speaker names it by', () => {
+    expect(parseNeighbour('2001:DB8:0:0::1@65003')).toEqual({ address: '2001:db8::1', asn: 65_003, port: 179 });
+  });
+
   test.each(['192.0.2.1', 'router@65001', '192.0.2.1@0', '192.0.2.1:70000@65001', '2001:db8::1:179@65001x', '192.0.2.1@4294967295'])(
     'a neighbour written %p is refused, naming the setting',
     (text) => {

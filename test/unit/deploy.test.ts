@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments, parse } from 'yaml';
 import { TrustedProxies } from '../../core/client-address';
+import { goflow2BinaryName } from '../../engines/binaries';
 import { loadConfig } from '../../service/config';
 import { withSharedSecrets } from '../../service/stack';
 import { clusterDdl } from '../../storage/cluster-ddl';
@@ -32,6 +33,13 @@ describe('deployment files', () => {
     const engines = clusterDdl().match(/ENGINE = \w+/g) ?? [];
     expect(engines.length).toBeGreaterThan(5);
     for (const engine of engines) expect(engine).toMatch(/^ENGINE = Replicated/);
+  });
+
+  test('the image runs the GoFlow2 build the set-up makes, installs with npm ci, and starts no BGP speaker of its own', () => {
+    const dockerfile = fs.readFileSync(path.join(deploy, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toContain(`GOFLOW2=/usr/local/bin/${goflow2BinaryName}`);
+    expect(dockerfile).toMatch(/RUN npm ci /);
+    expect(dockerfile).toMatch(/ENV .*BGP_SPEAKER_ADDRESS=off/);
   });
 
   test('the Kubernetes manifests parse, and each Deployment runs one valid role against configured engines', () => {

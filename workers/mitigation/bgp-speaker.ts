@@ -113,6 +113,11 @@ export class BgpSpeaker {
     );
   }
 
+  /** Whether start() made a client (it may still be waiting for the speaker to answer). */
+  get connected(): boolean {
+    return this.client !== undefined;
+  }
+
   /** Closes the connection; the speaker keeps what it announces (withdrawing is the caller's decision). */
   stop(): Promise<void> {
     this.client?.close();

@@ -39,6 +39,11 @@ const reconcilerMetrics = (registry: Registry) => ({
     help: 'Routes the mitigation reconciler announced or withdrew to make the BGP speaker match the ledger, and neighbours it added again',
     labelNames: ['change'] as const,
   }),
+  changeFailures: counter(registry, {
+    name: 'nettel_mitigation_reconcile_change_failures_total',
+    help: 'Announcements, withdrawals and neighbour additions the speaker refused or failed; the others of the pass are still made',
+    labelNames: ['change'] as const,
+  }),
   reconciles: counter(registry, { name: 'nettel_mitigation_reconciles_total', help: 'Reconciliations of the BGP speaker with the mitigation ledger that completed' }),
   failures: counter(registry, { name: 'nettel_mitigation_reconcile_failures_total', help: 'Reconciliations that failed (the speaker or the ledger unreachable); tried again at the next interval' }),
   unreadable: gauge(registry, { name: 'nettel_mitigation_ledger_unreadable_entries', help: 'Ledger entries that are not mitigations the speaker can express: never announced' }),
@@ -93,29 +98,45 @@ export class MitigationReconciler {
 
   private async reconcile(): Promise<void> {
     try {
-      await this.ensureNeighbours();
-      await this.matchRoutes();
+      // A speaker that was down at start (or lacked its API's definition) is connected on a later pass.
+      if (!this.deps.speaker.connected) await this.deps.speaker.start();
+      const failed: string[] = [];
+      await this.ensureNeighbours(failed);
+      await this.matchRoutes(failed);
+      if (failed.length) throw new Error(`${failed.length} change(s) failed, first ${failed[0]}`);
       this.lastSuccess = (this.deps.now ?? Date.now)();
       this.metrics.reconciles.inc();
+      if (this.lastError !== undefined) this.deps.log.info('the BGP speaker matches the mitigation ledger again');
       this.lastError = undefined;
     } catch (err) {
-      this.lastError = (err as Error).message;
       this.metrics.failures.inc();
-      this.deps.log.warn({ err }, 'unable to reconcile the BGP speaker with the mitigation ledger; trying again');
+      // Said once when reconciling starts failing, not every second: the counter and the probe tell the rest.
+      if (this.lastError === undefined) this.deps.log.warn({ err }, 'unable to reconcile the BGP speaker with the mitigation ledger; trying again every interval');
+      this.lastError = (err as Error).message;
     }
   }
 
-  private async ensureNeighbours(): Promise<void> {
+  private async ensureNeighbours(failed: string[]): Promise<void> {
     const present = new Set((await this.deps.speaker.neighbours()).map((n) => n.address));
     for (const n of this.config.neighbours) {
       if (present.has(n.address)) continue;
-      await this.deps.speaker.addNeighbour(n);
-      this.metrics.changes.inc({ change: 'neighbour_added' });
-      this.deps.log.info({ neighbour: n.address, asn: n.asn }, 'added a BGP neighbour the speaker lacked');
+      await this.change('neighbour_added', { neighbour: n.address, asn: n.asn }, () => this.deps.speaker.addNeighbour(n), failed);
     }
   }
 
-  private async matchRoutes(): Promise<void> {
+  /** One change to the speaker; one that fails is counted and named, and the others are still made. */
+  private async change(kind: 'neighbour_added' | 'announced' | 'withdrawn', what: object, work: () => Promise<void>, failed: string[]): Promise<void> {
+    try {
+      await work();
+      this.metrics.changes.inc({ change: kind });
+      this.deps.log.info({ ...what, change: kind }, 'made the BGP speaker match the mitigation ledger');
+    } catch (err) {
+      this.metrics.changeFailures.inc({ change: kind });
+      failed.push(`${kind}: ${(err as Error).message}`);
+    }
+  }
+
+  private async matchRoutes(failed: string[]): Promise<void> {
     const now = (this.deps.now ?? Date.now)();
     const { records, unreadable } = await this.deps.ledger.all();
     const desired = new Map<string, Mitigation>();
@@ -129,16 +150,10 @@ export class MitigationReconciler {
     const announced = new Map((await this.deps.speaker.announced()).map((m) => [mitigationKey(m), m]));
     // Withdrawals first: a route past its end leaves before anything new is sent.
     for (const [key, m] of announced) {
-      if (desired.has(key)) continue;
-      await this.deps.speaker.withdraw(m);
-      this.metrics.changes.inc({ change: 'withdrawn' });
-      this.deps.log.info({ mitigation: m }, 'withdrew a route the ledger does not hold active');
+      if (!desired.has(key)) await this.change('withdrawn', { mitigation: m }, () => this.deps.speaker.withdraw(m), failed);
     }
     for (const [key, m] of desired) {
-      if (announced.has(key)) continue;
-      await this.deps.speaker.announce(m);
-      this.metrics.changes.inc({ change: 'announced' });
-      this.deps.log.info({ mitigation: m }, 'announced a route the ledger holds active');
+      if (!announced.has(key)) await this.change('announced', { mitigation: m }, () => this.deps.speaker.announce(m), failed);
     }
   }
 }
