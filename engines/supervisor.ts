@@ -42,22 +42,22 @@ const defaultHealthyRunMs = 60_000;
 const supervisorMetrics = (registry: Registry) => ({
   deaths: counter(registry, {
     name: 'nettel_engine_deaths_total',
-    help: 'Local engines (embedded default) found dead by their supervisor, by engine',
+    help: 'Supervised processes (the embedded engines, GoFlow2) found dead, by engine',
     labelNames: ['engine'] as const,
   }),
   failedRestarts: counter(registry, {
     name: 'nettel_engine_restart_failures_total',
-    help: 'Restarts of a dead local engine that failed and were tried again after a backoff, by engine',
+    help: 'Restarts of a dead supervised process that failed and were tried again after a backoff, by engine',
     labelNames: ['engine'] as const,
   }),
   unresponsive: counter(registry, {
     name: 'nettel_engine_unresponsive_total',
-    help: 'Local engines killed by their supervisor because they ran but failed their liveness check for too long, by engine',
+    help: 'Supervised processes killed because they ran but failed their liveness check for too long, by engine',
     labelNames: ['engine'] as const,
   }),
   restarts: counter(registry, {
     name: 'nettel_engine_restarts_total',
-    help: 'Dead local engines started again by their supervisor, by engine',
+    help: 'Dead supervised processes (the embedded engines, GoFlow2) started again, by engine',
     labelNames: ['engine'] as const,
   }),
 });

@@ -1,7 +1,18 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { gobgpdBuildName } from '../../engines/gobgp';
 import { parseNeighbour } from '../../engines/gobgp.config';
 import { loadConfig } from '../../service/config';
 
 describe('BGP speaker settings', () => {
+  test('the gobgpd the service looks for in the tools folder is the one the set-up builds', () => {
+    // The set-up is plain ESM that jest does not load: its declaration is read as text.
+    const setup = fs.readFileSync(path.resolve(__dirname, '../../scripts/setup.mjs'), 'utf8');
+    expect(/gobgpModuleVersion = '([^']+)'/.exec(setup)?.[1]).toBe('v3.10.0');
+    expect(setup).toContain('const gobgpdBuild = `gobgpd-${gobgpModuleVersion}`;');
+    expect(gobgpdBuildName).toBe('gobgpd-v3.10.0');
+  });
+
   test('unset, the speaker is the embedded gobgpd on its loopback ports', () => {
     const { bgp } = loadConfig({});
     expect(bgp).toMatchObject({ speaker: { kind: 'embedded' }, embeddedApiPort: 15_051, embeddedBgpPort: 11_179, asn: 65_010, neighbours: [] });

@@ -72,7 +72,7 @@ function harness(opens: Array<() => Promise<OpenedConsumer<WorkMessage>>>, now?:
       return Promise.resolve();
     },
   };
-  const loop = new ConsumeLoop({ firstMs: 1, maxMs: 4 }, { source, batches, restarts, log, now });
+  const loop = new ConsumeLoop({ firstMs: 1, maxMs: 4 }, { source, batches, restarts, consumer: 'TEST_WRITERS', log, now });
   const restartsBy = async (): Promise<Record<string, number>> =>
     Object.fromEntries((await restarts.get()).values.map((v) => [String(v.labels.reason), v.value]));
   return { loop, events, restartsBy, added: () => added };

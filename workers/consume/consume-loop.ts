@@ -45,7 +45,7 @@ export class ConsumeLoop<M> {
       restarts: { inc(labels: { reason: string }): void };
       log: Logger;
       /** The consumer, as logs name it. */
-      consumer?: string;
+      consumer: string;
       now?: () => number;
     },
   ) {}
@@ -123,7 +123,7 @@ export class ConsumeLoop<M> {
     if (this.running) {
       this.troubleSince ??= (this.deps.now ?? Date.now)();
       this.state = { consuming: false, reason };
-      this.deps.log.warn({ consumer: this.consumer, reason, err: error }, 'consumer stopped; handling what was taken, then opening it again');
+      this.deps.log.warn({ consumer: this.deps.consumer, reason, err: error }, 'consumer stopped; handling what was taken, then opening it again');
     }
     // Messages already taken are written and acknowledged before anything else is pulled.
     await this.deps.batches.flush();
@@ -138,18 +138,14 @@ export class ConsumeLoop<M> {
         opened.stop();
         return undefined;
       }
-      this.deps.log.info({ consumer: this.consumer, reason, attempt }, 'consumer open again');
+      this.deps.log.info({ consumer: this.deps.consumer, reason, attempt }, 'consumer open again');
       return opened;
     } catch (err) {
       const next = err instanceof ConsumeInterrupted ? err.reason : 'open_failed';
       this.state = { consuming: false, reason: next };
-      this.deps.log.warn({ consumer: this.consumer, err, reason: next, attempt, retryInMs: reopenDelayMs(attempt, this.backoff) }, 'unable to open the consumer; retrying');
+      this.deps.log.warn({ consumer: this.deps.consumer, err, reason: next, attempt, retryInMs: reopenDelayMs(attempt, this.backoff) }, 'unable to open the consumer; retrying');
       return undefined;
     }
-  }
-
-  private get consumer(): string {
-    return this.deps.consumer ?? 'telemetry';
   }
 
   private pause(ms: number): Promise<void> {

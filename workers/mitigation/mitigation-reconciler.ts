@@ -12,7 +12,7 @@ export interface MitigationReconcilerConfig {
 }
 
 /** One form for a mitigation whatever the order of its fields and lists: what the ledger holds and the speaker reads back compare equal. */
-export function mitigationKey(m: Mitigation): string {
+function mitigationKey(m: Mitigation): string {
   const canonical = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(canonical).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
     if (value && typeof value === 'object') {

@@ -3,7 +3,7 @@ import type { Logger } from '../../observability/logger';
 import type { Registry } from '../../observability/metrics';
 import { consumerLagMetrics } from '../../streams/consumer-lag';
 import type { NatsClient } from '../../streams/nats-client';
-import { defaultTopology, lanes, type Lane, type TopologyConfig } from '../../streams/topology';
+import { defaultTopology, laneConsumer, lanes, type Lane, type TopologyConfig } from '../../streams/topology';
 import { BatchWriter } from './batch-writer';
 import { Batcher } from './batcher';
 import { ConsumeLoop, defaultReopenBackoff } from '../consume/consume-loop';
@@ -95,7 +95,8 @@ export class StreamWorker {
         (batch) => handler.handle(batch),
         (err, batch) => deps.log.error({ err, messages: batch.length, lane }, 'unable to handle a telemetry batch; JetStream will redeliver it'),
       );
-      const loop = new ConsumeLoop(defaultReopenBackoff, { source: sources[i]!, batches: batcher, restarts: metrics.consumeRestarts, log: deps.log });
+      const consumer = laneConsumer(config.prefix, lane).name;
+      const loop = new ConsumeLoop(defaultReopenBackoff, { source: sources[i]!, batches: batcher, restarts: metrics.consumeRestarts, consumer, log: deps.log });
       return { lane, loop, handler };
     });
     consumerLagMetrics(deps.registry, { prefix: config.prefix, jsm: () => deps.nats.jsm });

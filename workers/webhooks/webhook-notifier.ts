@@ -80,8 +80,18 @@ export class WebhookNotifier {
     ];
   }
 
+  /** Both consumers, or neither: a start that fails stops the loop it had started. */
   async start(): Promise<void> {
-    for (const { loop } of this.loops) await loop.start();
+    const started: ConsumeLoop<JsMsg>[] = [];
+    try {
+      for (const { loop } of this.loops) {
+        await loop.start();
+        started.push(loop);
+      }
+    } catch (err) {
+      for (const loop of started.reverse()) await loop.stop();
+      throw err;
+    }
   }
 
   async stop(): Promise<void> {
