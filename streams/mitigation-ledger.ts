@@ -95,6 +95,11 @@ export class MitigationLedger {
     await this.bucket.put(keyOf(orgId, id), this.signed({ ...record, withdrawn_at: Math.min(at, record.withdrawn_at ?? at) }), { previousSeq: entry.revision });
   }
 
+  /** Forgets a record (one long ended: the audit ledger keeps its history). */
+  async remove(orgId: string, id: string): Promise<void> {
+    await this.bucket.purge(keyOf(orgId, id));
+  }
+
   /** Every record, and the entries that are not records. */
   async all(): Promise<{ records: MitigationRecord[]; unreadable: UnreadableEntry[] }> {
     const records: MitigationRecord[] = [];
@@ -130,6 +135,9 @@ function recordOf(text: string): MitigationRecord | string {
   if (typeof r.mitigation !== 'object' || r.mitigation === null) return 'no mitigation';
   return r as MitigationRecord;
 }
+
+/** When a record stopped being active (its end, or its withdrawal if sooner). */
+export const endOf = (r: MitigationRecord) => Math.min(r.ends_at, r.withdrawn_at ?? r.ends_at);
 
 /** Whether a record should be announced at `now`. */
 export const isActive = (r: MitigationRecord, now: number) => r.starts_at <= now && now < r.ends_at && (r.withdrawn_at === undefined || now < r.withdrawn_at);

@@ -8,6 +8,8 @@ import type { EngineAddresses } from './engines';
 
 /** How often the speaker is compared with the ledger: a route outlives its end by about this at most. */
 const reconcileIntervalMs = 1_000;
+/** An ended mitigation is forgotten by the ledger a day after its end (the audit ledger keeps its history). */
+const keepEndedMs = 24 * 3_600_000;
 
 /**
  * Mitigations, in the temporal-worker role: the ledger of what should be
@@ -19,7 +21,7 @@ export function mitigationRole(config: Config, a: Adapters, speakerAt: NonNullab
   const ledger = new MitigationLedger({ nats: a.nats, prefix: config.nats.prefix, replicas: config.nats.replicas, signingKey: config.decisions.signingKey });
   const speaker = new BgpSpeaker({ address: speakerAddress, tls: speakerAt.tls, protoDir: gobgpProtoDir(config.toolsDir) });
   const neighbours = config.bgp.neighbours.map((n) => ({ ...n, holdTimeSeconds: config.bgp.holdTimeSeconds, multihop: true }));
-  const reconciler = new MitigationReconciler({ intervalMs: reconcileIntervalMs, neighbours }, { speaker, ledger, registry: a.registry, log: a.log });
+  const reconciler = new MitigationReconciler({ intervalMs: reconcileIntervalMs, neighbours, keepEndedMs }, { speaker, ledger, registry: a.registry, log: a.log });
   // A speaker that is down at start does not stop the service: the reconciler's probe says so, and it catches up once the speaker answers.
   const speakerComponent = {
     start: () => speaker.start().catch((err: unknown) => a.log.error({ err, speaker: speakerAddress }, 'the BGP speaker is not reachable; mitigations wait for it')),

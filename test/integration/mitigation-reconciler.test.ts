@@ -64,7 +64,7 @@ describe('the mitigation reconciler, with gobgpd peered with BIRD 2', () => {
     speaker = new BgpSpeaker({ address: `127.0.0.1:${apiPort}`, protoDir: gobgpProtoDir(config.toolsDir) });
     await speaker.start();
     const neighbour = { address: '127.0.0.2', asn, port: birdPort, localAddress: '127.0.0.1', connectRetrySeconds: 1, holdTimeSeconds: 9 };
-    reconciler = new MitigationReconciler({ intervalMs: 200, neighbours: [neighbour] }, { speaker, ledger, registry, log });
+    reconciler = new MitigationReconciler({ intervalMs: 200, neighbours: [neighbour], keepEndedMs: 2_000 }, { speaker, ledger, registry, log });
     await reconciler.start();
     await waitFor(async () => ((await speaker.neighbours())[0]?.state === 'ESTABLISHED' ? true : undefined), 30_000, 'the BGP session with BIRD');
   }, 60_000);
@@ -83,6 +83,11 @@ describe('the mitigation reconciler, with gobgpd peered with BIRD 2', () => {
     await routesUntil('master4', (t) => t.includes('198.51.100.9/32'), 'the RTBH route in BIRD');
     await routesUntil('master4', (t) => !t.includes('198.51.100.9/32'), 'the RTBH route gone after its end');
     expect(await speaker.announced()).toEqual([]);
+  });
+
+  test('a record ended longer ago than the ledger keeps ended ones is forgotten', async () => {
+    await ledger.put({ ...record('old', blackhole, 0), starts_at: Date.now() - 60_000, ends_at: Date.now() - 3_000 });
+    await waitFor(async () => ((await ledger.all()).records.some((r) => r.id === 'old') ? undefined : true), 10_000, 'the old record forgotten');
   });
 
   test('a mitigation withdrawn in the ledger before its end leaves BIRD', async () => {

@@ -31,7 +31,7 @@ test('a change the speaker refuses is counted, the pass fails, and the other cha
   const ledger = { all: () => Promise.resolve({ records: [record('a', blackhole('198.51.100.1/32')), record('b', blackhole('198.51.100.2/32'))], unreadable: [] }) };
   const registry = createRegistry();
   const reconciler = new MitigationReconciler(
-    { intervalMs: 60_000, neighbours: [] },
+    { intervalMs: 60_000, neighbours: [], keepEndedMs: 60_000 },
     { speaker: speaker as unknown as BgpSpeaker, ledger: ledger as unknown as MitigationLedger, registry, log: createLogger('silent') },
   );
   await reconciler.reconcileNow();

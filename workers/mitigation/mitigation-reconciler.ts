@@ -1,6 +1,6 @@
 import type { Logger } from '../../observability/logger';
 import { counter, gauge, type Registry } from '../../observability/metrics';
-import { isActive, type MitigationLedger } from '../../streams/mitigation-ledger';
+import { endOf, isActive, type MitigationLedger } from '../../streams/mitigation-ledger';
 import type { BgpSpeaker, Neighbour } from './bgp-speaker';
 import { mitigationPath, type Mitigation } from './mitigations';
 
@@ -9,6 +9,8 @@ export interface MitigationReconcilerConfig {
   intervalMs: number;
   /** The routers the speaker announces to (the operator's BGP_NEIGHBORS): added again whenever the speaker lacks one. */
   neighbours: Neighbour[];
+  /** How long an ended record stays in the ledger before it is forgotten, so the ledger read every interval stays small. */
+  keepEndedMs: number;
 }
 
 /** One form for a mitigation whatever the order of its fields and lists: what the ledger holds and the speaker reads back compare equal. */
@@ -147,6 +149,9 @@ export class MitigationReconciler {
       else refused += 1;
     }
     this.metrics.unreadable.set(refused);
+    for (const record of records.filter((r) => endOf(r) < now - this.config.keepEndedMs)) {
+      await this.deps.ledger.remove(record.org_id, record.id).catch((err: unknown) => failed.push(`forget ${record.id}: ${(err as Error).message}`));
+    }
     const announced = new Map((await this.deps.speaker.announced()).map((m) => [mitigationKey(m), m]));
     // Withdrawals first: a route past its end leaves before anything new is sent.
     for (const [key, m] of announced) {
