@@ -141,13 +141,18 @@ function natsServer() {
   if (env.NATS_SERVER || which(natsServerBinary) || cachedTool(natsServerBinary)) return;
   const go = which('go');
   if (!go) throw new Error('nats-server is missing and Go is not installed to build it; set NATS_SERVER to a nats-server 2.15 binary, or NATS_URL to a running one');
-  const gobin = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-server-build-'));
+  goInstall(go, `github.com/nats-io/nats-server/v2@${natsServerVersion}`, 'nats-server', natsServerBinary);
+}
+
+/** `go install` of one command into a temporary GOBIN, then into the tools folder under `name`, with its checksum. */
+function goInstall(go, modulePath, built, name) {
+  const gobin = fs.mkdtempSync(path.join(os.tmpdir(), `${built}-build-`));
   try {
-    run(go, ['install', `github.com/nats-io/nats-server/v2@${natsServerVersion}`], { cwd: os.tmpdir(), env: { ...env, GOBIN: gobin } });
+    run(go, ['install', modulePath], { cwd: os.tmpdir(), env: { ...env, GOBIN: gobin } });
     fs.mkdirSync(toolsDir, { recursive: true });
-    const target = path.join(toolsDir, natsServerBinary);
+    const target = path.join(toolsDir, name);
     // Copied then renamed: the temp folder may be on another file system, and a half-copied binary must never carry the name.
-    fs.copyFileSync(path.join(gobin, 'nats-server'), `${target}.tmp`);
+    fs.copyFileSync(path.join(gobin, built), `${target}.tmp`);
     fs.chmodSync(`${target}.tmp`, 0o755);
     fs.renameSync(`${target}.tmp`, target);
     recordChecksum(target);
@@ -238,18 +243,7 @@ function gobgpd() {
   if (which('gobgpd')) return;
   const go = which('go');
   if (!go) throw new Error('gobgpd is missing and Go is not installed to build it; install Debian\'s gobgpd, set GOBGPD, or set BGP_SPEAKER_ADDRESS (`off`: no speaker)');
-  const gobin = fs.mkdtempSync(path.join(os.tmpdir(), 'gobgpd-build-'));
-  try {
-    run(go, ['install', `github.com/osrg/gobgp/v3/cmd/gobgpd@${gobgpModuleVersion}`], { cwd: os.tmpdir(), env: { ...env, GOBIN: gobin } });
-    fs.mkdirSync(toolsDir, { recursive: true });
-    const target = path.join(toolsDir, gobgpdBuild);
-    fs.copyFileSync(path.join(gobin, 'gobgpd'), `${target}.tmp`);
-    fs.chmodSync(`${target}.tmp`, 0o755);
-    fs.renameSync(`${target}.tmp`, target);
-    recordChecksum(target);
-  } finally {
-    fs.rmSync(gobin, { recursive: true, force: true });
-  }
+  goInstall(go, `github.com/osrg/gobgp/v3/cmd/gobgpd@${gobgpModuleVersion}`, 'gobgpd', gobgpdBuild);
 }
 
 function gobgpProto() {
