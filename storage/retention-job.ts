@@ -1,3 +1,4 @@
+import { PeriodicRound } from '../core/periodic-round';
 import type { Logger } from '../observability/logger';
 import { engineErrorsCounter, type Registry } from '../observability/metrics';
 import type { ClickHouse } from './clickhouse';
@@ -19,26 +20,22 @@ export function expiredPartitions(partitions: readonly string[], nowMs: number, 
  * nothing there.
  */
 export class RetentionJob {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
+  private readonly rounds: PeriodicRound;
 
   constructor(
     private readonly config: { retention: Retention; intervalMs: number },
     private readonly deps: { clickhouse: ClickHouse; log: Logger; registry: Registry; now?: () => number },
-  ) {}
+  ) {
+    this.rounds = new PeriodicRound(config.intervalMs, () => this.runOnce());
+  }
 
   start(): Promise<void> {
-    this.running = this.runOnce().then(() => undefined);
-    this.timer = setInterval(() => {
-      this.running = this.runOnce().then(() => undefined);
-    }, this.config.intervalMs);
-    this.timer.unref();
+    this.rounds.start({ now: true });
     return Promise.resolve();
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.rounds.stop();
   }
 
   /** Drops every partition older than its table's retention (legacy ClickHouse only); returns what it dropped. */

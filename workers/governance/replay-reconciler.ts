@@ -1,5 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { storedReplayInput } from '../../application/replay-service';
+import { PeriodicRound } from '../../core/periodic-round';
 import type { Logger } from '../../observability/logger';
 import { counter, engineErrorsCounter, type Registry } from '../../observability/metrics';
 import type { ReplayRecord } from '../../storage/replays-repo';
@@ -48,8 +49,7 @@ export interface ReplayReconcilerDeps {
  * runs.
  */
 export class ReplayReconciler {
-  private timer?: NodeJS.Timeout;
-  private round?: Promise<unknown>;
+  private readonly rounds: PeriodicRound;
   /** When this process first failed to start each replay's workflow. */
   private readonly firstFailure = new Map<string, number>();
   private readonly outcomes;
@@ -65,20 +65,16 @@ export class ReplayReconciler {
       labelNames: ['outcome'] as const,
     });
     this.engineErrors = engineErrorsCounter(deps.registry);
+    this.rounds = new PeriodicRound(config.intervalMs, () => this.runOnce());
   }
 
   start(): Promise<void> {
-    this.timer = setInterval(() => {
-      // One round at a time: a slow round delays the next instead of running beside it.
-      this.round ??= this.runOnce().finally(() => (this.round = undefined));
-    }, this.config.intervalMs);
-    this.timer.unref();
+    this.rounds.start();
     return Promise.resolve();
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.round;
+  stop(): Promise<void> {
+    return this.rounds.stop();
   }
 
   /** One round, in the leading process only; returns what it did to each replay it found. */

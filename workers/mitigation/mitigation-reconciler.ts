@@ -1,3 +1,4 @@
+import { PeriodicRound } from '../../core/periodic-round';
 import type { Logger } from '../../observability/logger';
 import { counter, gauge, type Registry } from '../../observability/metrics';
 import { endOf, isActive, type MitigationLedger } from '../../streams/mitigation-ledger';
@@ -60,8 +61,7 @@ const reconcilerMetrics = (registry: Registry) => ({
  * speaker is frozen, than the neighbours' hold time).
  */
 export class MitigationReconciler {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
+  private readonly rounds: PeriodicRound;
   private lastSuccess = 0;
   private lastError?: string;
   private readonly metrics;
@@ -71,24 +71,21 @@ export class MitigationReconciler {
     private readonly deps: { speaker: BgpSpeaker; ledger: MitigationLedger; registry: Registry; log: Logger; now?: () => number },
   ) {
     this.metrics = reconcilerMetrics(deps.registry);
+    this.rounds = new PeriodicRound(config.intervalMs, () => this.reconcile());
   }
 
   start(): Promise<void> {
-    this.timer = setInterval(() => void this.reconcileNow(), this.config.intervalMs);
-    this.timer.unref();
-    void this.reconcileNow();
+    this.rounds.start({ now: true });
     return Promise.resolve();
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.rounds.stop();
   }
 
   /** One reconciliation; a call while one runs waits for it instead of starting another. */
   reconcileNow(): Promise<void> {
-    this.running ??= this.reconcile().finally(() => (this.running = undefined));
-    return this.running;
+    return this.rounds.runNow();
   }
 
   /** For /healthz: down while reconciliations fail for more than three intervals. */

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { parsePrefix as prefixOf } from '../../core/mitigation-policy';
 
 /**
  * What a BGP speaker announces for a mitigation, and how it reads back.
@@ -63,15 +64,11 @@ function parseCommunity(text: string): number {
 
 export const formatCommunity = (value: number) => `${Math.floor(value / 0x10000)}:${value % 0x10000}`;
 
+/** A prefix, core/mitigation-policy.ts's reading of it; a bare address is its host route. */
 function parsePrefix(text: string, what: string): { prefix: string; length: number; version: 4 | 6 } {
-  const [address = '', lengthText, ...rest] = text.split('/');
-  const version = net.isIP(address);
-  const max = version === 6 ? 128 : 32;
-  const length = lengthText === undefined ? max : Number(lengthText);
-  if (version === 0 || rest.length > 0 || !Number.isInteger(length) || length < 0 || length > max || lengthText === '') {
-    throw new InvalidMitigationError(`${what} ${JSON.stringify(text)} is not an IP prefix`);
-  }
-  return { prefix: address, length, version: version as 4 | 6 };
+  const parsed = prefixOf(text.includes('/') ? text : `${text}/${net.isIPv6(text) ? 128 : 32}`);
+  if (!parsed) throw new InvalidMitigationError(`${what} ${JSON.stringify(text)} is not an IP prefix`);
+  return { prefix: parsed.address, length: parsed.length, version: parsed.family === 'ipv4' ? 4 : 6 };
 }
 
 function blackholePath(m: Extract<Mitigation, { action: 'blackhole' }>): GobgpPath {

@@ -1,0 +1,36 @@
+/**
+ * A job run every interval, one round at a time: a round asked for while one
+ * runs (by the timer or by `runNow`) waits for that one instead of running
+ * beside it, and a slow round delays the next. The timer does not keep the
+ * process alive. Used by the retention job and the reconcilers.
+ */
+export class PeriodicRound {
+  private timer?: NodeJS.Timeout;
+  private round?: Promise<void>;
+
+  constructor(
+    private readonly intervalMs: number,
+    private readonly run: () => Promise<unknown>,
+  ) {}
+
+  /** Starts the timer; with `now`, the first round runs at once instead of after an interval. */
+  start(opts: { now?: boolean } = {}): void {
+    this.timer = setInterval(() => void this.runNow(), this.intervalMs);
+    this.timer.unref();
+    if (opts.now) void this.runNow();
+  }
+
+  /** One round: the running one, or a new one. */
+  runNow(): Promise<void> {
+    this.round ??= this.run()
+      .then(() => undefined)
+      .finally(() => (this.round = undefined));
+    return this.round;
+  }
+
+  /** Stops the timer and waits for the round in flight. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.round;
+  }
+}
