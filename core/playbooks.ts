@@ -1,0 +1,224 @@
+import { z } from 'zod';
+import type { Severity } from './correlation';
+import { normalizeAddress } from './exporter';
+import { parsePrefix, prefixWithin } from './mitigation-policy';
+import { isAddressText, labelSchema, telemetryKinds, type TelemetryKind } from './telemetry';
+
+/**
+ * A workspace's playbooks: what the automation does with an incident. A
+ * playbook matches incidents by their facts and lists actions: a BGP
+ * blackhole of the incident's destination, a Flowspec rule on it (RFC 8955:
+ * discard, or a rate limit), or a signed webhook call. Versioned like
+ * detection rules: a change writes the next version of the whole document
+ * (application/playbook-service). Matching is a pure function, here; what an
+ * action may do is bounded by the policies (core/mitigation-policy.ts).
+ *
+ * | field | bounds |
+ * |---|---|
+ * | playbooks | 0–64 per workspace |
+ * | id | `^[a-z0-9][a-z0-9_-]{0,63}$`, unique in the document |
+ * | actions | 1–8 |
+ * | duration_minutes | 1–10080 |
+ * | communities | ≤ 8, `asn:value`, each 0–65535 |
+ * | protocols | ≤ 8, 0–255 or `tcp`, `udp`, `icmp` (stored as numbers) |
+ * | source_ports, destination_ports | ≤ 16 each, 0–65535 |
+ * | packet_length | `{min, max}`, 0–65535, min ≤ max, or null |
+ * | rate_bytes_per_second | 1–10^12 |
+ */
+export const playbookActionTypes = ['blackhole', 'flowspec_discard', 'flowspec_rate_limit', 'webhook'] as const;
+export type PlaybookActionType = (typeof playbookActionTypes)[number];
+
+/** RFC 8955 match beyond the destination (the incident's address). */
+export interface FlowspecFilter {
+  /** IP protocol numbers; the API also takes 'tcp'|'udp'|'icmp' and stores numbers. */
+  protocols: number[];
+  source_ports: number[];
+  destination_ports: number[];
+  packet_length: { min: number; max: number } | null;
+}
+
+export type PlaybookAction =
+  | { type: 'blackhole'; duration_minutes: number; communities: string[]; next_hop: string | null }
+  | ({ type: 'flowspec_discard'; duration_minutes: number } & FlowspecFilter)
+  | ({ type: 'flowspec_rate_limit'; duration_minutes: number; rate_bytes_per_second: number } & FlowspecFilter)
+  | { type: 'webhook' };
+
+/** Every list empty matches any incident; each list given must match. */
+export interface PlaybookMatch {
+  /** A rule's name matches the incident's rule with or without its bound: `traffic_volume` matches `traffic_volume>=1000B/min`. */
+  rules: string[];
+  /** The incident carries at least one of these kinds. */
+  kinds: TelemetryKind[];
+  severities: Severity[];
+  environments: string[];
+  services: string[];
+  /** CIDR; the incident's destination (its service, when that is an IP address) lies within one. */
+  destinations: string[];
+}
+
+export interface Playbook {
+  id: string;
+  name: string;
+  enabled: boolean;
+  match: PlaybookMatch;
+  actions: PlaybookAction[];
+}
+
+/** One version of a workspace's playbooks; version 0, no playbook, is never stored. */
+export interface VersionedPlaybooks {
+  /** 0 = none ever set. */
+  version: number;
+  playbooks: Playbook[];
+  /** When it was set (epoch ms); null for version 0. */
+  created_at: number | null;
+  /** The key that set it; empty for version 0. */
+  actor: string;
+}
+
+export const noPlaybooks: VersionedPlaybooks = { version: 0, playbooks: [], created_at: null, actor: '' };
+
+export const maxPlaybooks = 64;
+
+const protocolNumbers = { icmp: 1, tcp: 6, udp: 17 } as const;
+const protocolNumber = z.number().int().min(0).max(255);
+const protocolName = z.codec(z.enum(['tcp', 'udp', 'icmp']), protocolNumber, {
+  decode: (name) => protocolNumbers[name],
+  encode: (n) => (Object.entries(protocolNumbers).find(([, v]) => v === n)?.[0] ?? 'tcp') as keyof typeof protocolNumbers,
+});
+const port = z.number().int().min(0).max(65_535);
+const ports = z.array(port).max(16).default([]);
+const packetLength = z
+  .object({ min: port, max: port })
+  .strict()
+  .refine((l) => l.min <= l.max, { message: 'min must not exceed max', path: ['min'] });
+
+const flowspecFilter = {
+  protocols: z.array(z.union([protocolNumber, protocolName])).max(8).default([]),
+  source_ports: ports,
+  destination_ports: ports,
+  packet_length: packetLength.nullable().default(null),
+};
+
+const durationMinutes = z.number().int().min(1).max(10_080);
+
+/** A standard community (RFC 1997): `asn:value`, each a 16-bit number. */
+const community = z
+  .string()
+  .refine((c) => /^\d{1,5}:\d{1,5}$/.test(c) && c.split(':').every((part) => Number(part) <= 65_535), 'must be asn:value, each 0-65535');
+
+const actionSchema = z.discriminatedUnion('type', [
+  z
+    .object({
+      type: z.literal('blackhole'),
+      duration_minutes: durationMinutes,
+      communities: z.array(community).max(8).default([]),
+      next_hop: z.string().refine(isAddressText, 'must be an IPv4 or IPv6 address').nullable().default(null),
+    })
+    .strict(),
+  z.object({ type: z.literal('flowspec_discard'), duration_minutes: durationMinutes, ...flowspecFilter }).strict(),
+  z
+    .object({
+      type: z.literal('flowspec_rate_limit'),
+      duration_minutes: durationMinutes,
+      rate_bytes_per_second: z.number().min(1).max(1e12),
+      ...flowspecFilter,
+    })
+    .strict(),
+  z.object({ type: z.literal('webhook') }).strict(),
+]);
+
+const cidr = z.string().max(64).refine((p) => parsePrefix(p) !== undefined, 'must be a CIDR prefix (address/length)');
+const listOf = <T extends z.ZodType>(item: T) => z.array(item).max(100).default([]);
+
+const matchSchema = z
+  .object({
+    rules: listOf(labelSchema),
+    kinds: listOf(z.enum(telemetryKinds)),
+    severities: listOf(z.enum(['high', 'critical'])),
+    environments: listOf(labelSchema),
+    services: listOf(labelSchema),
+    destinations: listOf(cidr),
+  })
+  .strict();
+
+const playbookSchema = z
+  .object({
+    id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'must be 1-64 of a-z, 0-9, _ and -, starting with a letter or digit'),
+    name: z.string().trim().min(1).max(200),
+    enabled: z.boolean().default(true),
+    match: matchSchema.default(() => matchSchema.parse({})),
+    actions: z.array(actionSchema).min(1).max(8),
+  })
+  .strict();
+
+/** The document as the API takes it (PUT): the whole list, defaults filled; ids unique. */
+export const playbooksSchema = z
+  .object({
+    playbooks: z
+      .array(playbookSchema)
+      .max(maxPlaybooks)
+      .superRefine((list, ctx) => {
+        const seen = new Set<string>();
+        list.forEach((p, i) => {
+          if (seen.has(p.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `the id ${p.id} is given twice` });
+          seen.add(p.id);
+        });
+      }),
+  })
+  .strict();
+
+export type PlaybooksDocument = z.output<typeof playbooksSchema>;
+
+/** Playbooks read back from storage: parsed by the same schema, so a field added later takes its default in older versions. */
+export function parseStoredPlaybooks(json: string): Playbook[] {
+  return playbooksSchema.parse({ playbooks: JSON.parse(json) as unknown }).playbooks;
+}
+
+/** What an incident offers a playbook's match. */
+export interface IncidentFacts {
+  rule: string;
+  kinds: string[];
+  severity: Severity;
+  environment: string;
+  service: string;
+}
+
+/** The incident's destination address when its service is one (IPv4 or IPv6 text, normalized), else undefined. */
+export function incidentDestination(incident: Pick<IncidentFacts, 'service'>): string | undefined {
+  return isAddressText(incident.service) ? normalizeAddress(incident.service) : undefined;
+}
+
+const networkActions: ReadonlySet<string> = new Set(['blackhole', 'flowspec_discard', 'flowspec_rate_limit']);
+
+/** Whether the playbook acts on the network (announces a route), so needs an address to act on. */
+export const hasNetworkAction = (p: Pick<Playbook, 'actions'>) => p.actions.some((a) => networkActions.has(a.type));
+
+/** A rule's name with or without its bound: `metric_threshold:latency_ms` matches `metric_threshold:latency_ms>=1000`. */
+const ruleMatches = (name: string, rule: string) => rule === name || (rule.startsWith(name) && /^[[<>]/.test(rule.slice(name.length)));
+
+/** The host route of an address, as CIDR. */
+const hostRoute = (address: string) => `${address}/${address.includes(':') ? 128 : 32}`;
+
+function matchHolds(m: PlaybookMatch, incident: IncidentFacts, destination: string | undefined): boolean {
+  const any = <T>(list: readonly T[], holds: (item: T) => boolean) => list.length === 0 || list.some(holds);
+  return (
+    any(m.rules, (name) => ruleMatches(name, incident.rule)) &&
+    any(m.kinds, (kind) => incident.kinds.includes(kind)) &&
+    any(m.severities, (s) => s === incident.severity) &&
+    any(m.environments, (e) => e === incident.environment) &&
+    any(m.services, (s) => s === incident.service) &&
+    any(m.destinations, (prefix) => destination !== undefined && prefixWithin(hostRoute(destination), prefix))
+  );
+}
+
+/**
+ * The enabled playbooks whose match holds for the incident, in document
+ * order. A playbook with a network action (blackhole, flowspec_*) matches
+ * only an incident whose destination is an IP address.
+ */
+export function matchingPlaybooks(playbooks: readonly Playbook[], incident: IncidentFacts): Playbook[] {
+  const destination = incidentDestination(incident);
+  return playbooks.filter(
+    (p) => p.enabled && (destination !== undefined || !hasNetworkAction(p)) && matchHolds(p.match, incident, destination),
+  );
+}
