@@ -30,6 +30,18 @@ export interface MitigationBounds {
 
 export type MitigationPolicy = Policy & Partial<MitigationBounds>;
 
+/** A policy as stored (storage/policies-repo.ts): every bound present, 0 or [] when unset. */
+export type StoredPolicy = Policy & MitigationBounds;
+
+/** The bounds of a policy that sets none. */
+export const noMitigationBounds: Readonly<MitigationBounds> = {
+  allowed_actions: [],
+  max_duration_minutes: 0,
+  max_active_mitigations: 0,
+  min_prefix_length_v4: 0,
+  min_prefix_length_v6: 0,
+};
+
 export interface MitigationTarget extends Pick<ExecutionTarget, 'environment' | 'severity'> {
   action: MitigationAction;
   /** The prefix the mitigation acts on (CIDR): a blackhole's host route, a flowspec rule's destination. */

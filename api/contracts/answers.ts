@@ -3,6 +3,7 @@ import { roles } from '../../core/roles';
 import { webhookEventTypes } from '../../core/webhook-events';
 import { detectionRulesSchema } from '../../core/detection-rules';
 import { exporterStatuses } from '../../core/exporter';
+import { mitigationActions } from '../../core/mitigation-policy';
 import { telemetryKinds } from '../../core/telemetry';
 
 /**
@@ -191,6 +192,11 @@ export const policyAnswer = z
     severities: z.array(z.enum(['high', 'critical'])),
     max_window_minutes: z.number().int().nullable(),
     approval_timeout_minutes: z.number(),
+    allowed_actions: z.array(z.enum(mitigationActions)).meta({ description: 'the mitigation actions allowed; [] allows any' }),
+    max_duration_minutes: z.number().int().meta({ description: 'the longest mitigation; 0: no bound' }),
+    max_active_mitigations: z.number().int().meta({ description: "the workspace's mitigations active at once, at most; 0: no bound" }),
+    min_prefix_length_v4: z.number().int().meta({ description: 'the widest IPv4 destination allowed, as a prefix length; 0: no bound' }),
+    min_prefix_length_v6: z.number().int().meta({ description: 'the widest IPv6 destination allowed, as a prefix length; 0: no bound' }),
     created_at: time,
     updated_at: time,
     version: z.number().int(),

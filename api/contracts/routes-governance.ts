@@ -72,7 +72,10 @@ export const governanceContracts: RouteContract[] = [
   ...crud({
     base: '/v1/policies', tag: 'Policies', noun: 'policy', manage: 'policies:manage', answer: a.policyAnswer,
     create: policies.createSchema,
-    createExample: { name: 'prod needs a human', requires_approval: true, environments: ['prod', 'staging'], approval_timeout_minutes: 30 },
+    createExample: {
+      name: 'prod needs a human', requires_approval: true, environments: ['prod', 'staging'], approval_timeout_minutes: 30,
+      allowed_actions: ['blackhole', 'flowspec_rate_limit'], max_duration_minutes: 120, max_active_mitigations: 20, min_prefix_length_v4: 24, min_prefix_length_v6: 48,
+    },
     patch: policies.patchSchema, patchExample: { max_window_minutes: 60 }, list: policies.listSchema,
   }),
   {

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { Policy } from '../../core/policy';
+import { mitigationActions, type StoredPolicy } from '../../core/mitigation-policy';
 import { iso } from '../../core/time';
 import { orgOf, principalOf, requirePermission } from '../auth';
 import { readBody } from '../body';
@@ -18,6 +18,15 @@ const boundaries = {
   max_window_minutes: z.number().int().min(1).max(525_600).nullable().optional(),
   // Fractions are allowed (0.5 is thirty seconds); at most a week.
   approval_timeout_minutes: z.number().positive().max(10_080).optional(),
+  // The mitigation bounds (core/mitigation-policy.ts): [] or 0 bound nothing; null removes a limit.
+  allowed_actions: z
+    .array(z.enum(mitigationActions))
+    .refine((actions) => new Set(actions).size === actions.length, 'an action is given twice')
+    .optional(),
+  max_duration_minutes: z.number().int().min(1).max(10_080).nullable().optional(),
+  max_active_mitigations: z.number().int().min(1).max(10_000).nullable().optional(),
+  min_prefix_length_v4: z.number().int().min(0).max(32).optional(),
+  min_prefix_length_v6: z.number().int().min(0).max(128).optional(),
 };
 export const createSchema = z.object({ name: z.string().trim().min(1).max(200), requires_approval: z.boolean(), ...boundaries }).strict();
 export const patchSchema = z
@@ -29,7 +38,7 @@ export const listSchema = z
   .strict();
 const cursorSchema = z.object({ created_at: z.number().int(), id: z.string().max(64) });
 
-function policyView(p: Policy) {
+function policyView(p: StoredPolicy) {
   return {
     policy_id: p.id,
     id: p.id,
@@ -41,6 +50,11 @@ function policyView(p: Policy) {
     severities: p.severities,
     max_window_minutes: p.max_window_minutes || null,
     approval_timeout_minutes: p.approval_timeout_minutes,
+    allowed_actions: p.allowed_actions,
+    max_duration_minutes: p.max_duration_minutes,
+    max_active_mitigations: p.max_active_mitigations,
+    min_prefix_length_v4: p.min_prefix_length_v4,
+    min_prefix_length_v6: p.min_prefix_length_v6,
     created_at: iso(p.created_at),
     updated_at: iso(p.updated_at),
     version: p.version,

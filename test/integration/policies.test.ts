@@ -48,6 +48,35 @@ describe.each(transports)('policies on %s', (transport) => {
     expect(cleared.body).toMatchObject({ max_window_minutes: null, environments: ['staging'], version: 3 });
   });
 
+  test('mitigation bounds read 0 and [] when unset, round-trip through POST, PATCH and GET, and null removes a limit', async () => {
+    const { key } = await t.mintKey({ role: 'operator' });
+    const plain = await t.request<PolicyView>('POST', '/v1/policies', { key, body: { name: 'p', requires_approval: false } });
+    expect(plain.body).toMatchObject({ allowed_actions: [], max_duration_minutes: 0, max_active_mitigations: 0, min_prefix_length_v4: 0, min_prefix_length_v6: 0 });
+    const bounds = { allowed_actions: ['blackhole', 'flowspec_rate_limit'], max_duration_minutes: 120, max_active_mitigations: 20, min_prefix_length_v4: 24, min_prefix_length_v6: 48 };
+    const id = (await t.request<PolicyView>('POST', '/v1/policies', { key, body: { name: 'bounded', requires_approval: false, ...bounds } })).body.id;
+    expect((await t.request<PolicyView>('GET', `/v1/policies/${id}`, { key })).body).toMatchObject(bounds);
+    const change = { allowed_actions: ['flowspec_discard'], max_duration_minutes: null, min_prefix_length_v6: 64 };
+    const patched = await t.request<PolicyView>('PATCH', `/v1/policies/${id}`, { key, body: change });
+    expect(patched.body).toMatchObject({ ...bounds, ...change, max_duration_minutes: 0, version: 2 });
+    expect((await t.request<PolicyView>('GET', `/v1/policies/${id}`, { key })).body).toEqual(patched.body);
+    const audit = (await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key })).body.data[0];
+    expect(audit).toMatchObject({ action: 'policy.update', target: id, details: change });
+  });
+
+  test('a bad mitigation bound is 400 naming the field', async () => {
+    const { key } = await t.mintKey({ role: 'operator' });
+    const bad = {
+      allowed_actions: ['blackhole', 'blackhole'], max_duration_minutes: 10_081, max_active_mitigations: 0, min_prefix_length_v4: 33, min_prefix_length_v6: 129,
+    };
+    const refused = await t.request<ErrorBody>('POST', '/v1/policies', { key, body: { name: 'x', requires_approval: false, ...bad } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details?.map((d) => d.path).sort()).toEqual(Object.keys(bad).sort());
+    const id = (await t.request<PolicyView>('POST', '/v1/policies', { key, body: { name: 'p', requires_approval: false } })).body.id;
+    const patched = await t.request<ErrorBody>('PATCH', `/v1/policies/${id}`, { key, body: { allowed_actions: ['announce'] } });
+    expect(patched.status).toBe(400);
+    expect(patched.body.error.details?.map((d) => d.path)).toEqual(['allowed_actions.0']);
+  });
+
   test('DELETE makes a policy inactive and keeps it listed with its history in the audit ledger', async () => {
     const { key } = await t.mintKey({ role: 'operator' });
     const id = (await t.request<PolicyView>('POST', '/v1/policies', { key, body: { name: 'p', requires_approval: false } })).body.id;
