@@ -14,6 +14,7 @@ import { registerHealthRoutes } from './routes/health';
 import { registerIncidentRoutes } from './routes/incidents';
 import { registerIngestRoutes } from './routes/ingest';
 import { registerPolicyRoutes } from './routes/policies';
+import { registerPrefixRoutes } from './routes/prefixes';
 import { registerReplayRoutes } from './routes/replays';
 import { registerTelemetryRoutes } from './routes/telemetry';
 import { registerKeyRoutes } from './routes/keys';
@@ -53,6 +54,7 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   registerPolicyRoutes(tenantRouter, deps);
   registerReplayRoutes(tenantRouter, deps);
   registerExporterRoutes(tenantRouter, deps);
+  registerPrefixRoutes(tenantRouter, deps);
   registerDetectionRuleRoutes(tenantRouter, deps);
   registerWebhookRoutes(tenantRouter, deps);
 

@@ -7,6 +7,7 @@ import type { IncidentService } from '../application/incident-service';
 import type { IngestService } from '../application/ingest-service';
 import type { KeysService } from '../application/keys-service';
 import type { PolicyService } from '../application/policy-service';
+import type { PrefixService } from '../application/prefix-service';
 import type { ReplayService } from '../application/replay-service';
 import type { WebhookService } from '../application/webhook-service';
 import type { TrustedProxies } from '../core/client-address';
@@ -47,6 +48,7 @@ export interface ApiDeps {
   policies: PolicyService;
   replays: ReplayService;
   exporters: ExporterService;
+  prefixes: PrefixService;
   detectionRules: DetectionRulesService;
   webhooks: WebhookService;
   /** Engines this process talks to. */

@@ -180,7 +180,7 @@ function webhook(e: EventContract, named: NamedSchemas): Json {
   };
 }
 
-const description = `Multi-tenant network telemetry: ingestion, incidents, analyst queries, governance (policies, replays, approvals), exporters, detection rules and webhooks.
+const description = `Multi-tenant network telemetry: ingestion, incidents, analyst queries, governance (policies, replays, approvals), exporters, the prefixes a workspace may act on, detection rules and webhooks.
 
 Every error is \`{"error":{"code","message","details?"}}\`. Lists take \`limit\` (1–1000) and the opaque \`cursor\` of the previous page's \`next_cursor\`. Unknown query parameters and body fields are refused with 400.`;
 
@@ -201,7 +201,7 @@ export function buildOpenApiDocument(contracts: readonly RouteContract[] = route
       schemas: { Error: jsonSchema(errorAnswer, 'output'), ...named.byTitle },
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'ntk_<id>_<secret>', description: "A workspace key: its role's permissions on its workspace." },
-        platformAdmin: { type: 'http', scheme: 'bearer', description: 'The platform admin key (ADMIN_API_KEY): manages keys, reads any ledger by org_id, lists unknown exporters; holds no workspace.' },
+        platformAdmin: { type: 'http', scheme: 'bearer', description: 'The platform admin key (ADMIN_API_KEY): manages keys, reads any ledger by org_id, lists unknown exporters, approves exporters and prefixes; holds no workspace.' },
       },
     },
   };

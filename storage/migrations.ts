@@ -8,6 +8,7 @@ import { governanceMigrations } from './migrations/governance';
 import type { Migration, MigrationContext, Retention } from './migrations/migration';
 import { platformMigrations } from './migrations/platform';
 import { policyMitigationBoundsMigrations } from './migrations/policy-mitigation-bounds';
+import { prefixMigrations } from './migrations/prefixes';
 import { replayGateMigrations } from './migrations/replay-gate';
 import { rollupReceiptMigrations } from './migrations/rollup-receipts';
 import { storageV2Migrations } from './migrations/storage-v2';
@@ -15,7 +16,7 @@ import { telemetryMigrations } from './migrations/telemetry';
 import { webhookMigrations } from './migrations/webhooks';
 
 /** Schema as ordered, idempotent migrations, written through the server generation's dialect. */
-export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...policyMitigationBoundsMigrations];
+export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations];
 
 export interface MigrateOptions {
   retention: Retention;

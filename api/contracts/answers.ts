@@ -5,6 +5,7 @@ import { detectionRulesSchema } from '../../core/detection-rules';
 import { exporterStatuses } from '../../core/exporter';
 import { mitigationActions } from '../../core/mitigation-policy';
 import { telemetryKinds } from '../../core/telemetry';
+import { prefixStatuses } from '../../core/workspace-prefix';
 
 /**
  * The shapes of the API's answers, as zod schemas. The routes do not parse
@@ -228,6 +229,29 @@ export const pendingExporterAnswer = workspaceExporterAnswer
 export const unknownExportersAnswer = z
   .object({ data: z.array(z.object({ address: z.string(), first_seen: time, last_seen: time, datagrams: z.number(), flows: z.number() })) })
   .meta({ title: 'UnknownExporters' });
+
+export const prefixAnswer = z
+  .object({
+    id: z.string(),
+    prefix: z.string().meta({ description: 'CIDR, the network address; IPv6 compressed lower-case' }),
+    description: z.string(),
+    status: z.enum(prefixStatuses).meta({ description: "pending until the platform admin approves it; mitigations act only within approved prefixes" }),
+    created_at: time,
+    created_by: z.string().meta({ description: 'the key that declared it' }),
+    updated_at: time,
+    version: z.number().int(),
+  })
+  .meta({ title: 'WorkspacePrefix' });
+/** The platform admin's view of a prefix: with its workspace. */
+export const adminPrefixAnswer = prefixAnswer.extend({ org_id: z.string() }).meta({ title: 'AdminWorkspacePrefix' });
+export const pendingPrefixAnswer = adminPrefixAnswer
+  .extend({
+    overlaps_approved: z
+      .object({ org_id: z.string(), prefix_id: z.string(), prefix: z.string() })
+      .nullable()
+      .meta({ description: "another workspace's approved prefix this one overlaps, which an approval would conflict with; null when none does" }),
+  })
+  .meta({ title: 'PendingWorkspacePrefix' });
 
 export const rulesAnswer = z
   .object({ version: z.number().int(), rules: detectionRulesSchema, updated_at: timeOrNull, updated_by: z.string().nullable() })

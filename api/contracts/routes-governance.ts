@@ -2,13 +2,14 @@ import { z } from 'zod';
 import * as rules from '../routes/detection-rules';
 import * as exporters from '../routes/exporters';
 import * as policies from '../routes/policies';
+import * as prefixes from '../routes/prefixes';
 import * as replays from '../routes/replays';
 import * as webhooks from '../routes/webhooks';
 import * as a from './answers';
 import * as r from './replay-answers';
 import type { RouteContract } from './contract';
 
-/** Policies, replays and approvals, exporters, detection rules, webhooks. */
+/** Policies, replays and approvals, exporters, prefixes, detection rules, webhooks. */
 const json = (description: string, schema: z.ZodType) => ({ description, schema });
 const id = z.string().meta({ description: 'the object id; an id the workspace does not have is 404' });
 
@@ -16,33 +17,39 @@ interface CrudSpec {
   base: string;
   tag: string;
   noun: string;
+  /** The noun's plural, when not the noun and `s`. */
+  plural?: string;
   manage: string;
   answer: z.ZodType;
   created?: z.ZodType;
   create: z.ZodType;
   createExample: unknown;
-  patch: z.ZodType;
-  patchExample: unknown;
+  /** The change a PATCH takes; absent: the object has no PATCH. */
+  patch?: z.ZodType;
+  patchExample?: unknown;
   list: z.ZodObject;
   /** Refusals of a creation beyond validation (409: a workspace at its cap). */
   createErrors?: number[];
 }
 
-/** The five routes every managed object has: create, list, get, patch, delete (a soft delete: 409 when done twice). */
+/** The five routes every managed object has: create, list, get, patch (unless it has none), delete (a soft delete: 409 when done twice). */
 function crud(s: CrudSpec): RouteContract[] {
   const common = { tag: s.tag, access: 'workspace' as const };
   const one = `${s.base}/{id}`;
+  const patch: RouteContract[] = s.patch
+    ? [{
+        ...common, method: 'patch', path: one, summary: `Change a ${s.noun}`, permission: s.manage, params: { id }, errors: [409],
+        body: { schema: s.patch, example: s.patchExample }, responses: { 200: json(`the ${s.noun}`, s.answer) },
+      }]
+    : [];
   return [
     {
       ...common, method: 'post', path: s.base, summary: `Create a ${s.noun}`, permission: s.manage, errors: s.createErrors,
       body: { schema: s.create, example: s.createExample }, responses: { 201: json(`the ${s.noun}`, s.created ?? s.answer) },
     },
-    { ...common, method: 'get', path: s.base, summary: `List ${s.noun}s`, permission: 'read', query: s.list, responses: { 200: json('a page', a.pageOf(s.answer)) } },
+    { ...common, method: 'get', path: s.base, summary: `List ${s.plural ?? `${s.noun}s`}`, permission: 'read', query: s.list, responses: { 200: json('a page', a.pageOf(s.answer)) } },
     { ...common, method: 'get', path: one, summary: `One ${s.noun}`, permission: 'read', params: { id }, responses: { 200: json(`the ${s.noun}`, s.answer) } },
-    {
-      ...common, method: 'patch', path: one, summary: `Change a ${s.noun}`, permission: s.manage, params: { id }, errors: [409],
-      body: { schema: s.patch, example: s.patchExample }, responses: { 200: json(`the ${s.noun}`, s.answer) },
-    },
+    ...patch,
     {
       ...common, method: 'delete', path: one, summary: `Delete a ${s.noun} (kept for the record)`, permission: s.manage, params: { id },
       errors: [409], responses: { 200: json(`the ${s.noun}, now inactive or deleted`, s.answer) },
@@ -65,6 +72,15 @@ const exporterDecisions = (['approve', 'reject'] as const).map(
     method: 'post', path: `/v1/exporters/{id}/${decision}`, summary: `${decision === 'approve' ? 'Approve' : 'Reject'} a pending exporter`,
     tag: 'Exporters', access: 'platform-admin', params: { id: z.string().meta({ description: 'the exporter id, in any workspace' }) }, errors: [409],
     responses: { 200: json(`the exporter, now ${decision === 'approve' ? 'active' : 'rejected'}`, a.workspaceExporterAnswer) },
+  }),
+);
+
+/** The platform admin's decisions on a declared prefix: 409 once decided, or (approval) while it overlaps another workspace's approved prefix. */
+const prefixDecisions = (['approve', 'reject'] as const).map(
+  (decision): RouteContract => ({
+    method: 'post', path: `/v1/prefixes/{id}/${decision}`, summary: `${decision === 'approve' ? 'Approve' : 'Reject'} a declared prefix`,
+    tag: 'Prefixes', access: 'platform-admin', params: { id: z.string().meta({ description: 'the prefix id, in any workspace' }) }, errors: [409],
+    responses: { 200: json(`the prefix, now ${decision === 'approve' ? 'approved' : 'rejected'}`, a.adminPrefixAnswer) },
   }),
 );
 
@@ -111,6 +127,17 @@ export const governanceContracts: RouteContract[] = [
     responses: { 200: json('a page of pending registrations, oldest first', a.pageOf(a.pendingExporterAnswer)) },
   },
   ...exporterDecisions,
+  ...crud({
+    base: '/v1/prefixes', tag: 'Prefixes', noun: 'prefix', plural: 'prefixes', manage: 'prefixes:manage', answer: a.prefixAnswer,
+    create: prefixes.declareSchema, createExample: { prefix: '198.51.100.0/24', description: 'customer edge' }, list: prefixes.listSchema,
+    createErrors: [409],
+  }),
+  {
+    method: 'get', path: '/v1/prefixes/pending', summary: 'Prefixes awaiting approval, in every workspace', tag: 'Prefixes',
+    access: 'platform-admin', query: prefixes.pendingSchema,
+    responses: { 200: json('a page of pending declarations, oldest first', a.pageOf(a.pendingPrefixAnswer)) },
+  },
+  ...prefixDecisions,
   {
     method: 'get', path: '/v1/detection-rules', summary: 'The detection rules in force', tag: 'Detection rules', access: 'workspace',
     permission: 'read', query: rules.noQuery, responses: { 200: json('the version in force', a.rulesAnswer) },

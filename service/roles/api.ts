@@ -11,6 +11,7 @@ import { IncidentService } from '../../application/incident-service';
 import { IngestService } from '../../application/ingest-service';
 import { KeysService } from '../../application/keys-service';
 import { PolicyService } from '../../application/policy-service';
+import { PrefixService } from '../../application/prefix-service';
 import { queryBudgetLimiter, recordRateLimiter } from '../../application/rate-limiter';
 import { ReplayService } from '../../application/replay-service';
 import { WebhookService } from '../../application/webhook-service';
@@ -23,6 +24,7 @@ import { IncidentSignals } from '../../storage/incident-signals';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { KeysRepo } from '../../storage/keys-repo';
 import { PoliciesRepo } from '../../storage/policies-repo';
+import { PrefixesRepo } from '../../storage/prefixes-repo';
 import { ReplaysRepo } from '../../storage/replays-repo';
 import { TelemetryStore } from '../../storage/telemetry-store';
 import { WebhooksRepo } from '../../storage/webhooks-repo';
@@ -88,6 +90,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
       decisionTokens: decisionTokensOf(config),
     }),
     exporters: new ExporterService({ exporters: new ExportersRepo(a.clickhouse), audit, withLock: (name, work) => a.locks.withLock(name, work) }),
+    prefixes: new PrefixService({ prefixes: new PrefixesRepo(a.clickhouse), audit, withLock: (name, work) => a.locks.withLock(name, work) }),
     detectionRules: new DetectionRulesService({ repo: new DetectionRulesRepo(a.clickhouse), cache: rules, audit, withLock: (name, work) => a.locks.withLock(name, work) }),
     webhooks: new WebhookService({
       webhooks: new WebhooksRepo(a.clickhouse),

@@ -21,6 +21,10 @@ describe('roles', () => {
     expect(roles.filter((r) => roleAllows(r, 'exporters:manage'))).toEqual(['admin', 'operator']);
   });
 
+  test('only admin declares the prefixes a workspace may act on', () => {
+    expect(roles.filter((r) => roleAllows(r, 'prefixes:manage'))).toEqual(['admin']);
+  });
+
   test('only admin manages keys', () => {
     expect(roles.filter((r) => roleAllows(r, 'keys:manage'))).toEqual(['admin']);
   });
