@@ -13,6 +13,7 @@ import { registerExporterRoutes } from './routes/exporters';
 import { registerHealthRoutes } from './routes/health';
 import { registerIncidentRoutes } from './routes/incidents';
 import { registerIngestRoutes } from './routes/ingest';
+import { registerPlaybookRoutes } from './routes/playbooks';
 import { registerPolicyRoutes } from './routes/policies';
 import { registerPrefixRoutes } from './routes/prefixes';
 import { registerReplayRoutes } from './routes/replays';
@@ -56,6 +57,7 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   registerExporterRoutes(tenantRouter, deps);
   registerPrefixRoutes(tenantRouter, deps);
   registerDetectionRuleRoutes(tenantRouter, deps);
+  registerPlaybookRoutes(tenantRouter, deps);
   registerWebhookRoutes(tenantRouter, deps);
 
   const routes = routesOf([[publicRouter, false], [tenantRouter, true]]);

@@ -6,6 +6,7 @@ import type { ExporterService } from '../application/exporter-service';
 import type { IncidentService } from '../application/incident-service';
 import type { IngestService } from '../application/ingest-service';
 import type { KeysService } from '../application/keys-service';
+import type { PlaybookService } from '../application/playbook-service';
 import type { PolicyService } from '../application/policy-service';
 import type { PrefixService } from '../application/prefix-service';
 import type { ReplayService } from '../application/replay-service';
@@ -50,6 +51,7 @@ export interface ApiDeps {
   exporters: ExporterService;
   prefixes: PrefixService;
   detectionRules: DetectionRulesService;
+  playbooks: PlaybookService;
   webhooks: WebhookService;
   /** Engines this process talks to. */
   engines: HealthProbe[];

@@ -5,6 +5,7 @@ import { eventContracts, type EventContract } from './contracts/events';
 import { dataContracts } from './contracts/routes-data';
 import { governanceContracts } from './contracts/routes-governance';
 import { metaContracts } from './contracts/routes-meta';
+import { playbookContracts } from './contracts/routes-playbooks';
 
 /**
  * The OpenAPI 3.1 document, generated from the route contracts: the request
@@ -13,7 +14,7 @@ import { metaContracts } from './contracts/routes-meta';
  * in api/contracts/routes-*.ts; test/unit/openapi.test.ts fails for a route
  * of the app without one.
  */
-export const routeContracts: readonly RouteContract[] = [...metaContracts, ...dataContracts, ...governanceContracts];
+export const routeContracts: readonly RouteContract[] = [...metaContracts, ...dataContracts, ...governanceContracts, ...playbookContracts];
 
 type Json = Record<string, unknown>;
 
@@ -180,7 +181,7 @@ function webhook(e: EventContract, named: NamedSchemas): Json {
   };
 }
 
-const description = `Multi-tenant network telemetry: ingestion, incidents, analyst queries, governance (policies, replays, approvals), exporters, the prefixes a workspace may act on, detection rules and webhooks.
+const description = `Multi-tenant network telemetry: ingestion, incidents, analyst queries, governance (policies, replays, approvals), exporters, the prefixes a workspace may act on, detection rules, playbooks and webhooks.
 
 Every error is \`{"error":{"code","message","details?"}}\`. Lists take \`limit\` (1–1000) and the opaque \`cursor\` of the previous page's \`next_cursor\`. Unknown query parameters and body fields are refused with 400.`;
 

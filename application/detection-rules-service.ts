@@ -1,4 +1,5 @@
 import { historyOf, inForce, atVersion, type DetectionRules, type RulesHistory, type VersionedRules } from '../core/detection-rules';
+import { canonicalJson } from '../core/canonical-json';
 import { conflict, notFound } from '../core/errors';
 import type { DetectionRulesRepo } from '../storage/detection-rules-repo';
 import type { AuditLedger } from './audit-ledger';
@@ -81,13 +82,6 @@ export class DetectionRulesCache implements DetectionRulesSource {
   }
 }
 
-/** Key order does not make two rule sets differ. */
-function canonical(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-}
-
 /**
  * Reads and sets a workspace's detection rules. A change writes the next
  * version (under a lock shared by every API process, so two changes never
@@ -127,7 +121,7 @@ export class DetectionRulesService {
       if (startedFrom !== undefined && startedFrom !== current.version) {
         throw conflict(`the rules changed since version ${startedFrom}: version ${current.version} is in force; read it and edit that`);
       }
-      if (canonical(current.rules) === canonical(rules)) return { written: undefined, previous: current };
+      if (canonicalJson(current.rules) === canonicalJson(rules)) return { written: undefined, previous: current };
       const next: VersionedRules = { version: current.version + 1, rules, created_at: (this.deps.now ?? Date.now)(), actor };
       await this.deps.repo.put(orgId, next);
       this.deps.cache.remember(orgId, [...versions, next]);

@@ -18,13 +18,14 @@ export const permissions = [
   'webhooks:manage',
   'rules:manage',
   'prefixes:manage',
+  'playbooks:manage',
 ] as const;
 export type Permission = (typeof permissions)[number];
 
 // prefixes:manage is admin's alone: the prefixes a workspace declares bound what its mitigations may announce.
 const grants: Record<Role, readonly Permission[]> = {
   admin: permissions,
-  operator: ['telemetry:write', 'read', 'policies:manage', 'replays:run', 'approve', 'incidents:manage', 'audit:read', 'exporters:manage', 'webhooks:manage', 'rules:manage'],
+  operator: ['telemetry:write', 'read', 'policies:manage', 'replays:run', 'approve', 'incidents:manage', 'audit:read', 'exporters:manage', 'webhooks:manage', 'rules:manage', 'playbooks:manage'],
   analyst: ['read'],
   approver: ['read', 'approve'],
   ingest: ['telemetry:write'],

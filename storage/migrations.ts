@@ -7,6 +7,7 @@ import { flowFieldMigrations } from './migrations/flow-fields';
 import { governanceMigrations } from './migrations/governance';
 import type { Migration, MigrationContext, Retention } from './migrations/migration';
 import { platformMigrations } from './migrations/platform';
+import { playbookMigrations } from './migrations/playbooks';
 import { policyMitigationBoundsMigrations } from './migrations/policy-mitigation-bounds';
 import { prefixMigrations } from './migrations/prefixes';
 import { replayGateMigrations } from './migrations/replay-gate';
@@ -16,7 +17,7 @@ import { telemetryMigrations } from './migrations/telemetry';
 import { webhookMigrations } from './migrations/webhooks';
 
 /** Schema as ordered, idempotent migrations, written through the server generation's dialect. */
-export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations];
+export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations, ...playbookMigrations];
 
 export interface MigrateOptions {
   retention: Retention;

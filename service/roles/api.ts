@@ -6,10 +6,11 @@ import { AuthThrottle } from '../../application/auth-throttle';
 import { AuditLedger } from '../../application/audit-ledger';
 import { Correlator } from '../../application/correlator';
 import { DetectionRulesService } from '../../application/detection-rules-service';
-import { ExporterService } from '../../application/exporter-service';
+import { ExporterService, type WithLock } from '../../application/exporter-service';
 import { IncidentService } from '../../application/incident-service';
 import { IngestService } from '../../application/ingest-service';
 import { KeysService } from '../../application/keys-service';
+import { PlaybookService } from '../../application/playbook-service';
 import { PolicyService } from '../../application/policy-service';
 import { PrefixService } from '../../application/prefix-service';
 import { queryBudgetLimiter, recordRateLimiter } from '../../application/rate-limiter';
@@ -23,6 +24,7 @@ import { ExportersRepo } from '../../storage/exporters-repo';
 import { IncidentSignals } from '../../storage/incident-signals';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { KeysRepo } from '../../storage/keys-repo';
+import { PlaybooksRepo } from '../../storage/playbooks-repo';
 import { PoliciesRepo } from '../../storage/policies-repo';
 import { PrefixesRepo } from '../../storage/prefixes-repo';
 import { ReplaysRepo } from '../../storage/replays-repo';
@@ -51,6 +53,8 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
   const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry, config.audit.chainKey);
   const incidents = new IncidentsRepo(a.clickhouse);
   const policies = new PoliciesRepo(a.clickhouse);
+  const prefixes = new PrefixesRepo(a.clickhouse);
+  const withLock: WithLock = (name, work) => a.locks.withLock(name, work);
   const rules = detectionRulesCacheOf(a);
   // A person's acknowledgement or resolution changes an incident here: its events go to the outbox too.
   const events = new JetStreamOutbox({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry });
@@ -89,9 +93,10 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
       maxWindowMinutes: config.replays.maxWindowMinutes,
       decisionTokens: decisionTokensOf(config),
     }),
-    exporters: new ExporterService({ exporters: new ExportersRepo(a.clickhouse), audit, withLock: (name, work) => a.locks.withLock(name, work) }),
-    prefixes: new PrefixService({ prefixes: new PrefixesRepo(a.clickhouse), audit, withLock: (name, work) => a.locks.withLock(name, work) }),
-    detectionRules: new DetectionRulesService({ repo: new DetectionRulesRepo(a.clickhouse), cache: rules, audit, withLock: (name, work) => a.locks.withLock(name, work) }),
+    exporters: new ExporterService({ exporters: new ExportersRepo(a.clickhouse), audit, withLock }),
+    prefixes: new PrefixService({ prefixes, audit, withLock }),
+    playbooks: new PlaybookService({ repo: new PlaybooksRepo(a.clickhouse), audit, withLock, approvedPrefixes: (orgId) => prefixes.approved(orgId) }),
+    detectionRules: new DetectionRulesService({ repo: new DetectionRulesRepo(a.clickhouse), cache: rules, audit, withLock }),
     webhooks: new WebhookService({
       webhooks: new WebhooksRepo(a.clickhouse),
       queue: new WebhookDeliveryQueue({ nats: a.nats, prefix: config.nats.prefix }),

@@ -25,6 +25,10 @@ describe('roles', () => {
     expect(roles.filter((r) => roleAllows(r, 'prefixes:manage'))).toEqual(['admin']);
   });
 
+  test('only admin and operator manage playbooks', () => {
+    expect(roles.filter((r) => roleAllows(r, 'playbooks:manage'))).toEqual(['admin', 'operator']);
+  });
+
   test('only admin manages keys', () => {
     expect(roles.filter((r) => roleAllows(r, 'keys:manage'))).toEqual(['admin']);
   });

@@ -1,0 +1,77 @@
+import { canonicalJson } from '../core/canonical-json';
+import { conflict, notFound, validationError, type ErrorDetail } from '../core/errors';
+import { prefixWithin } from '../core/mitigation-policy';
+import { noPlaybooks, type Playbook, type PlaybooksDocument, type VersionedPlaybooks } from '../core/playbooks';
+import type { PlaybooksRepo } from '../storage/playbooks-repo';
+import type { AuditLedger } from './audit-ledger';
+import type { WithLock } from './exporter-service';
+
+/** The destinations no approved prefix of the workspace holds, as error details naming each. */
+function outsideApproved(playbooks: readonly Playbook[], approved: readonly string[]): ErrorDetail[] {
+  return playbooks.flatMap((p, i) =>
+    p.match.destinations.flatMap((destination, j) =>
+      approved.some((prefix) => prefixWithin(destination, prefix))
+        ? []
+        : [{ path: `playbooks.${i}.match.destinations.${j}`, message: `${destination} is outside the workspace's approved prefixes` }],
+    ),
+  );
+}
+
+/**
+ * Reads and sets a workspace's playbooks, versioned like detection rules: a
+ * change writes the next version of the whole document (under a lock shared
+ * by every API process, so two changes never take one number) and is
+ * audited as `playbooks.update`; a document equal to the one in force writes
+ * nothing. A playbook may name only destinations within the workspace's
+ * approved prefixes (which the platform admin sets).
+ */
+export class PlaybookService {
+  constructor(
+    private readonly deps: {
+      repo: PlaybooksRepo;
+      audit: AuditLedger;
+      withLock: WithLock;
+      /** The prefixes the platform admin approved for the workspace (CIDR). */
+      approvedPrefixes: (orgId: string) => Promise<string[]>;
+      now?: () => number;
+    },
+  ) {}
+
+  /** The playbooks in force: version 0, none, when none were ever set. */
+  async get(orgId: string): Promise<VersionedPlaybooks> {
+    return (await this.deps.repo.versions(orgId)).at(-1) ?? noPlaybooks;
+  }
+
+  /** One version; 0 is the empty document every workspace starts with. */
+  async version(orgId: string, version: number): Promise<VersionedPlaybooks> {
+    if (version === 0) return noPlaybooks;
+    const found = (await this.deps.repo.versions(orgId)).find((v) => v.version === version);
+    if (!found) throw notFound('playbooks version');
+    return found;
+  }
+
+  /** `startedFrom`: the version the caller edited; another one in force means a concurrent change, 409. */
+  async put(orgId: string, actor: string, document: PlaybooksDocument, startedFrom?: number): Promise<VersionedPlaybooks> {
+    const outside = outsideApproved(document.playbooks, await this.deps.approvedPrefixes(orgId));
+    if (outside.length) throw validationError('a playbook names a destination outside the approved prefixes', outside);
+    const { written, previous } = await this.deps.withLock(`playbooks-${orgId}`, async () => {
+      const current = await this.get(orgId);
+      if (startedFrom !== undefined && startedFrom !== current.version) {
+        throw conflict(`the playbooks changed since version ${startedFrom}: version ${current.version} is in force; read it and edit that`);
+      }
+      if (canonicalJson(current.playbooks) === canonicalJson(document.playbooks)) return { written: undefined, previous: current };
+      const next: VersionedPlaybooks = { version: current.version + 1, playbooks: document.playbooks, created_at: (this.deps.now ?? Date.now)(), actor };
+      await this.deps.repo.put(orgId, next);
+      return { written: next, previous: current };
+    });
+    if (!written) return previous;
+    await this.deps.audit.append({
+      orgId,
+      actor,
+      action: 'playbooks.update',
+      target: `v${written.version}`,
+      details: { version: written.version, previous_version: previous.version, playbooks: written.playbooks.map((p) => p.id) },
+    });
+    return written;
+  }
+}
