@@ -346,3 +346,29 @@ CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_src_1h_mv ON CLUSTER '{clust
   SELECT org_id, bucket AS minute, src_ip, write_id, bytes, packets, flows FROM (
   SELECT org_id, toDateTime(toStartOfInterval(minute, INTERVAL 3600 SECOND)) AS bucket, src_ip, write_id, sum(bytes) AS bytes, sum(packets) AS packets, sum(flows) AS flows
   FROM nettel.flows_src_5m GROUP BY org_id, bucket, src_ip, write_id);
+
+-- 0018_workspace_prefixes
+CREATE TABLE IF NOT EXISTS nettel.workspace_prefixes ON CLUSTER '{cluster}' (
+  org_id String, id String, prefix String, range_first String, range_last String, description String,
+  status String, created_at Int64, created_by String, updated_at Int64, version UInt64
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.workspace_prefixes', '{replica}', version) ORDER BY (org_id, id);
+
+-- 0019_policy_mitigation_bounds
+ALTER TABLE nettel.policies ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS allowed_actions String DEFAULT '[]';
+
+-- 0019_policy_mitigation_bounds
+ALTER TABLE nettel.policies ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS max_duration_minutes UInt32 DEFAULT 0;
+
+-- 0019_policy_mitigation_bounds
+ALTER TABLE nettel.policies ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS max_active_mitigations UInt32 DEFAULT 0;
+
+-- 0019_policy_mitigation_bounds
+ALTER TABLE nettel.policies ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS min_prefix_length_v4 UInt8 DEFAULT 0;
+
+-- 0019_policy_mitigation_bounds
+ALTER TABLE nettel.policies ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS min_prefix_length_v6 UInt8 DEFAULT 0;
+
+-- 0020_playbooks
+CREATE TABLE IF NOT EXISTS nettel.playbooks ON CLUSTER '{cluster}' (
+  org_id String, version UInt64, playbooks String, created_at Int64, actor String
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.playbooks', '{replica}') ORDER BY (org_id, version);

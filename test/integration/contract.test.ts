@@ -168,6 +168,13 @@ describe('the API against its OpenAPI document', () => {
     await both('GET', '/v1/detection-rules/versions/{version}', { fill: { version: '1' }, status: 200 }, noKey, { fill: { version: '99' } }, { fill: { version: 'x' } });
   });
 
+  test('playbooks answer as documented', async () => {
+    const playbooks = [{ id: 'contract', name: 'contract', actions: [{ type: 'flowspec_discard', duration_minutes: 5, protocols: ['tcp'] }, { type: 'webhook' }] }];
+    await both('GET', '/v1/playbooks', { status: 200 }, noKey, { query: '?colour=red' });
+    await both('PUT', '/v1/playbooks', { body: { playbooks }, status: 200 }, noKey, { body: { playbooks: [{ id: 'x', name: 'x', actions: [] }] } });
+    await both('GET', '/v1/playbooks/versions/{version}', { fill: { version: '1' }, status: 200 }, noKey, { fill: { version: '99' } }, { fill: { version: 'x' } });
+  });
+
   test('webhooks answer as documented', async () => {
     const create = { url: 'http://127.0.0.1:9/hook', events: ['incident.opened'] };
     await crud('/v1/webhooks', create, { ...create, events: ['nothing.happened'] }, { description: 'contract' }, 'whk');

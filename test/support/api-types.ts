@@ -38,6 +38,9 @@ export type IncidentSignalView = Schemas['IncidentSignal'];
 
 export type PolicyView = Schemas['Policy'];
 
+/** GET /v1/playbooks: a version of the workspace's playbooks. */
+export type PlaybooksView = Schemas['PlaybooksVersion'];
+
 export type ExporterView = Schemas['Exporter'];
 /** The platform admin's view of an exporter (POST /v1/exporters/{id}/approve|reject): with its workspace. */
 export type WorkspaceExporterView = Schemas['WorkspaceExporter'];
