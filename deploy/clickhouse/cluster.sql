@@ -346,3 +346,9 @@ CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_src_1h_mv ON CLUSTER '{clust
   SELECT org_id, bucket AS minute, src_ip, write_id, bytes, packets, flows FROM (
   SELECT org_id, toDateTime(toStartOfInterval(minute, INTERVAL 3600 SECOND)) AS bucket, src_ip, write_id, sum(bytes) AS bytes, sum(packets) AS packets, sum(flows) AS flows
   FROM nettel.flows_src_5m GROUP BY org_id, bucket, src_ip, write_id);
+
+-- 0018_workspace_prefixes
+CREATE TABLE IF NOT EXISTS nettel.workspace_prefixes ON CLUSTER '{cluster}' (
+  org_id String, id String, prefix String, range_first String, range_last String, description String,
+  status String, created_at Int64, created_by String, updated_at Int64, version UInt64
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.workspace_prefixes', '{replica}', version) ORDER BY (org_id, id);
