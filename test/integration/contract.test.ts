@@ -162,6 +162,22 @@ describe('the API against its OpenAPI document', () => {
     }
   });
 
+  test('prefixes answer as documented', async () => {
+    const { key: admin } = await t.mintKey({ role: 'admin', orgId: ids.org });
+    const declare = (third: number) => ({ prefix: `100.${64 + randomInt(64)}.${third}.0/24` });
+    const created = await both('POST', '/v1/prefixes', { key: admin, body: declare(0), status: 201 }, noKey, { key: admin, body: { prefix: '10.0.0.1/8' } }, { body: declare(1) });
+    ids.id = (created.body as { id: string }).id;
+    await both('GET', '/v1/prefixes', { status: 200 }, noKey, { query: '?status=active' });
+    await both('GET', '/v1/prefixes/{id}', { status: 200 }, noKey, { fill: { id: 'pfx_unknown' } });
+    await both('DELETE', '/v1/prefixes/{id}', { key: admin, status: 200 }, noKey, { key: admin });
+    await both('GET', '/v1/prefixes/pending', { key: t.adminKey, status: 200 }, noKey, {}, { key: t.adminKey, query: '?limit=0' });
+    for (const [i, decision] of ['approve', 'reject'].entries()) {
+      const id = (await t.request<{ id: string }>('POST', '/v1/prefixes', { key: admin, body: declare(2 + i) })).body.id;
+      const platform = { key: t.adminKey, fill: { id } };
+      await both('POST', `/v1/prefixes/{id}/${decision}`, { ...platform, status: 200 }, noKey, { fill: { id } }, platform, { ...platform, fill: { id: 'pfx_unknown' } });
+    }
+  });
+
   test('detection rules answer as documented', async () => {
     await both('GET', '/v1/detection-rules', { status: 200 }, noKey, { query: '?colour=red' });
     await both('PUT', '/v1/detection-rules', { body: { correlation_window_seconds: 600 }, status: 200 }, noKey, { body: { correlation_window_seconds: 1 } });

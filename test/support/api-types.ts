@@ -49,6 +49,13 @@ export type PendingExporterView = Schemas['PendingExporter'];
 /** A row of GET /v1/exporters/unknown (platform admin). */
 export type UnknownExporterView = Schemas['UnknownExporters']['data'][number];
 
+/** A prefix a workspace declared (POST/GET /v1/prefixes). */
+export type PrefixView = Schemas['WorkspacePrefix'];
+/** The platform admin's view of a prefix (POST /v1/prefixes/{id}/approve|reject): with its workspace. */
+export type AdminPrefixView = Schemas['AdminWorkspacePrefix'];
+/** A row of GET /v1/prefixes/pending (platform admin): with another workspace's approved prefix it overlaps, if any. */
+export type PendingPrefixView = Schemas['PendingWorkspacePrefix'];
+
 /** POST /v1/replay (202). */
 export type ReplayRequested = Schemas['ReplayAccepted'];
 export type ReplayView = Schemas['Replay'];
