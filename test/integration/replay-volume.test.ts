@@ -22,6 +22,19 @@ function flowBatch(start: number, now: number): string {
   return lines.join('\n');
 }
 
+/**
+ * Posts one batch as a client should: a 503 is JetStream's backpressure (its
+ * store is busy on a loaded machine) and carries Retry-After; the batch is
+ * sent again with the same Idempotency-Key once that time has passed.
+ */
+async function postUntilAccepted(t: TestStack, key: string, raw: string, idempotencyKey: string): Promise<number> {
+  for (;;) {
+    const a = await t.request('POST', '/flow', { key, raw, contentType: 'application/x-ndjson', headers: { 'idempotency-key': idempotencyKey } });
+    if (a.status !== 503) return a.status;
+    await new Promise((r) => setTimeout(r, 1000 * Number(a.headers.get('retry-after') ?? 1)));
+  }
+}
+
 describe('replay of a million flows', () => {
   let t: TestStack;
   beforeAll(async () => {
@@ -35,10 +48,8 @@ describe('replay of a million flows', () => {
     const operator = await t.mintKey({ role: 'operator' });
     const now = Math.floor(Date.now() / 60_000) * 60_000;
     for (let i = 0; i < total; i += batch * 4) {
-      const answers = await Promise.all(
-        [0, 1, 2, 3].map((k) => t.request('POST', '/flow', { key: operator.key, raw: flowBatch(i + k * batch, now), contentType: 'application/x-ndjson' })),
-      );
-      for (const a of answers) expect(a.status).toBe(201);
+      const answers = await Promise.all([0, 1, 2, 3].map((k) => postUntilAccepted(t, operator.key, flowBatch(i + k * batch, now), `volume-${i + k * batch}`)));
+      for (const status of answers) expect(status).toBe(201);
     }
     const stored = await waitForStoredCount(t.stack.clickhouse, 'flows', total, { where: orgIs(operator.org_id), timeoutMs: 120_000, what: 'a million flows in ClickHouse' });
     expect(stored).toBe(total);

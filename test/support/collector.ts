@@ -3,7 +3,7 @@ import { registerApprovedExporter } from './exporters';
 import type { Transport, TestStack } from './test-stack';
 import { startTestStack } from './test-stack';
 import { freeUdpPorts } from './udp';
-import { waitFor } from './wait';
+import { waitFor, waitForTelemetryDrained } from './wait';
 
 /** A stack running the collector on free UDP ports, beside the API and the stream workers. */
 export async function startCollectorStack(transport: Transport, extraEnv: Record<string, string> = {}) {
@@ -46,10 +46,15 @@ export async function storedFlowSums(t: TestStack, orgId: string): Promise<FlowS
   return rows.map((r) => ({ src_ip: String(r.src), dst_ip: String(r.dst), protocol: String(r.protocol), bytes: Number(r.b), packets: Number(r.p), flows: Number(r.n) }));
 }
 
-/** Waits until a workspace holds `flows` collected flows in ClickHouse, and no more arrive for a moment. */
+/**
+ * Waits until a workspace holds `flows` collected flows in ClickHouse, then
+ * until the telemetry stream has drained (every batch the collector published
+ * is stored), and answers what is stored then: a flow stored twice shows as a
+ * count above `flows` instead of being missed by a read taken too early.
+ */
 export async function waitForStoredFlows(t: TestStack, orgId: string, flows: number, timeoutMs = 30_000): Promise<FlowSum[]> {
   const total = async () => (await storedFlowSums(t, orgId)).reduce((n, s) => n + s.flows, 0);
   await waitFor(async () => ((await total()) >= flows ? true : undefined), timeoutMs, `${flows} stored flows of ${orgId}`);
-  await new Promise((r) => setTimeout(r, 500));
+  await waitForTelemetryDrained(t.stack.nats.jsm, t.stack.config.nats.prefix, timeoutMs);
   return storedFlowSums(t, orgId);
 }
