@@ -17,6 +17,7 @@ import { registerPlaybookRoutes } from './routes/playbooks';
 import { registerPolicyRoutes } from './routes/policies';
 import { registerPrefixRoutes } from './routes/prefixes';
 import { registerReplayRoutes } from './routes/replays';
+import { registerAutomationRoutes } from './routes/automations';
 import { registerTelemetryRoutes } from './routes/telemetry';
 import { registerKeyRoutes } from './routes/keys';
 import { registerWebhookRoutes } from './routes/webhooks';
@@ -54,6 +55,7 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   registerTelemetryRoutes(tenantRouter, deps);
   registerPolicyRoutes(tenantRouter, deps);
   registerReplayRoutes(tenantRouter, deps);
+  registerAutomationRoutes(tenantRouter, deps);
   registerExporterRoutes(tenantRouter, deps);
   registerPrefixRoutes(tenantRouter, deps);
   registerDetectionRuleRoutes(tenantRouter, deps);

@@ -9,6 +9,7 @@ import type { KeysService } from '../application/keys-service';
 import type { PlaybookService } from '../application/playbook-service';
 import type { PolicyService } from '../application/policy-service';
 import type { PrefixService } from '../application/prefix-service';
+import type { AutomationService } from '../application/automation-service';
 import type { ReplayService } from '../application/replay-service';
 import type { WebhookService } from '../application/webhook-service';
 import type { TrustedProxies } from '../core/client-address';
@@ -48,6 +49,7 @@ export interface ApiDeps {
   auditVerifyMaxEntries: number;
   policies: PolicyService;
   replays: ReplayService;
+  automations: AutomationService;
   exporters: ExporterService;
   prefixes: PrefixService;
   detectionRules: DetectionRulesService;

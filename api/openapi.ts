@@ -3,6 +3,7 @@ import { errorAnswer } from './contracts/answers';
 import type { AnswerContract, BodyContract, RouteContract } from './contracts/contract';
 import { eventContracts, type EventContract } from './contracts/events';
 import { dataContracts } from './contracts/routes-data';
+import { automationContracts } from './contracts/routes-automation';
 import { governanceContracts } from './contracts/routes-governance';
 import { metaContracts } from './contracts/routes-meta';
 import { playbookContracts } from './contracts/routes-playbooks';
@@ -14,7 +15,7 @@ import { playbookContracts } from './contracts/routes-playbooks';
  * in api/contracts/routes-*.ts; test/unit/openapi.test.ts fails for a route
  * of the app without one.
  */
-export const routeContracts: readonly RouteContract[] = [...metaContracts, ...dataContracts, ...governanceContracts, ...playbookContracts];
+export const routeContracts: readonly RouteContract[] = [...metaContracts, ...dataContracts, ...governanceContracts, ...playbookContracts, ...automationContracts];
 
 type Json = Record<string, unknown>;
 

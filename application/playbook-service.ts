@@ -39,13 +39,13 @@ export class PlaybookService {
 
   /** The playbooks in force: version 0, none, when none were ever set. */
   async get(orgId: string): Promise<VersionedPlaybooks> {
-    return (await this.deps.repo.versions(orgId)).at(-1) ?? noPlaybooks;
+    return (await this.deps.repo.latest(orgId)) ?? noPlaybooks;
   }
 
   /** One version; 0 is the empty document every workspace starts with. */
   async version(orgId: string, version: number): Promise<VersionedPlaybooks> {
     if (version === 0) return noPlaybooks;
-    const found = (await this.deps.repo.versions(orgId)).find((v) => v.version === version);
+    const found = await this.deps.repo.version(orgId, version);
     if (!found) throw notFound('playbooks version');
     return found;
   }

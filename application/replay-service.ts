@@ -187,7 +187,7 @@ export class ReplayService {
     if (record.requested_by === by.keyId) throw forbidden('a replay cannot be approved or denied with the key that requested it');
     const client = this.deps.client();
     const workflowId = replayWorkflowId(orgId, replayId);
-    const decisionToken = this.deps.decisionTokens.mint({ orgId, replayId, workflowId, approverKeyId: by.keyId, decision }, Date.now());
+    const decisionToken = this.deps.decisionTokens.mint({ orgId, runId: replayId, workflowId, approverKeyId: by.keyId, decision }, Date.now());
     try {
       // An update waits for a worker to take it: without one polling, the approver gets 503, not a hung request.
       await client.withDeadline(Date.now() + decisionDeadlineMs, () =>

@@ -1,22 +1,25 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * Proof that a replay decision comes from an approver the API authenticated.
+ * Proof that a decision (on a replay, or on an automation run) comes from an
+ * approver the API authenticated.
  * Key ids are not secrets (replays, the ledger and webhook events show them),
  * so a decision that only names one proves nothing. The API signs, with
- * DECISION_SIGNING_KEY, what it authenticated: the workspace, the replay and
+ * DECISION_SIGNING_KEY, what it authenticated: the workspace, the run and
  * its workflow, the approver's key id, the decision and an expiry a few
  * minutes ahead. The worker recomputes the signature over the decision it
  * received and compares in constant time: the token is useless for any other
- * replay, key or decision, and after its expiry. Only the token enters the
+ * run, key or decision, and after its expiry. Only the token enters the
  * workflow's history; the key stays in the API and the worker.
  */
 export interface DecisionClaims {
   orgId: string;
-  replayId: string;
+  /** The replay's or the automation run's id. */
+  runId: string;
   workflowId: string;
   approverKeyId: string;
-  decision: 'approve' | 'deny';
+  /** The decision, or the change to an active automation run (withdraw, extend) the approver asked for. */
+  decision: 'approve' | 'deny' | 'withdraw' | 'extend';
 }
 
 export type TokenVerdict = { ok: true } | { ok: false; message: string };
@@ -57,7 +60,7 @@ export class DecisionTokens {
     const expected = this.mac(claims, expiresAt);
     // Both are 32 bytes (the pattern fixes the length), so the comparison takes the same time whatever they hold.
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      return { ok: false, message: 'the decision token was not signed for this decision (another replay, key or decision, or not signed by the API)' };
+      return { ok: false, message: 'the decision token was not signed for this decision (another run, key or decision, or not signed by the API)' };
     }
     if (expiresAt <= now) return { ok: false, message: `the decision token expired at ${new Date(expiresAt).toISOString()}` };
     return { ok: true };
@@ -65,7 +68,7 @@ export class DecisionTokens {
 
   /** The signature over every claim and the expiry; a JSON array keeps the fields apart whatever they contain. */
   private mac(claims: DecisionClaims, expiresAt: number): Buffer {
-    const signed = JSON.stringify([version, claims.orgId, claims.replayId, claims.workflowId, claims.approverKeyId, claims.decision, expiresAt]);
+    const signed = JSON.stringify([version, claims.orgId, claims.runId, claims.workflowId, claims.approverKeyId, claims.decision, expiresAt]);
     return createHmac('sha256', this.key).update(signed).digest();
   }
 }

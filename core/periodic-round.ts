@@ -7,6 +7,7 @@
 export class PeriodicRound {
   private timer?: NodeJS.Timeout;
   private round?: Promise<void>;
+  private next?: Promise<void>;
 
   constructor(
     private readonly intervalMs: number,
@@ -26,6 +27,22 @@ export class PeriodicRound {
       .then(() => undefined)
       .finally(() => (this.round = undefined));
     return this.round;
+  }
+
+  /**
+   * A round that starts after this call: one running now may have read its
+   * input before the caller's change, so it is waited for and one more runs
+   * (shared by every caller meanwhile).
+   */
+  runFresh(): Promise<void> {
+    if (!this.round) return this.runNow();
+    this.next ??= this.round
+      .catch(() => undefined)
+      .then(() => {
+        this.next = undefined;
+        return this.runNow();
+      });
+    return this.next;
   }
 
   /** Stops the timer and waits for the round in flight. */

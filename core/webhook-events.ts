@@ -13,7 +13,8 @@ import { iso } from './time';
  */
 export const incidentEventTypes = ['incident.opened', 'incident.escalated', 'incident.acknowledged', 'incident.resolved'] as const;
 export const replayEventTypes = ['replay.awaiting_approval', 'replay.completed', 'replay.denied', 'replay.expired'] as const;
-export const webhookEventTypes = [...incidentEventTypes, ...replayEventTypes] as const;
+export const automationEventTypes = ['automation.awaiting_approval', 'automation.executed', 'automation.withdrawn', 'automation.failed'] as const;
+export const webhookEventTypes = [...incidentEventTypes, ...replayEventTypes, ...automationEventTypes] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 /** The event `POST /v1/webhooks/{id}/test` sends; never subscribed to, sent only to the subscription tested. */
 export const testEventType = 'webhook.test';
@@ -176,4 +177,67 @@ export function replayEvents(orgId: string, replay: ReplayFacts, at: number): Cl
 /** The test event of one subscription: a fresh id each time, so every test is delivered. */
 export function testEvent(orgId: string, webhookId: string, nonce: string, at: number): CloudEvent {
   return { ...cloudEvent(orgId, 'webhooks', webhookId, testEventType, at, { webhook_id: webhookId, message: 'a test event' }), id: eventId(orgId, webhookId, `${testEventType}:${nonce}`) };
+}
+
+/** An automation run as the API and its events show it (workflows/automation-contract.ts's state, stored). */
+export interface AutomationFacts {
+  automation_id: string;
+  incident_id: string;
+  playbook_id: string;
+  playbook_version: number;
+  status: string;
+  requested_by: string;
+  requested_at: number;
+  updated_at: number;
+  decision_deadline: number | null;
+  approval_policies: string[];
+  approvals: Approval[];
+  error: { code: string; message: string } | null;
+  actions: Array<{ id: string; type: string; destination: string | null; duration_minutes: number; preview: unknown; starts_at?: number; ends_at?: number; withdrawn_at?: number }>;
+}
+
+const isoOrNull = (ms: number | undefined) => (ms === undefined ? null : iso(ms));
+
+/** An automation run as clients see it, in `GET /v1/automations/{id}` and in `automation.*` events alike. */
+export function automationPayload(a: AutomationFacts) {
+  return {
+    automation_id: a.automation_id,
+    incident_id: a.incident_id,
+    playbook_id: a.playbook_id,
+    playbook_version: a.playbook_version,
+    status: a.status,
+    requested_by: a.requested_by,
+    requested_at: iso(a.requested_at),
+    updated_at: iso(a.updated_at),
+    decision_deadline: a.decision_deadline ? iso(a.decision_deadline) : null,
+    approval_policies: a.approval_policies,
+    approvals: a.approvals.map((x) => ({ ...x, at: iso(x.at) })),
+    error: a.error,
+    actions: a.actions.map((x) => ({
+      id: x.id,
+      type: x.type,
+      destination: x.destination,
+      duration_minutes: x.duration_minutes,
+      preview: x.preview,
+      starts_at: isoOrNull(x.starts_at),
+      ends_at: isoOrNull(x.ends_at),
+      withdrawn_at: isoOrNull(x.withdrawn_at),
+    })),
+  };
+}
+
+/** Each run reaches each of these once (completed and withdrawn both end in the withdrawal of its mitigations). */
+const automationEventOfStatus: Partial<Record<string, WebhookEventType>> = {
+  awaiting_approval: 'automation.awaiting_approval',
+  active: 'automation.executed',
+  withdrawn: 'automation.withdrawn',
+  completed: 'automation.withdrawn',
+  failed: 'automation.failed',
+};
+
+/** The event an automation run's new state makes, if any; a state recorded again (an action ended, one extended) makes the same event id. */
+export function automationEvents(orgId: string, a: AutomationFacts, at: number): CloudEvent[] {
+  const type = automationEventOfStatus[a.status];
+  if (!type) return [];
+  return [cloudEvent(orgId, 'automations', a.automation_id, type, at, automationPayload(a))];
 }

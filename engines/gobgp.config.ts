@@ -49,6 +49,14 @@ const shape = {
   BGP_HOLD_TIME_SECONDS: setting(integer(3, 65_535).default(9), "the hold time offered to each neighbour: a frozen speaker's routes leave the router after it"),
   EMBEDDED_GOBGP_API_PORT: setting(port().default(15_051), "the embedded gobgpd's gRPC API port, on 127.0.0.1"),
   EMBEDDED_GOBGP_BGP_PORT: setting(port().default(11_179), 'the BGP port the embedded gobgpd listens on, on 127.0.0.1 (a router may connect in)'),
+  BGP_BLACKHOLE_NEXT_HOP_V4: setting(
+    z.string().refine((v) => net.isIPv4(v), 'BGP_BLACKHOLE_NEXT_HOP_V4 must be an IPv4 address').default('192.0.2.1'),
+    "a blackhole route's next hop when its playbook action names none: the address the routers discard to (RFC 7999; a route to null0)",
+  ),
+  BGP_BLACKHOLE_NEXT_HOP_V6: setting(
+    z.string().refine((v) => net.isIPv6(v), 'BGP_BLACKHOLE_NEXT_HOP_V6 must be an IPv6 address').default('100::1'),
+    "an IPv6 blackhole route's next hop when its playbook action names none (RFC 6666's discard prefix)",
+  ),
   GOBGPD: setting(optionalText(), 'the gobgpd binary the embedded default runs', "Debian's, or the set-up's build"),
 };
 
@@ -69,6 +77,7 @@ export const bgpSettings = defineSettings('The BGP speaker', shape, (e) => ({
     routerId: e.BGP_ROUTER_ID,
     neighbours: e.BGP_NEIGHBORS,
     holdTimeSeconds: e.BGP_HOLD_TIME_SECONDS,
+    blackholeNextHop: { ipv4: e.BGP_BLACKHOLE_NEXT_HOP_V4, ipv6: e.BGP_BLACKHOLE_NEXT_HOP_V6 },
     embeddedApiPort: e.EMBEDDED_GOBGP_API_PORT,
     embeddedBgpPort: e.EMBEDDED_GOBGP_BGP_PORT,
     gobgpd: e.GOBGPD,

@@ -6,8 +6,10 @@ import type { NatsClient } from '../streams/nats-client';
 import { outboxConsumer } from '../streams/outbox';
 import { putConsumer } from '../streams/put-stream';
 import { defaultTopology, ensureTopology, type TopologyConfig } from '../streams/topology';
+import { automationStarterConsumer } from '../workers/governance/automation-starter';
 import { notifierConsumers } from '../workers/webhooks/webhook-notifier';
 import type { Config } from './config';
+
 
 /** The telemetry streams and the writers' consumer, as the configuration sizes them. */
 export function topologyOf(config: Config): TopologyConfig {
@@ -31,7 +33,7 @@ export async function ensureJetStreamObjects(config: Config, nats: NatsClient, l
     await bucket.start();
     await bucket.stop();
   }
-  for (const c of Object.values(notifierConsumers({ prefix, timeoutMs: config.webhooks.timeoutMs }))) {
+  for (const c of [...Object.values(notifierConsumers({ prefix, timeoutMs: config.webhooks.timeoutMs })), automationStarterConsumer(prefix)]) {
     await putConsumer(nats.jsm, c.stream, outboxConsumer(c.durable, c.ackWaitMs));
   }
 }

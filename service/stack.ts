@@ -96,15 +96,16 @@ export async function startStack(given: Config, log: Logger): Promise<Stack> {
     components.push(...streamWorkers.components);
     loops.push({ name: 'stream-workers', probe: () => streamWorkers.worker.probe() }, ...streamWorkers.notifier.probes);
   }
-  const temporalWorker = has('temporal-worker') ? temporalWorkerRole(config, engines.addresses, adapters) : undefined;
-  if (temporalWorker) {
-    components.push(...temporalWorker.components);
-    loops.push({ name: 'temporal-worker', probe: () => temporalWorker.worker.probe() });
-  }
-  const mitigation = temporalWorker && engines.addresses.bgpSpeaker ? mitigationRole(config, adapters, engines.addresses.bgpSpeaker) : undefined;
+  // The mitigations start before the worker whose automation runs write their ledger.
+  const mitigation = has('temporal-worker') && engines.addresses.bgpSpeaker ? mitigationRole(config, adapters, engines.addresses.bgpSpeaker) : undefined;
   if (mitigation) {
     components.push(...mitigation.components);
     loops.push({ name: 'mitigation-reconciler', probe: () => mitigation.reconciler.probe() });
+  }
+  const temporalWorker = has('temporal-worker') ? temporalWorkerRole(config, engines.addresses, adapters, mitigation) : undefined;
+  if (temporalWorker) {
+    components.push(...temporalWorker.components);
+    loops.push({ name: 'temporal-worker', probe: () => temporalWorker.worker.probe() }, { name: 'automation-starter', probe: () => temporalWorker.starter.probe() });
   }
   const collector = has('collector') ? collectorRole(config, adapters) : undefined;
   if (collector) {

@@ -1,6 +1,7 @@
 import type { Logger } from '../observability/logger';
 import type { ClickHouse } from './clickhouse';
 import type { Dialect } from './dialect';
+import { automationMigrations } from './migrations/automations';
 import { detectionRulesMigrations } from './migrations/detection-rules';
 import { exporterMigrations } from './migrations/exporters';
 import { flowFieldMigrations } from './migrations/flow-fields';
@@ -17,7 +18,7 @@ import { telemetryMigrations } from './migrations/telemetry';
 import { webhookMigrations } from './migrations/webhooks';
 
 /** Schema as ordered, idempotent migrations, written through the server generation's dialect. */
-export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations, ...playbookMigrations];
+export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations, ...playbookMigrations, ...automationMigrations];
 
 export interface MigrateOptions {
   retention: Retention;

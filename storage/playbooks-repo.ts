@@ -1,17 +1,23 @@
 import { parseStoredPlaybooks, type VersionedPlaybooks } from '../core/playbooks';
 import type { ClickHouse } from './clickhouse';
-import { str } from './sql';
+import { int, str } from './sql';
 
 /** A workspace's playbooks, one immutable row per version of the document (version 0, no playbook, is never stored). */
 export class PlaybooksRepo {
   constructor(private readonly ch: ClickHouse) {}
 
-  /** Every stored version of the workspace, oldest first. */
-  async versions(orgId: string): Promise<VersionedPlaybooks[]> {
-    const rows = await this.ch.query<Record<string, unknown>>(
-      `SELECT version, playbooks, created_at, actor FROM ${this.ch.database}.playbooks FINAL
-       WHERE org_id = ${str(orgId)} ORDER BY version`,
-    );
+  /** The latest stored version, if any: what the automation starter matches every triggering incident against. */
+  async latest(orgId: string): Promise<VersionedPlaybooks | undefined> {
+    return (await this.read(`WHERE org_id = ${str(orgId)} ORDER BY version DESC LIMIT 1`))[0];
+  }
+
+  /** One stored version, if it exists: what an automation run follows. */
+  async version(orgId: string, version: number): Promise<VersionedPlaybooks | undefined> {
+    return (await this.read(`WHERE org_id = ${str(orgId)} AND version = ${int(version)}`))[0];
+  }
+
+  private async read(clauses: string): Promise<VersionedPlaybooks[]> {
+    const rows = await this.ch.query<Record<string, unknown>>(`SELECT version, playbooks, created_at, actor FROM ${this.ch.database}.playbooks FINAL ${clauses}`);
     return rows.map((r) => ({
       version: Number(r.version),
       playbooks: parseStoredPlaybooks(String(r.playbooks)),

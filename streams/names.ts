@@ -50,6 +50,14 @@ export const outboxNames = (prefix: string) => ({
   deliverer: `${prefix.toUpperCase()}_WEBHOOK_DELIVERER`,
 });
 
+/** Incidents that may start automation runs, and their consumer (streams/automation-triggers.ts). */
+export const automationNames = (prefix: string) => ({
+  triggers: `${prefix.toUpperCase()}_AUTOMATION_TRIGGERS`,
+  triggerSubjects: `${prefix}.autotrigger.>`,
+  triggerSubject: (orgId: string) => `${prefix}.autotrigger.${orgId}`,
+  starter: `${prefix.toUpperCase()}_AUTOMATION_STARTER`,
+});
+
 /** JetStream API error codes (err_code) the adapters branch on. */
 export const jsErrors = { streamNotFound: 10059, consumerNotFound: 10014, insufficientStorage: 10047 } as const;
 export const apiErrorCode = (err: unknown) => (err as { api_error?: { err_code?: number } }).api_error?.err_code;

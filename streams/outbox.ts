@@ -33,7 +33,7 @@ const duplicateWindowMs = 3_600_000;
 /** The outbox streams' byte limit: at most 1 GiB, and never more than the telemetry stream's. */
 const outboxMaxBytes = (telemetryMaxBytes: number) => Math.min(telemetryMaxBytes, 1024 ** 3);
 
-const workQueue = (name: string, subjects: string[], maxBytes: number, replicas: number): Partial<StreamConfig> & { name: string } => ({
+export const workQueue = (name: string, subjects: string[], maxBytes: number, replicas: number): Partial<StreamConfig> & { name: string } => ({
   name,
   subjects,
   retention: RetentionPolicy.Workqueue,

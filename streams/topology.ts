@@ -8,6 +8,7 @@ import {
   type JetStreamManager,
   type StreamConfig,
 } from 'nats';
+import { ensureAutomationTriggers } from './automation-triggers';
 import { ensureOutboxTopology } from './outbox';
 import { names } from './names';
 import { putConsumer, putStream } from './put-stream';
@@ -80,6 +81,7 @@ export async function ensureTopology(jsm: JetStreamManager, config: TopologyConf
   });
   // The notification outbox and its deliveries (streams/outbox.ts).
   await ensureOutboxTopology(jsm, config.prefix, config.maxBytes, config.replicas);
+  await ensureAutomationTriggers(jsm, config.prefix, config.replicas);
 
   for (const lane of lanes) await ensureWritersConsumer(jsm, config, lane);
 }

@@ -1,24 +1,25 @@
 /**
- * The replay workflow's approval step, in a file of its own: workflow code
- * (deterministic), whose checks and audit are activities. workflows/replay.ts
- * installs its signal and update handlers on it.
+ * The approval step of every workflow that waits for people (replays,
+ * automation runs), in a file of its own: workflow code (deterministic),
+ * whose checks and audit are activities. Each workflow installs its signal
+ * and update handlers on it.
  */
 import { ActivityFailure, ApplicationFailure, condition, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type {
-  ApprovalInput, ApproverVerdict, DecisionDoor, DecisionInput, DecisionRecord, ReplayActivities, ReplayInput, ReplayState,
-} from './replay-contract';
+  ApprovalActivities, ApprovalInput, ApproverVerdict, DecisionDoor, DecisionInput, DecisionRecord, DecisionSubject, GatedState,
+} from './decision-contract';
 
 /** Why a `decide` update failed, as the ApplicationFailure's type: the API answers 403, 503 and 409. */
 export const decisionFailures = { refused: 'APPROVER_REFUSED', unverifiable: 'APPROVER_UNVERIFIABLE', closed: 'NOT_AWAITING_DECISION' } as const;
 
 // A key check answers within the API's 15 s deadline for an update; one that cannot answer refuses the decision.
-const { checkApprover } = proxyActivities<ReplayActivities>({
+const { checkApprover } = proxyActivities<ApprovalActivities>({
   startToCloseTimeout: '5 seconds',
   scheduleToCloseTimeout: '10 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '2 seconds' },
 });
-// A decision's entry is retried until the ledger takes it: no replay runs on an unaudited decision.
-const { auditDecision } = proxyActivities<ReplayActivities>({
+// A decision's entry is retried until the ledger takes it: nothing runs on an unaudited decision.
+const { auditDecision } = proxyActivities<ApprovalActivities>({
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
@@ -37,7 +38,7 @@ interface Arrival {
  * with the outcome. The decision taken is audited once, by the main loop;
  * each refused one is audited as refused and changes nothing else.
  */
-export class ApprovalGate {
+export class ApprovalGate<S extends GatedState> {
   private readonly queued: Arrival[] = [];
   private received = 0;
   private taken?: Decision;
@@ -46,8 +47,8 @@ export class ApprovalGate {
   private closed = false;
 
   constructor(
-    private readonly input: ReplayInput,
-    private readonly state: ReplayState,
+    private readonly subject: DecisionSubject,
+    private readonly state: S,
   ) {}
 
   private get open(): boolean {
@@ -79,12 +80,12 @@ export class ApprovalGate {
   }
 
   validate(d: DecisionInput): void {
-    if (!this.open) throw new Error(`the replay is ${this.state.status}, not awaiting a decision`);
+    if (!this.open) throw new Error(`the ${this.subject.kind} is ${this.state.status}, not awaiting a decision`);
     if (d?.decision !== 'approve' && d?.decision !== 'deny') throw new Error('the decision must be approve or deny');
   }
 
   /** The update's door: answers once the decision is checked, and, when taken, audited. */
-  async decideNow(input: DecisionInput): Promise<ReplayState> {
+  async decideNow(input: DecisionInput): Promise<S> {
     const arrival = this.arrived(input.decision, input, 'update');
     const { decision } = arrival;
     const verdict = await this.check(arrival);
@@ -94,7 +95,7 @@ export class ApprovalGate {
       throw ApplicationFailure.create({ type, message: verdict.message, nonRetryable: true });
     }
     if (!this.open) {
-      throw ApplicationFailure.create({ type: decisionFailures.closed, message: `the replay is ${this.state.status}, not awaiting a decision`, nonRetryable: true });
+      throw ApplicationFailure.create({ type: decisionFailures.closed, message: `the ${this.subject.kind} is ${this.state.status}, not awaiting a decision`, nonRetryable: true });
     }
     this.take(decision);
     await condition(() => this.audited);
@@ -132,7 +133,7 @@ export class ApprovalGate {
   private async check({ decision, token }: Arrival): Promise<ApproverVerdict> {
     try {
       return await checkApprover({
-        input: this.input,
+        subject: this.subject,
         // The token is checked against the workflow it reached, not against what the sender says.
         workflowId: workflowInfo().workflowId,
         approverKeyId: decision.approverKeyId,
@@ -147,7 +148,7 @@ export class ApprovalGate {
   }
 
   private async refuse(decision: Decision, verdict: Extract<ApproverVerdict, { ok: false }>): Promise<void> {
-    await auditDecision({ input: this.input, record: { ...decision, refusal: { reason: verdict.reason, message: verdict.message } } });
+    await auditDecision({ subject: this.subject, record: { ...decision, refusal: { reason: verdict.reason, message: verdict.message } } });
   }
 
   private take(decision: Decision): void {
@@ -162,7 +163,7 @@ export class ApprovalGate {
 
   /** Audits the decision taken, whichever door it came through; then the update that brought it answers. */
   async audit(decision: Decision): Promise<void> {
-    await auditDecision({ input: this.input, record: decision });
+    await auditDecision({ subject: this.subject, record: decision });
     this.audited = true;
   }
 }

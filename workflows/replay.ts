@@ -9,7 +9,8 @@ import {
 } from '@temporalio/workflow';
 import type { ReplayStatus } from '../core/replay';
 import { ApprovalGate } from './approval-gate';
-import type { ApprovalInput, DecisionInput, ReplayActivities, ReplayInput, ReplayState } from './replay-contract';
+import type { ApprovalInput, DecisionInput } from './decision-contract';
+import type { ReplayActivities, ReplayInput, ReplayState } from './replay-contract';
 
 /** Why a `decide` update failed (the API answers 403, 503 and 409): defined with the approval step. */
 export { decisionFailures } from './approval-gate';
@@ -41,7 +42,7 @@ const { runReplay } = proxyActivities<ReplayActivities>({
 export async function replayWorkflow(input: ReplayInput): Promise<ReplayState> {
   const state: ReplayState = { status: 'queued', approvals: [], error: null, report: null, window_minutes: input.windowMinutes ?? 0 };
   let version = 1;
-  const gate = new ApprovalGate(input, state);
+  const gate = new ApprovalGate({ kind: 'replay', orgId: input.orgId, id: input.replayId, requestedBy: input.requestedBy }, state);
   setHandler(replayStatusQuery, () => state);
   setHandler(approveSignal, (raw) => gate.enqueue('approve', raw));
   setHandler(denySignal, (raw) => gate.enqueue('deny', raw));

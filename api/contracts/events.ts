@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { incidentEventTypes, replayEventTypes, testEventType } from '../../core/webhook-events';
+import { automationEventTypes, incidentEventTypes, replayEventTypes, testEventType } from '../../core/webhook-events';
 import { incidentAnswer } from './answers';
+import { automationAnswer } from './automation-answers';
 import { replayAnswer } from './replay-answers';
 
 /**
@@ -50,8 +51,16 @@ const replaySummaries: Record<(typeof replayEventTypes)[number], string> = {
   'replay.expired': 'No decision on a replay came in time',
 };
 
+const automationSummaries: Record<(typeof automationEventTypes)[number], string> = {
+  'automation.awaiting_approval': 'A policy holds an automation run for approvers',
+  'automation.executed': "An automation run's mitigations were announced",
+  'automation.withdrawn': "An automation run's mitigations were withdrawn (at their end, or by an approver)",
+  'automation.failed': "An automation run's mitigations could not be put in place",
+};
+
 export const eventContracts: readonly EventContract[] = [
   ...incidentEventTypes.map((type) => ({ type, summary: incidentSummaries[type], schema: cloudEvent(type, incidentEventData, 'incidents') })),
   ...replayEventTypes.map((type) => ({ type, summary: replaySummaries[type], schema: cloudEvent(type, replayAnswer, 'replays') })),
+  ...automationEventTypes.map((type) => ({ type, summary: automationSummaries[type], schema: cloudEvent(type, automationAnswer, 'automations') })),
   { type: testEventType, summary: 'POST /v1/webhooks/{id}/test, to that subscription only', schema: cloudEvent(testEventType, testEventData, 'webhooks') },
 ];

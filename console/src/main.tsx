@@ -5,6 +5,7 @@ import './styles.css';
 import { asApiError, can, ErrorNote, useLoad, type Me } from './ui';
 import { AuditView, ExportersView, KeysView, PendingExportersView } from './views/admin';
 import { ApprovalsView } from './views/approvals';
+import { AutomationsView } from './views/automations';
 import { IncidentsView } from './views/incidents';
 import { ReplaysView } from './views/replays';
 import { TelemetryView } from './views/telemetry';
@@ -14,6 +15,7 @@ const views: { path: string; label: string; allowed: (me: Me) => boolean }[] = [
   { path: 'incidents', label: 'Incidents', allowed: (me) => can(me, 'read') },
   { path: 'approvals', label: 'Approvals', allowed: (me) => can(me, 'read') },
   { path: 'replays', label: 'Replays', allowed: (me) => can(me, 'read') },
+  { path: 'automations', label: 'Automations', allowed: (me) => can(me, 'read') },
   { path: 'telemetry', label: 'Telemetry', allowed: (me) => can(me, 'read') },
   { path: 'exporters', label: 'Exporters', allowed: (me) => can(me, 'exporters:manage') },
   { path: 'exporter-approvals', label: 'Exporter approvals', allowed: (me) => me.kind === 'platform_admin' },
@@ -86,6 +88,7 @@ function View({ name, id, me }: { name: string; id?: string; me: Me }) {
   switch (name) {
     case 'approvals': return <ApprovalsView me={me} />;
     case 'replays': return <ReplaysView id={id} />;
+    case 'automations': return <AutomationsView me={me} />;
     case 'telemetry': return <TelemetryView />;
     case 'exporters': return <ExportersView canManage={can(me, 'exporters:manage')} />;
     case 'exporter-approvals': return <PendingExportersView />;

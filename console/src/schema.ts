@@ -21,5 +21,7 @@ export interface components {
     IncidentSignal: Answer<'/v1/incidents/{id}/signals', 'get'>['data'][number];
     Policy: Answer<'/v1/policies/{id}', 'get'>;
     Replay: Answer<'/v1/replays/{id}', 'get'>;
+    Automation: Answer<'/v1/automations/{id}', 'get'>;
+    Mitigation: Answer<'/v1/mitigations', 'get'>['data'][number];
   };
 }

@@ -372,3 +372,10 @@ ALTER TABLE nettel.policies ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS min_
 CREATE TABLE IF NOT EXISTS nettel.playbooks ON CLUSTER '{cluster}' (
   org_id String, version UInt64, playbooks String, created_at Int64, actor String
   ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.playbooks', '{replica}') ORDER BY (org_id, version);
+
+-- 0021_automations
+CREATE TABLE IF NOT EXISTS nettel.automations ON CLUSTER '{cluster}' (
+  org_id String, automation_id String, incident_id String, playbook_id String, playbook_version UInt64,
+  status String, requested_by String, requested_at Int64, updated_at Int64, approvals String, actions String,
+  error String, decision_deadline Int64, approval_policies String, version UInt64
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.automations', '{replica}', version) ORDER BY (org_id, automation_id);

@@ -14,6 +14,7 @@ import { PlaybookService } from '../../application/playbook-service';
 import { PolicyService } from '../../application/policy-service';
 import { PrefixService } from '../../application/prefix-service';
 import { queryBudgetLimiter, recordRateLimiter } from '../../application/rate-limiter';
+import { AutomationService } from '../../application/automation-service';
 import { ReplayService } from '../../application/replay-service';
 import { WebhookService } from '../../application/webhook-service';
 import { TrustedProxies } from '../../core/client-address';
@@ -27,6 +28,7 @@ import { KeysRepo } from '../../storage/keys-repo';
 import { PlaybooksRepo } from '../../storage/playbooks-repo';
 import { PoliciesRepo } from '../../storage/policies-repo';
 import { PrefixesRepo } from '../../storage/prefixes-repo';
+import { AutomationsRepo } from '../../storage/automations-repo';
 import { ReplaysRepo } from '../../storage/replays-repo';
 import { TelemetryStore } from '../../storage/telemetry-store';
 import { WebhooksRepo } from '../../storage/webhooks-repo';
@@ -93,6 +95,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
       maxWindowMinutes: config.replays.maxWindowMinutes,
       decisionTokens: decisionTokensOf(config),
     }),
+    automations: new AutomationService({ client: () => a.temporal.client, automations: new AutomationsRepo(a.clickhouse), decisionTokens: decisionTokensOf(config) }),
     exporters: new ExporterService({ exporters: new ExportersRepo(a.clickhouse), audit, withLock }),
     prefixes: new PrefixService({ prefixes, audit, withLock }),
     playbooks: new PlaybookService({ repo: new PlaybooksRepo(a.clickhouse), audit, withLock, approvedPrefixes: (orgId) => prefixes.approved(orgId) }),

@@ -2,6 +2,7 @@ import { Correlator } from '../../application/correlator';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { TelemetryStore } from '../../storage/telemetry-store';
 import { WebhooksRepo } from '../../storage/webhooks-repo';
+import { AutomationTriggers, bothOutboxes } from '../../streams/automation-triggers';
 import { JetStreamOutbox } from '../../streams/outbox';
 import { RetentionJob } from '../../storage/retention-job';
 import { StreamWorker, defaultStreamWorkerConfig } from '../../workers/telemetry/stream-worker';
@@ -17,7 +18,9 @@ const retentionIntervalMs = 3_600_000;
 export function streamWorkersRole(config: Config, a: Adapters) {
   const store = new TelemetryStore(a.clickhouse);
   const rules = detectionRulesCacheOf(a);
-  const events = new JetStreamOutbox({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry });
+  const outbox = new JetStreamOutbox({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry });
+  // An opened or escalated incident may start automation runs: its events go to the triggers too.
+  const events = bothOutboxes(outbox, new AutomationTriggers({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry }));
   const correlator = new Correlator({ store, incidents: new IncidentsRepo(a.clickhouse), registry: a.registry, events, rules });
   const worker = new StreamWorker(
     { ...defaultStreamWorkerConfig(config.nats.prefix), ...config.workers, maxDeliveries: config.deadLetter.afterDeliveries, ackWaitMs: config.nats.ackWaitMs },

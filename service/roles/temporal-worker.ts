@@ -1,13 +1,22 @@
 import { AuditLedger } from '../../application/audit-ledger';
+import { noPlaybooks } from '../../core/playbooks';
+import { startAutomationWorkflow } from '../../application/automation-runs';
 import { startReplayWorkflow } from '../../application/replay-service';
+import { counter } from '../../observability/metrics';
 import { AuditRepo } from '../../storage/audit-repo';
+import { AutomationsRepo } from '../../storage/automations-repo';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { KeysRepo } from '../../storage/keys-repo';
 import { PoliciesRepo } from '../../storage/policies-repo';
 import { ReplayHistory } from '../../storage/replay-history';
+import { PlaybooksRepo } from '../../storage/playbooks-repo';
+import { PrefixesRepo } from '../../storage/prefixes-repo';
 import { ReplaysRepo } from '../../storage/replays-repo';
 import { AuditHeads } from '../../streams/audit-heads';
 import { JetStreamOutbox } from '../../streams/outbox';
+import { durableConsumeLoop } from '../../workers/consume/durable-loop';
+import { automationStarter, automationStarterConsumer } from '../../workers/governance/automation-starter';
+import { createAutomationActivities, type AutomationActivityDeps } from '../../workers/governance/activities/automation-activities';
 import { createReplayActivities } from '../../workers/governance/activities/replay-activities';
 import { ReplayReconciler, defaultReplayReconcilerConfig } from '../../workers/governance/replay-reconciler';
 import { TemporalWorker } from '../../workers/governance/temporal-worker';
@@ -17,30 +26,37 @@ import { decisionTokensOf } from '../decision-signing-key';
 import type { Adapters } from './adapters';
 import { detectionRulesCacheOf } from './detection-rules';
 import type { EngineAddresses } from './engines';
+import type { mitigationRole } from './mitigation';
+
+/** How many minutes of stored flows an automation run's preview reads. */
+const previewMinutes = 5;
 
 /**
- * The temporal-worker role: run the governance workflows and their
- * activities. The activities audit approvers' decisions, so the role has its
- * own audit ledger over the workspace chains' heads in JetStream. The
- * replay reconciler starts the workflows of replays stranded in `queued`.
+ * The temporal-worker role: run the governance workflows (replays, automation
+ * runs) and their activities. The activities audit approvers' decisions, so
+ * the role has its own audit ledger over the workspace chains' heads in
+ * JetStream. The replay reconciler starts the workflows of replays stranded
+ * in `queued`. Automation runs write the mitigation ledger of `mitigation`
+ * (absent when no BGP speaker is configured: runs that announce then fail).
  */
-export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a: Adapters) {
+export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a: Adapters, mitigation?: ReturnType<typeof mitigationRole>) {
   const heads = new AuditHeads(a.nats, config.nats.prefix, config.nats.replicas);
   const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry, config.audit.chainKey);
   const replays = new ReplaysRepo(a.clickhouse);
-  const activities = createReplayActivities({
+  const common = {
     incidents: new IncidentsRepo(a.clickhouse),
     policies: new PoliciesRepo(a.clickhouse),
-    replays,
-    history: new ReplayHistory(a.clickhouse),
-    rules: detectionRulesCacheOf(a),
     keys: new KeysRepo(a.clickhouse),
     decisionTokens: decisionTokensOf(config),
     audit,
     heads,
     registry: a.registry,
     events: new JetStreamOutbox({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry }),
-  });
+  };
+  const activities = {
+    ...createReplayActivities({ ...common, replays, history: new ReplayHistory(a.clickhouse), rules: detectionRulesCacheOf(a) }),
+    ...automationActivities(config, a, common, mitigation),
+  };
   const worker = new TemporalWorker(
     {
       address: addresses.temporalAddress,
@@ -65,7 +81,44 @@ export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a
       log: a.log,
     },
   );
+  const starter = automationStarterLoop(config, a, common.incidents);
   // The heads start before the worker runs an activity that appends, and stop after it.
-  const components: Component[] = [heads, worker, reconciler];
-  return { components, worker };
+  const components: Component[] = [heads, worker, reconciler, starter];
+  return { components, worker, starter };
+}
+
+/** The automation workflow's activities: they read playbook versions and approved prefixes, and write the mitigation ledger. */
+function automationActivities(config: Config, a: Adapters, common: Omit<AutomationActivityDeps, 'automations' | 'clickhouse' | 'playbookActions' | 'approvedPrefixes' | 'blackholeNextHop' | 'previewMinutes'>, mitigation?: ReturnType<typeof mitigationRole>) {
+  const playbooks = new PlaybooksRepo(a.clickhouse);
+  const prefixes = new PrefixesRepo(a.clickhouse);
+  return createAutomationActivities({
+    ...common,
+    automations: new AutomationsRepo(a.clickhouse),
+    clickhouse: a.clickhouse,
+    playbookActions: async (orgId, playbookId, version) => (await playbooks.version(orgId, version))?.playbooks.find((p) => p.id === playbookId)?.actions,
+    approvedPrefixes: (orgId) => prefixes.approved(orgId),
+    ...(mitigation ? { mitigations: { ledger: mitigation.ledger, reconcileNow: () => mitigation.reconciler.reconcileNow() } } : {}),
+    blackholeNextHop: config.bgp.blackholeNextHop,
+    previewMinutes,
+  });
+}
+
+/** The automation starter: the triggers' durable consumer, starting a run per matching playbook. */
+function automationStarterLoop(config: Config, a: Adapters, incidents: IncidentsRepo) {
+  const playbooks = new PlaybooksRepo(a.clickhouse);
+  const handle = automationStarter({
+    prefix: config.nats.prefix,
+    incidents,
+    playbooks: async (orgId) => (await playbooks.latest(orgId)) ?? noPlaybooks,
+    // Each start within 5 s: with Temporal away, the trigger is offered again rather than held.
+    start: (input) => a.temporal.client.withDeadline(Date.now() + 5_000, () => startAutomationWorkflow(a.temporal.client, config.temporal.taskQueue, input)),
+    registry: a.registry,
+    log: a.log,
+  });
+  const restarts = counter(a.registry, {
+    name: 'nettel_automation_consume_restarts_total',
+    help: 'Re-opened pulls of the automation starter, by consumer and the reason consuming stopped',
+    labelNames: ['consumer', 'reason'] as const,
+  });
+  return durableConsumeLoop(automationStarterConsumer(config.nats.prefix), handle, { nats: a.nats, log: a.log, restarts });
 }

@@ -8,7 +8,7 @@ import { freePort, type LocalProcess } from '../../engines/local-process';
 import { createLogger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
 import { BgpSpeaker, SpeakerUnavailableError } from '../../workers/mitigation/bgp-speaker';
-import type { Mitigation } from '../../workers/mitigation/mitigations';
+import type { Mitigation } from '../../core/mitigation';
 import { birdc, birdFlowTable, birdSocket, localBird } from '../support/bird';
 import { waitFor } from '../support/wait';
 

@@ -1,5 +1,12 @@
 import { randomInt } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { routerPath } from '../../api/contracts/contract';
+import { localGobgpServer } from '../../engines/gobgp';
+import { freePort, type LocalProcess } from '../../engines/local-process';
+import { createLogger } from '../../observability/logger';
+import { loadConfig } from '../../service/config';
 import { ContractChecker, type OpenApiDoc } from '../support/openapi-check';
 import { startTestStack, type RequestOptions, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
@@ -8,7 +15,8 @@ import { waitFor } from '../support/wait';
  * Every route of the OpenAPI document, called with a valid input and an
  * invalid one on a real stack; every answer must match the document for its
  * status. The stack runs the temporal-worker role too, so that replays
- * reach `awaiting_approval` and the decisions are called for real.
+ * and automation runs reach `awaiting_approval` and the decisions are called
+ * for real, with a gobgpd (no neighbour) as the speaker runs announce to.
  */
 type Call = RequestOptions & { query?: string; fill?: Record<string, string> };
 const noRefusal = ['GET /healthz', 'GET /v1/openapi.json', 'GET /docs', 'GET /docs/init.js', 'GET /v1/console-config'];
@@ -18,16 +26,24 @@ describe('the API against its OpenAPI document', () => {
   let t: TestStack;
   let check: ContractChecker;
   let key: string;
+  let gobgpd: LocalProcess;
   const ids: Record<string, string> = {};
+  const speakerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'contract-gobgpd-'));
 
   beforeAll(async () => {
-    t = await startTestStack('chdb', { ROLES: 'api,stream-workers,temporal-worker', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' });
+    const config = loadConfig(process.env);
+    const [bgpPort, apiPort] = await Promise.all([freePort(), freePort()]);
+    gobgpd = localGobgpServer({ dir: speakerDir, bgpPort, apiPort, asn: 65010, routerId: '127.0.0.1', binPath: config.binPath, toolsDir: config.toolsDir }, createLogger('silent'));
+    await gobgpd.start();
+    t = await startTestStack('chdb', { ROLES: 'api,stream-workers,temporal-worker', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', BGP_SPEAKER_ADDRESS: `127.0.0.1:${apiPort}` });
     const doc = await t.request<OpenApiDoc>('GET', '/v1/openapi.json');
     check = new ContractChecker(doc.body);
     ({ key, org_id: ids.org } = await t.mintKey({ role: 'operator' }));
   }, 120_000);
   afterAll(async () => {
     await t?.stop();
+    await gobgpd?.stop();
+    fs.rmSync(speakerDir, { recursive: true, force: true });
   });
 
   /** Calls a route (path in the document's form, ids filled in) and returns the answer's problems. */
@@ -189,6 +205,37 @@ describe('the API against its OpenAPI document', () => {
     await both('GET', '/v1/playbooks', { status: 200 }, noKey, { query: '?colour=red' });
     await both('PUT', '/v1/playbooks', { body: { playbooks }, status: 200 }, noKey, { body: { playbooks: [{ id: 'x', name: 'x', actions: [] }] } });
     await both('GET', '/v1/playbooks/versions/{version}', { fill: { version: '1' }, status: 200 }, noKey, { fill: { version: '99' } }, { fill: { version: 'x' } });
+  });
+
+  test('automation runs and mitigations answer as documented', async () => {
+    const { key: admin } = await t.mintKey({ role: 'admin', orgId: ids.org });
+    const { key: approver } = await t.mintKey({ role: 'approver', orgId: ids.org });
+    const third = randomInt(256);
+    const prefix = (await t.request<{ id: string }>('POST', '/v1/prefixes', { key: admin, body: { prefix: `198.18.${third}.0/24` } })).body.id;
+    expect((await t.request('POST', `/v1/prefixes/${prefix}/approve`, { key: t.adminKey })).status).toBe(200);
+    const policy = (await t.request<{ id: string }>('POST', '/v1/policies', { key, body: { name: 'automation contract', requires_approval: true } })).body.id;
+    const services = [`198.18.${third}.7`, `198.18.${third}.8`];
+    const current = (await t.request<{ version: number; playbooks: unknown[] }>('GET', '/v1/playbooks', { key })).body;
+    const playbook = { id: 'automation-contract', name: 'contract', match: { services }, actions: [{ type: 'blackhole', duration_minutes: 5 }] };
+    expect((await t.request('PUT', '/v1/playbooks', { key, body: { version: current.version, playbooks: [...current.playbooks, playbook] } })).status).toBe(200);
+    const waiting: string[] = [];
+    for (const service of services) {
+      await t.request('POST', '/ingest', { key, body: { telemetry: 'bgp', service, environment: 'prod', region: 'contract', asn: 64500, latency_ms: 1 } });
+      waiting.push(await waitFor(async () => {
+        const page = (await t.request<{ data: Array<{ automation_id: string; status: string; actions: Array<{ destination: string | null }> }> }>('GET', '/v1/automations?status=awaiting_approval', { key })).body;
+        return page.data.find((a) => a.actions[0]?.destination === `${service}/32`)?.automation_id;
+      }, 30_000, `a run for ${service} awaiting approval`));
+    }
+    const [approved, denied] = waiting as [string, string];
+    await both('GET', '/v1/automations', { status: 200 }, noKey, { query: '?status=lost' });
+    await both('GET', '/v1/automations/{id}', { fill: { id: approved }, status: 200 }, noKey, { fill: { id: 'aut_unknown' } });
+    await both('POST', '/v1/automations/{id}/approve', { key: approver, fill: { id: approved }, body: { comment: 'contract' }, status: 202 }, noKey, { key: approver, fill: { id: approved }, body: { colour: 1 } });
+    await both('POST', '/v1/automations/{id}/deny', { key: approver, fill: { id: denied }, status: 202 }, noKey, { key: approver, fill: { id: denied } });
+    await waitFor(async () => ((await t.request<{ status: string }>('GET', `/v1/automations/${approved}`, { key })).body.status === 'active' ? true : undefined), 30_000, 'the approved run active');
+    await both('GET', '/v1/mitigations', { status: 200 }, noKey, { query: '?colour=red' });
+    await both('POST', '/v1/automations/{id}/extend', { key: approver, fill: { id: approved }, body: { minutes: 5 }, status: 200 }, noKey, { key: approver, fill: { id: approved }, body: { minutes: 0 } });
+    await both('POST', '/v1/automations/{id}/withdraw', { key: approver, fill: { id: approved }, status: 200 }, noKey, { key: approver, fill: { id: approved } });
+    await t.request('DELETE', `/v1/policies/${policy}`, { key });
   });
 
   test('webhooks answer as documented', async () => {

@@ -66,12 +66,12 @@ describe('governance: raw approve and deny signals', () => {
     return (await t.request<Page<AuditEntryView>>('GET', '/v1/audit?limit=1000', { key })).body.data;
   }
 
-  const refusedCount = () => metricTotal(t.stack.registry, 'nettel_replay_decisions_refused_total');
+  const refusedCount = () => metricTotal(t.stack.registry, 'nettel_decisions_refused_total');
 
   /** What the API signs for a decision it authenticated: the tests sign as it does, with the stack's key. */
   const tokens = () => new DecisionTokens(t.stack.config.decisions.signingKey!);
   function tokenFor(w: { operator: { org_id: string }; id: string }, keyId: string, decision: 'approve' | 'deny', now = Date.now()): string {
-    return tokens().mint({ orgId: w.operator.org_id, replayId: w.id, workflowId: replayWorkflowId(w.operator.org_id, w.id), approverKeyId: keyId, decision }, now);
+    return tokens().mint({ orgId: w.operator.org_id, runId: w.id, workflowId: replayWorkflowId(w.operator.org_id, w.id), approverKeyId: keyId, decision }, now);
   }
 
   type Awaiting = Awaited<ReturnType<typeof awaitingReplay>>;
@@ -193,12 +193,12 @@ describe('governance: raw approve and deny signals', () => {
     await heads.start();
     const audit = new AuditLedger(new AuditRepo(t.stack.clickhouse), heads, t.stack.registry, t.stack.config.audit.chainKey);
     const activities = createApprovalActivities({ keys: new KeysRepo(t.stack.clickhouse), decisionTokens: tokens(), audit, heads, registry: t.stack.registry });
-    const input = { orgId: w.operator.org_id, replayId: w.id, incidentId: 'inc_x', requestedBy: w.operator.key_id, requestedAt: Date.now() };
+    const subject = { kind: 'replay' as const, orgId: w.operator.org_id, id: w.id, requestedBy: w.operator.key_id };
     const record = { decision: 'approve' as const, approverKeyId: 'key_00000000000000000000', door: 'signal' as const, attempt: 7, at: Date.now() };
     const refusal = { reason: 'unknown_key' as const, message: 'not a key of this workspace' };
     try {
-      await activities.auditDecision({ input, record: { ...record, refusal } });
-      await activities.auditDecision({ input, record: { ...record, refusal } });
+      await activities.auditDecision({ subject, record: { ...record, refusal } });
+      await activities.auditDecision({ subject, record: { ...record, refusal } });
     } finally {
       await heads.stop();
     }
@@ -208,7 +208,7 @@ describe('governance: raw approve and deny signals', () => {
 
   /** Decisions refused for want of proof, by door. */
   async function refusedUnproven(via: 'signal' | 'update'): Promise<number> {
-    const metric = t.stack.registry.getSingleMetric('nettel_replay_decisions_refused_total');
+    const metric = t.stack.registry.getSingleMetric('nettel_decisions_refused_total');
     const values = metric ? (await metric.get()).values : [];
     return values.filter((v) => v.labels.reason === 'invalid_token' && v.labels.via === via).reduce((sum, v) => sum + v.value, 0);
   }
@@ -218,7 +218,7 @@ describe('governance: raw approve and deny signals', () => {
     ['no token', () => undefined, 'no decision token'],
     ['a forged token (signed with another key)', (w) =>
       new DecisionTokens('f'.repeat(32)).mint({
-        orgId: w.operator.org_id, replayId: w.id, workflowId: replayWorkflowId(w.operator.org_id, w.id), approverKeyId: w.approver.key_id, decision: 'approve',
+        orgId: w.operator.org_id, runId: w.id, workflowId: replayWorkflowId(w.operator.org_id, w.id), approverKeyId: w.approver.key_id, decision: 'approve',
       }, Date.now()), 'not signed for this decision'],
     ['an expired token', (w) => tokenFor(w, w.approver.key_id, 'approve', Date.now() - decisionTokenTtlMs - 1_000), 'expired'],
     ['a token signed for another replay', (w) => tokenFor({ operator: w.operator, id: randomId('rep') }, w.approver.key_id, 'approve'), 'not signed for this decision'],

@@ -13,7 +13,7 @@ import { NatsClient } from '../../streams/nats-client';
 import { names } from '../../streams/names';
 import { BgpSpeaker } from '../../workers/mitigation/bgp-speaker';
 import { MitigationReconciler } from '../../workers/mitigation/mitigation-reconciler';
-import type { Mitigation } from '../../workers/mitigation/mitigations';
+import type { Mitigation } from '../../core/mitigation';
 import { birdc, birdFlowTable, birdSocket, localBird } from '../support/bird';
 import { metricTotal } from '../support/metrics';
 import { waitFor } from '../support/wait';

@@ -109,3 +109,7 @@ export function isErrorBody(value: unknown): value is ErrorBody {
   const error: unknown = value.error;
   return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' && 'message' in error && typeof error.message === 'string';
 }
+
+/** An automation run (GET /v1/automations/{id}), and a mitigation announced now (GET /v1/mitigations). */
+export type AutomationView = Schemas['Automation'];
+export type MitigationView = Schemas['Mitigation'];

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../../service/config';
 import { createLogger } from '../../observability/logger';
 import { startStack, type Stack } from '../../service/stack';
-import { names, outboxNames } from '../../streams/names';
+import { automationNames, names, outboxNames } from '../../streams/names';
 
 /**
  * A whole service stack for one test file, on the engines the global set-up
@@ -155,7 +155,9 @@ export async function startTestStack(transport: Transport, extraEnv: Record<stri
       // Streams of a finished test file are removed, so JetStream's storage reservations do not pile up.
       const { prefix } = config.nats;
       const outbox = outboxNames(prefix);
-      for (const stream of [names(prefix).stream, names(prefix).deadLetter, outbox.outbox, outbox.deliveries, `KV_${names(prefix).auditHeadsBucket}`, `KV_${names(prefix).locksBucket}`]) {
+      const streams = [names(prefix).stream, names(prefix).deadLetter, outbox.outbox, outbox.deliveries, automationNames(prefix).triggers];
+      const buckets = [names(prefix).auditHeadsBucket, names(prefix).locksBucket, names(prefix).mitigationsBucket].map((b) => `KV_${b}`);
+      for (const stream of [...streams, ...buckets]) {
         await stack.nats.jsm.streams.delete(stream).catch(() => undefined);
       }
       if (stack.clickhouse.transport === 'http') {

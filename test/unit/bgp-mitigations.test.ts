@@ -1,5 +1,6 @@
 import { mitigationOfPath } from '../../workers/mitigation/announced-paths';
-import { InvalidMitigationError, mitigationPath, type Mitigation } from '../../workers/mitigation/mitigations';
+import type { Mitigation } from '../../core/mitigation';
+import { InvalidMitigationError, mitigationPath } from '../../workers/mitigation/mitigations';
 
 /**
  * What the BGP speaker adapter sends GoBGP for a mitigation, and how it reads

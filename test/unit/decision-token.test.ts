@@ -4,7 +4,7 @@ const key = 'k'.repeat(32);
 const now = Date.UTC(2026, 10, 25, 12, 0, 0);
 const claims: DecisionClaims = {
   orgId: 'org_a',
-  replayId: 'rep_00000000000000000001',
+  runId: 'rep_00000000000000000001',
   workflowId: 'replay:org_a:rep_00000000000000000001',
   approverKeyId: 'key_00000000000000000001',
   decision: 'approve',
@@ -26,7 +26,7 @@ describe('decision tokens', () => {
 
   test.each<[string, Partial<DecisionClaims>]>([
     ['another workspace', { orgId: 'org_b' }],
-    ['another replay', { replayId: 'rep_00000000000000000002' }],
+    ['another run', { runId: 'rep_00000000000000000002' }],
     ['another workflow', { workflowId: 'replay:org_a:rep_00000000000000000002' }],
     ['another key', { approverKeyId: 'key_00000000000000000002' }],
     ['the other decision', { decision: 'deny' }],
@@ -49,8 +49,8 @@ describe('decision tokens', () => {
   );
 
   test('fields cannot be shifted from one claim into the next', () => {
-    const token = tokens.mint({ ...claims, orgId: 'org', replayId: `_a${claims.replayId}` }, now);
-    expect(tokens.verify(token, { ...claims, orgId: 'org_a', replayId: claims.replayId }, now).ok).toBe(false);
+    const token = tokens.mint({ ...claims, orgId: 'org', runId: `_a${claims.runId}` }, now);
+    expect(tokens.verify(token, { ...claims, orgId: 'org_a', runId: claims.runId }, now).ok).toBe(false);
   });
 
   test('a signing key shorter than 32 characters is refused', () => {

@@ -3,7 +3,7 @@ import { createRegistry } from '../../observability/metrics';
 import type { MitigationLedger, MitigationRecord } from '../../streams/mitigation-ledger';
 import type { BgpSpeaker } from '../../workers/mitigation/bgp-speaker';
 import { MitigationReconciler } from '../../workers/mitigation/mitigation-reconciler';
-import type { Mitigation } from '../../workers/mitigation/mitigations';
+import type { Mitigation } from '../../core/mitigation';
 import { metricTotal } from '../support/metrics';
 
 /** A speaker as the reconciler sees it: what it announces, and one destination it refuses. */

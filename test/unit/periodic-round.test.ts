@@ -19,6 +19,25 @@ describe('a periodic round', () => {
     await third;
   });
 
+  test('a fresh round asked for while one runs starts after it, one for every caller meanwhile', async () => {
+    const started: number[] = [];
+    const finishers: Array<() => void> = [];
+    const rounds = new PeriodicRound(60_000, () => {
+      started.push(started.length + 1);
+      return new Promise<void>((resolve) => finishers.push(resolve));
+    });
+    const running = rounds.runNow();
+    const fresh = [rounds.runFresh(), rounds.runFresh()];
+    expect(started).toEqual([1]);
+    finishers[0]!();
+    await running;
+    await new Promise((r) => setImmediate(r));
+    expect(started).toEqual([1, 2]);
+    finishers[1]!();
+    await Promise.all(fresh);
+    expect(started).toEqual([1, 2]);
+  });
+
   test('stop waits for the round in flight', async () => {
     let done = false;
     const rounds = new PeriodicRound(60_000, () => new Promise<void>((resolve) => setTimeout(() => ((done = true), resolve()), 50)));

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import type { Logger } from '../../observability/logger';
 import { engineErrorsCounter, type Registry } from '../../observability/metrics';
 import { temporalConnectionOptions, type TemporalAccess } from '../../temporal/temporal-client';
+import type { AutomationActivities } from '../../workflows/automation-contract';
 import type { ReplayActivities } from '../../workflows/replay-contract';
 
 export interface TemporalWorkerConfig extends TemporalAccess {
@@ -37,7 +38,7 @@ export class TemporalWorker {
 
   constructor(
     private readonly config: TemporalWorkerConfig,
-    private readonly deps: { activities: ReplayActivities; log: Logger; registry: Registry },
+    private readonly deps: { activities: ReplayActivities & AutomationActivities; log: Logger; registry: Registry },
   ) {}
 
   async start(): Promise<void> {

@@ -1,4 +1,5 @@
-import { blackholeCommunity, formatCommunity, type FlowMatch, type Mitigation } from './mitigations';
+import type { FlowMatch, Mitigation } from '../../core/mitigation';
+import { blackholeCommunity, formatCommunity } from './mitigations';
 
 /**
  * Reads the paths a speaker holds back into mitigations: what `listAnnounced`

@@ -3,7 +3,8 @@ import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { mitigationOfPath, type ListedPath } from './announced-paths';
-import { mitigationFamilies, mitigationPath, type GobgpFamily, type Mitigation } from './mitigations';
+import type { Mitigation } from '../../core/mitigation';
+import { mitigationFamilies, mitigationPath, type GobgpFamily } from './mitigations';
 
 /**
  * The BGP speaker mitigations are announced through: gobgpd, driven over its

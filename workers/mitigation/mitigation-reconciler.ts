@@ -3,7 +3,8 @@ import type { Logger } from '../../observability/logger';
 import { counter, gauge, type Registry } from '../../observability/metrics';
 import { endOf, isActive, type MitigationLedger } from '../../streams/mitigation-ledger';
 import type { BgpSpeaker, Neighbour } from './bgp-speaker';
-import { mitigationPath, type Mitigation } from './mitigations';
+import type { Mitigation } from '../../core/mitigation';
+import { mitigationPath } from './mitigations';
 
 export interface MitigationReconcilerConfig {
   /** How often the speaker is compared with the ledger; a route outlives its end by at most about this. */
@@ -83,9 +84,9 @@ export class MitigationReconciler {
     return this.rounds.stop();
   }
 
-  /** One reconciliation; a call while one runs waits for it instead of starting another. */
+  /** A reconciliation that reads the ledger after this call (the automation runs ask for one after each change they write). */
   reconcileNow(): Promise<void> {
-    return this.rounds.runNow();
+    return this.rounds.runFresh();
   }
 
   /** For /healthz: down while reconciliations fail for more than three intervals. */

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import type { FlowMatch, Mitigation } from '../../core/mitigation';
 import { parsePrefix as prefixOf } from '../../core/mitigation-policy';
 
 /**
@@ -6,23 +7,6 @@ import { parsePrefix as prefixOf } from '../../core/mitigation-policy';
  * Pure: plain data in, GoBGP API paths (as @grpc/proto-loader takes them,
  * `google.protobuf.Any` written as `{'@type', ...fields}`) out.
  */
-
-/** RFC 8955 match: the destination prefix is required; the rest narrows it. IPv4 only in this release. */
-export interface FlowMatch {
-  /** CIDR, `192.0.2.0/24`. */
-  destination: string;
-  source?: string;
-  protocols?: number[];
-  destinationPorts?: number[];
-  sourcePorts?: number[];
-  packetLength?: { min: number; max: number };
-}
-
-export type Mitigation =
-  /** RTBH: the host route of `destination` (a /32 or a /128) with BLACKHOLE (65535:666) and the operator's communities. */
-  | { action: 'blackhole'; destination: string; nextHop: string; communities?: string[] }
-  | { action: 'flowspec_discard'; match: FlowMatch }
-  | { action: 'flowspec_rate_limit'; match: FlowMatch; bytesPerSecond: number };
 
 /** A mitigation the speaker cannot express: refused before anything is sent. */
 export class InvalidMitigationError extends Error {

@@ -3,13 +3,10 @@ import type { Logger } from '../../observability/logger';
 import { counter, type Registry } from '../../observability/metrics';
 import type { WebhooksRepo } from '../../storage/webhooks-repo';
 import type { NatsClient } from '../../streams/nats-client';
-import { outboxConsumer } from '../../streams/outbox';
 import { WebhookDeliveryQueue } from '../../streams/webhook-queue';
 import type { JsMsg } from 'nats';
-import { putConsumer } from '../../streams/put-stream';
-import { ConcurrentHandler } from '../consume/concurrent-handler';
-import { ConsumeLoop, defaultReopenBackoff } from '../consume/consume-loop';
-import { JetStreamPull } from '../consume/jetstream-pull';
+import type { ConsumeLoop } from '../consume/consume-loop';
+import { durableConsumeLoop, type DurableConsumer } from '../consume/durable-loop';
 import { deliverer, type DeliveryConfig } from './webhook-deliverer';
 import { fanOut } from './webhook-fanout';
 import { WebhookLookups } from './webhook-lookups';
@@ -34,14 +31,6 @@ export function notifierConsumers(config: Pick<WebhookNotifierConfig, 'prefix' |
   return { fanout: { stream: n.outbox, durable: n.fanout, ackWaitMs }, deliverer: { stream: n.deliveries, durable: n.deliverer, ackWaitMs } };
 }
 
-interface OutboxConsumer {
-  stream: string;
-  durable: string;
-  ackWaitMs: number;
-  /** Messages handled at once. */
-  concurrency: number;
-}
-
 /**
  * The webhook deliverer of the stream-workers role: the outbox's fan-out
  * and the deliveries' consumer, both durable consumers shared by every
@@ -60,20 +49,7 @@ export class WebhookNotifier {
     });
     const queue = new WebhookDeliveryQueue({ nats: deps.nats, prefix: config.prefix });
     const webhooks = new WebhookLookups(deps.webhooks, { ttlMs: subscriptionCacheMs });
-    const loop = (c: OutboxConsumer, handle: (m: JsMsg) => Promise<void>) => {
-      const pull = new JetStreamPull(
-        { stream: c.stream, consumer: c.durable, maxMessages: c.concurrency },
-        // Made again before each open: a deleted consumer comes back on the next pull.
-        { nats: deps.nats, prepare: () => putConsumer(deps.nats.jsm, c.stream, outboxConsumer(c.durable, c.ackWaitMs)).then(() => undefined) },
-      );
-      return new ConsumeLoop<JsMsg>(defaultReopenBackoff, {
-        source: pull,
-        batches: new ConcurrentHandler({ consumer: c.durable, concurrency: c.concurrency }, { handle, log: deps.log }),
-        restarts: { inc: ({ reason }) => restarts.inc({ consumer: c.durable, reason }) },
-        consumer: c.durable,
-        log: deps.log,
-      });
-    };
+    const loop = (c: DurableConsumer, handle: (m: JsMsg) => Promise<void>) => durableConsumeLoop(c, handle, { nats: deps.nats, log: deps.log, restarts });
     this.loops = [
       { name: 'webhook-fanout', loop: loop({ ...consumers.fanout, concurrency: 16 }, fanOut({ webhooks, queue, registry: deps.registry })) },
       { name: 'webhook-delivery', loop: loop({ ...consumers.deliverer, concurrency: config.concurrency }, deliverer(config, { ...deps, webhooks })) },

@@ -5,7 +5,7 @@ import { roleAllows } from '../../../core/roles';
 import { counter, type Registry } from '../../../observability/metrics';
 import type { KeyRecord, KeysRepo } from '../../../storage/keys-repo';
 import type { AuditHeads } from '../../../streams/audit-heads';
-import type { ApproverRefusal, ApproverVerdict, DecisionRecord, ReplayActivities, ReplayInput } from '../../../workflows/replay-contract';
+import type { ApprovalActivities, ApproverRefusal, ApproverVerdict, DecisionRecord, DecisionSubject } from '../../../workflows/decision-contract';
 
 export interface ApprovalActivityDeps {
   keys: KeysRepo;
@@ -18,8 +18,6 @@ export interface ApprovalActivityDeps {
   now?: () => number;
 }
 
-export type ApprovalActivities = Pick<ReplayActivities, 'checkApprover' | 'auditDecision'>;
-
 /** How far before a decision the ledger is searched for its entry: wide enough for clocks that disagree. */
 const lookBackMs = 5 * 60_000;
 const pageSize = 200;
@@ -27,13 +25,17 @@ const pageSize = 200;
 const refused = (reason: ApproverRefusal, message: string): ApproverVerdict => ({ ok: false, reason, message });
 
 /**
- * Whether `key` may decide the replay: the four-eyes rule and the roles table,
- * the same for a raw signal and the API's update. Another workspace's key is
- * reported unknown, as the API reports another workspace's objects missing.
+ * Whether `key` may decide the subject (a replay, an automation run): the
+ * four-eyes rule and the roles table, the same for a raw signal and the API's
+ * update. Another workspace's key is reported unknown, as the API reports
+ * another workspace's objects missing.
  */
-export function approverVerdict(key: KeyRecord | undefined, input: ReplayInput, keyId: string, now: number): ApproverVerdict {
-  if (!key || key.org_id !== input.orgId) return refused('unknown_key', `key ${keyId || '(none)'} is not a key of this workspace`);
-  if (key.key_id === input.requestedBy) return refused('requester', 'a replay cannot be approved or denied with the key that requested it');
+export function approverVerdict(key: KeyRecord | undefined, subject: DecisionSubject, keyId: string, now: number): ApproverVerdict {
+  if (!key || key.org_id !== subject.orgId) return refused('unknown_key', `key ${keyId || '(none)'} is not a key of this workspace`);
+  if (key.key_id === subject.requestedBy) {
+    const who = subject.kind === 'replay' ? 'the key that requested it' : 'the key that wrote the playbook version it follows';
+    return refused('requester', `a ${subject.kind} cannot be approved or denied with ${who}`);
+  }
   if (key.revoked_at) return refused('revoked', `key ${keyId} is revoked`);
   if (key.expires_at && key.expires_at <= now) return refused('expired', `key ${keyId} has expired`);
   if (!roleAllows(key.role, 'approve')) return refused('not_an_approver', `key ${keyId} (role ${key.role}) may not approve`);
@@ -41,43 +43,43 @@ export function approverVerdict(key: KeyRecord | undefined, input: ReplayInput, 
 }
 
 /** The ledger entry of a decision: the one taken, or one refused. */
-export function decisionEvent(input: ReplayInput, record: DecisionRecord) {
+export function decisionEvent(subject: DecisionSubject, record: DecisionRecord) {
   const common = { via: record.door, attempt: record.attempt, ...(record.comment ? { comment: record.comment } : {}) };
   return {
-    orgId: input.orgId,
+    orgId: subject.orgId,
     actor: record.approverKeyId || 'unknown',
-    action: record.refusal ? 'replay.decision_refused' : `replay.${record.decision}`,
-    target: input.replayId,
+    action: record.refusal ? `${subject.kind}.decision_refused` : `${subject.kind}.${record.decision}`,
+    target: subject.id,
     details: record.refusal ? { decision: record.decision, ...common, reason: record.refusal.reason, message: record.refusal.message } : common,
   };
 }
 
-/** Checking an approver's key and auditing decisions: the replay workflow's governance side effects. */
+/** Checking an approver's key and auditing decisions: the approval step's side effects, for replays and automation runs alike. */
 export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
   const now = deps.now ?? Date.now;
   const refusals = counter(deps.registry, {
-    name: 'nettel_replay_decisions_refused_total',
-    help: 'Replay decisions (signals or updates) refused by the approver check, by reason and door',
-    labelNames: ['reason', 'via'] as const,
+    name: 'nettel_decisions_refused_total',
+    help: 'Decisions on replays and automation runs (signals or updates) refused by the approver check, by subject, reason and door',
+    labelNames: ['kind', 'reason', 'via'] as const,
   });
 
   return {
-    async checkApprover({ input, workflowId, approverKeyId, decision, decisionToken }) {
+    async checkApprover({ subject, workflowId, approverKeyId, decision, decisionToken }) {
       // The proof first: a key id is no secret, so without a token signed for this very decision the key is not even looked up.
-      const claims = { orgId: input.orgId, replayId: input.replayId, workflowId, approverKeyId, decision };
+      const claims = { orgId: subject.orgId, runId: subject.id, workflowId, approverKeyId, decision };
       const proof = deps.decisionTokens.verify(decisionToken, claims, now());
       if (!proof.ok) return refused('invalid_token', proof.message);
       // The key again: it may have been revoked, or have expired, since the API authenticated it.
       const key = approverKeyId ? await deps.keys.get(approverKeyId) : undefined;
-      return approverVerdict(key, input, approverKeyId, now());
+      return approverVerdict(key, subject, approverKeyId, now());
     },
 
-    async auditDecision({ input, record }) {
-      const event = decisionEvent(input, record);
+    async auditDecision({ subject, record }) {
+      const event = decisionEvent(subject, record);
       // A retried append (its first attempt timed out, or its worker died) finds the entry and writes no second one.
       if (await alreadyAudited(deps, event, record.attempt, record.at - lookBackMs)) return;
       await deps.audit.append(event);
-      if (record.refusal) refusals.inc({ reason: record.refusal.reason, via: record.door });
+      if (record.refusal) refusals.inc({ kind: subject.kind, reason: record.refusal.reason, via: record.door });
     },
   };
 }

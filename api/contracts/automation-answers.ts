@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { automationStatuses } from '../../core/automation-plan';
+import { time, timeOrNull } from './answers';
+
+/** The answers of automation runs and of the mitigations they announce (see answers.ts). */
+const preview = z
+  .object({
+    window_minutes: z.number().int(),
+    destination_bits_per_second: z.number(),
+    matched_bits_per_second: z.number(),
+    matched_packets_per_second: z.number(),
+    share: z.number().meta({ description: 'matched ÷ all traffic towards the destination, 0 to 1' }),
+    top_sources: z.array(z.object({ src_ip: z.string(), bits_per_second: z.number(), share: z.number() })),
+  })
+  .meta({ title: 'ActionPreview', description: 'what the action would have matched in the stored flows of the last minutes' });
+
+export const automationAnswer = z
+  .object({
+    automation_id: z.string(),
+    incident_id: z.string(),
+    playbook_id: z.string(),
+    playbook_version: z.number().int(),
+    status: z.enum(automationStatuses),
+    requested_by: z.string().meta({ description: 'the key that wrote the playbook version the run follows: it may not approve the run' }),
+    requested_at: time,
+    updated_at: time,
+    decision_deadline: timeOrNull,
+    approval_policies: z.array(z.string()),
+    approvals: z.array(z.object({ decision: z.enum(['approve', 'deny']), approver_key_id: z.string(), at: time, comment: z.string().optional() })),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    actions: z.array(
+      z.object({
+        id: z.string(),
+        type: z.enum(['blackhole', 'flowspec_discard', 'flowspec_rate_limit', 'webhook']),
+        destination: z.string().nullable(),
+        duration_minutes: z.number().int(),
+        preview: preview.nullable(),
+        starts_at: timeOrNull,
+        ends_at: timeOrNull,
+        withdrawn_at: timeOrNull,
+      }),
+    ),
+  })
+  .meta({ title: 'Automation' });
+
+export const automationDecisionAnswer = z.object({ automation_id: z.string(), decision: z.enum(['approve', 'deny']) }).meta({ title: 'AutomationDecision' });
+export const mitigationAnswer = z
+  .object({ automation_id: z.string(), incident_id: z.string(), id: z.string(), type: z.string(), destination: z.string(), starts_at: time, ends_at: time })
+  .meta({ title: 'Mitigation' });

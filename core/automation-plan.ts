@@ -1,0 +1,132 @@
+import { isIP } from 'node:net';
+import { parseAddressRange } from './flow-query';
+import type { FlowMatch, Mitigation } from './mitigation';
+import { protocolName } from './flow-message';
+
+/**
+ * What a playbook's actions become for one incident: pure, plain data in and
+ * out. A network action acts on the incident's destination (its service, when
+ * that is an address): a blackhole on its host route, a flowspec rule on it
+ * with the action's filter. Written in the form the BGP speaker reads back
+ * (workers/mitigation/announced-paths.ts), so the reconciler's comparison of
+ * the ledger with the speaker is stable.
+ */
+
+/** A playbook action as a run reads it: structurally, any of core/playbooks.ts's actions. */
+export interface ActionSpec {
+  type: 'blackhole' | 'flowspec_discard' | 'flowspec_rate_limit' | 'webhook';
+  duration_minutes?: number;
+  communities?: string[];
+  next_hop?: string | null;
+  protocols?: number[];
+  source_ports?: number[];
+  destination_ports?: number[];
+  packet_length?: { min: number; max: number } | null;
+  rate_bytes_per_second?: number;
+}
+
+/** The host route of an address: `192.0.2.7/32`, `2001:db8::7/128` (compressed, lower case). */
+export function hostRoute(address: string): string | undefined {
+  const version = isIP(address);
+  if (version === 0) return undefined;
+  return version === 4 ? `${address}/32` : `${new URL(`http://[${address}]/`).hostname.slice(1, -1)}/128`;
+}
+
+/** A list as the speaker reads it back: absent when empty, sorted. */
+const list = (values: number[] | undefined) => (values && values.length ? { values: [...values].sort((a, b) => a - b) } : undefined);
+
+/** The flowspec match of an action on `destination` (a host route). */
+export function flowMatchOf(action: ActionSpec, destination: string): FlowMatch {
+  const protocols = list(action.protocols);
+  const destinationPorts = list(action.destination_ports);
+  const sourcePorts = list(action.source_ports);
+  return {
+    destination,
+    ...(protocols ? { protocols: protocols.values } : {}),
+    ...(destinationPorts ? { destinationPorts: destinationPorts.values } : {}),
+    ...(sourcePorts ? { sourcePorts: sourcePorts.values } : {}),
+    ...(action.packet_length ? { packetLength: { min: action.packet_length.min, max: action.packet_length.max } } : {}),
+  };
+}
+
+/**
+ * The mitigation an action announces for a destination address; undefined
+ * for the webhook action. `defaultNextHop`: a blackhole's next hop when the
+ * action names none (the operator's discard address, BGP_BLACKHOLE_NEXT_HOP).
+ */
+export function mitigationOf(action: ActionSpec, address: string, defaultNextHop: { ipv4: string; ipv6: string }): Mitigation | undefined {
+  const destination = hostRoute(address);
+  if (!destination) return undefined;
+  switch (action.type) {
+    case 'blackhole': {
+      const communities = [...new Set(action.communities ?? [])].filter((c) => c !== '65535:666').sort();
+      const nextHop = action.next_hop ?? (isIP(address) === 4 ? defaultNextHop.ipv4 : defaultNextHop.ipv6);
+      return { action: 'blackhole', destination, nextHop, ...(communities.length ? { communities } : {}) };
+    }
+    case 'flowspec_discard':
+      return { action: 'flowspec_discard', match: flowMatchOf(action, destination) };
+    case 'flowspec_rate_limit':
+      // The speaker carries the rate as a 32-bit float: the ledger holds the value it will read back.
+      return { action: 'flowspec_rate_limit', match: flowMatchOf(action, destination), bytesPerSecond: Math.fround(action.rate_bytes_per_second ?? 0) };
+    default:
+      return undefined;
+  }
+}
+
+/** What a preview counts as matched: the destination's flows narrowed by the action's filter (a blackhole: none). */
+export interface PreviewFilter {
+  /** The destination as an inclusive range of 16-byte addresses (core/flow-query.ts). */
+  first: string;
+  last: string;
+  /** Protocol labels as flows store them (`tcp`, `udp`, `47`). */
+  protocols: string[];
+  sourcePorts: number[];
+  destinationPorts: number[];
+}
+
+export function previewFilterOf(action: ActionSpec, address: string): PreviewFilter | undefined {
+  const range = parseAddressRange(address);
+  if (!range) return undefined;
+  const narrowing = action.type === 'flowspec_discard' || action.type === 'flowspec_rate_limit';
+  return {
+    ...range,
+    protocols: narrowing ? (action.protocols ?? []).map(protocolName) : [],
+    sourcePorts: narrowing ? (action.source_ports ?? []) : [],
+    destinationPorts: narrowing ? (action.destination_ports ?? []) : [],
+  };
+}
+
+/** An automation run's states (workflows/automation.ts). */
+export const automationStatuses = ['evaluating', 'awaiting_approval', 'denied', 'expired', 'active', 'withdrawn', 'completed', 'failed'] as const;
+export type AutomationStatus = (typeof automationStatuses)[number];
+
+/** What an action would have matched in the stored flows of the last minutes, towards the incident's destination. */
+export interface ActionPreview {
+  window_minutes: number;
+  /** Every flow towards the destination, in bits and packets per second over the window. */
+  destination_bits_per_second: number;
+  /** The flows the action matches (a blackhole: all of them). */
+  matched_bits_per_second: number;
+  matched_packets_per_second: number;
+  /** matched ÷ destination bits, 0 to 1 (0 when the destination had no traffic). */
+  share: number;
+  /** The heaviest matched sources, at most ten. */
+  top_sources: Array<{ src_ip: string; bits_per_second: number; share: number }>;
+}
+
+/** One action of the playbook, as the run carries it out. */
+export interface PlannedAction {
+  /** The mitigation ledger's record id (`<automationId>-<index>`); the webhook action has one too, for the audit. */
+  id: string;
+  type: 'blackhole' | 'flowspec_discard' | 'flowspec_rate_limit' | 'webhook';
+  /** The prefix acted on (CIDR); null for the webhook action. */
+  destination: string | null;
+  duration_minutes: number;
+  /** What the speaker announces, in the form it reads back; null for the webhook action. */
+  mitigation: Mitigation | null;
+  preview: ActionPreview | null;
+  /** Epoch ms, set once announced: from `starts_at` until `ends_at`, unless withdrawn at `withdrawn_at`. */
+  starts_at?: number;
+  ends_at?: number;
+  withdrawn_at?: number;
+}

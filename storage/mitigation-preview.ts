@@ -1,0 +1,50 @@
+import type { PreviewFilter } from '../core/automation-plan';
+import type { ClickHouse } from './clickhouse';
+import { int, str, strList } from './sql';
+
+/** What an action would have matched in a window of stored flows towards one destination. */
+export interface PreviewVolumes {
+  destinationBytes: number;
+  matchedBytes: number;
+  matchedPackets: number;
+  /** The heaviest matched sources, heaviest first. */
+  topSources: Array<{ src_ip: string; bytes: number }>;
+}
+
+/**
+ * Reads the stored flows of a workspace towards a destination in
+ * [from, to): all of them, and those an action's filter matches, with the
+ * heaviest matched sources. Two aggregations on the raw flows, whose sorting
+ * key starts with the workspace and the time.
+ */
+export async function previewVolumes(ch: ClickHouse, orgId: string, filter: PreviewFilter, window: { from: number; to: number }, top = 10): Promise<PreviewVolumes> {
+  const d = ch.dialect;
+  const scope = [
+    `org_id = ${str(orgId)}`,
+    `ts >= ${d.timeLiteral(window.from)}`,
+    `ts < ${d.timeLiteral(window.to)}`,
+    d.addressInRange('dst_ip', filter.first, filter.last),
+  ].join(' AND ');
+  const narrowing = [
+    filter.protocols.length ? `protocol IN ${strList(filter.protocols)}` : '',
+    filter.sourcePorts.length ? `src_port IN (${filter.sourcePorts.map(int).join(', ')})` : '',
+    filter.destinationPorts.length ? `dst_port IN (${filter.destinationPorts.map(int).join(', ')})` : '',
+  ].filter(Boolean);
+  const matched = narrowing.length ? narrowing.join(' AND ') : '1';
+  const [totals, sources] = await Promise.all([
+    ch.query<{ b: string | number; mb: string | number; mp: string | number }>(
+      `SELECT sum(bytes) AS b, sumIf(bytes, ${matched}) AS mb, sumIf(packets, ${matched}) AS mp FROM ${ch.database}.flows WHERE ${scope}`,
+    ),
+    ch.query<{ src: string; b: string | number }>(
+      `SELECT ${d.addressText('src_ip')} AS src, sum(bytes) AS b FROM ${ch.database}.flows WHERE ${scope} AND ${matched}
+       GROUP BY src ORDER BY b DESC, src LIMIT ${int(top)}`,
+    ),
+  ]);
+  const t = totals[0];
+  return {
+    destinationBytes: Number(t?.b ?? 0),
+    matchedBytes: Number(t?.mb ?? 0),
+    matchedPackets: Number(t?.mp ?? 0),
+    topSources: sources.map((s) => ({ src_ip: String(s.src), bytes: Number(s.b) })),
+  };
+}

@@ -1,0 +1,59 @@
+import { hostRoute, mitigationOf, previewFilterOf } from '../../core/automation-plan';
+import { mitigationOfPath } from '../../workers/mitigation/announced-paths';
+import { mitigationPath } from '../../workers/mitigation/mitigations';
+import type { Mitigation } from '../../core/mitigation';
+
+const nextHop = { ipv4: '192.0.2.1', ipv6: '100::1' };
+/** What the speaker reads back of what it was given: the plan must already be in that form, or the reconciler would flap. */
+const readBack = (m: Mitigation) => mitigationOfPath(mitigationPath(m) as never);
+
+describe('what a playbook action becomes for an incident', () => {
+  test('a host route is the address with its full length, IPv6 in compressed lower case', () => {
+    expect(hostRoute('198.51.100.7')).toBe('198.51.100.7/32');
+    expect(hostRoute('2001:DB8:0:0::7')).toBe('2001:db8::7/128');
+    expect(hostRoute('web-frontend')).toBeUndefined();
+  });
+
+  test('a blackhole acts on the host route with the default next hop of its family and the operator communities sorted, without BLACKHOLE itself', () => {
+    expect(mitigationOf({ type: 'blackhole', duration_minutes: 10, communities: ['65010:2', '65535:666', '65010:1'], next_hop: null }, '198.51.100.7', nextHop)).toEqual({
+      action: 'blackhole', destination: '198.51.100.7/32', nextHop: '192.0.2.1', communities: ['65010:1', '65010:2'],
+    });
+    expect(mitigationOf({ type: 'blackhole', duration_minutes: 10, communities: [], next_hop: null }, '2001:db8::7', nextHop)).toEqual({
+      action: 'blackhole', destination: '2001:db8::7/128', nextHop: '100::1',
+    });
+  });
+
+  test('a flowspec rule carries the action filter with its lists sorted and empty ones left out', () => {
+    const m = mitigationOf(
+      { type: 'flowspec_rate_limit', duration_minutes: 5, protocols: [17], source_ports: [], destination_ports: [443, 53], packet_length: { min: 0, max: 512 }, rate_bytes_per_second: 1_250_000.3 },
+      '198.51.100.7',
+      nextHop,
+    );
+    expect(m).toEqual({
+      action: 'flowspec_rate_limit',
+      match: { destination: '198.51.100.7/32', protocols: [17], destinationPorts: [53, 443], packetLength: { min: 0, max: 512 } },
+      bytesPerSecond: Math.fround(1_250_000.3),
+    });
+  });
+
+  test.each<[string, Mitigation]>([
+    ['a blackhole', mitigationOf({ type: 'blackhole', communities: ['65010:7'], next_hop: '192.0.2.9' }, '198.51.100.7', nextHop)!],
+    ['an IPv6 blackhole', mitigationOf({ type: 'blackhole', next_hop: null }, '2001:db8::7', nextHop)!],
+    ['a flowspec discard', mitigationOf({ type: 'flowspec_discard', protocols: [6, 17], source_ports: [123, 19] }, '198.51.100.7', nextHop)!],
+    ['a flowspec rate limit', mitigationOf({ type: 'flowspec_rate_limit', destination_ports: [80], rate_bytes_per_second: 125_000_001 }, '198.51.100.7', nextHop)!],
+  ])('%s is planned in the form the speaker reads back', (_name, m) => {
+    expect(readBack(m)).toEqual(m);
+  });
+
+  test('the webhook action and a destination that is no address announce nothing', () => {
+    expect(mitigationOf({ type: 'webhook' }, '198.51.100.7', nextHop)).toBeUndefined();
+    expect(mitigationOf({ type: 'blackhole' }, 'checkout', nextHop)).toBeUndefined();
+  });
+
+  test('a preview of a flowspec rule narrows the destination flows by protocol label and ports; a blackhole matches them all', () => {
+    expect(previewFilterOf({ type: 'flowspec_discard', protocols: [17, 47], source_ports: [123] }, '198.51.100.7')).toEqual({
+      first: '0000:0000:0000:0000:0000:ffff:c633:6407', last: '0000:0000:0000:0000:0000:ffff:c633:6407', protocols: ['udp', 'gre'], sourcePorts: [123], destinationPorts: [],
+    });
+    expect(previewFilterOf({ type: 'blackhole', protocols: [6] }, '198.51.100.7')).toMatchObject({ protocols: [], sourcePorts: [], destinationPorts: [] });
+  });
+});

@@ -1,0 +1,227 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import type { AuditLedger } from '../../../application/audit-ledger';
+import { mitigationOf, previewFilterOf, type ActionPreview, type ActionSpec, type PlannedAction } from '../../../core/automation-plan';
+import { evaluateMitigation, type MitigationAction, type MitigationPolicy } from '../../../core/mitigation-policy';
+import { deniedMessage, type PolicyDecision } from '../../../core/policy';
+import { incidentDestination } from '../../../core/playbooks';
+import { automationEvents } from '../../../core/webhook-events';
+import type { AutomationRecord, AutomationsRepo } from '../../../storage/automations-repo';
+import type { ClickHouse } from '../../../storage/clickhouse';
+import type { IncidentsRepo, StoredIncident } from '../../../storage/incidents-repo';
+import { previewVolumes } from '../../../storage/mitigation-preview';
+import { isActive, type MitigationLedger } from '../../../streams/mitigation-ledger';
+import type { EventOutbox } from '../../../streams/outbox';
+import type { AutomationActivities, AutomationInput, AutomationState, ChangeInput } from '../../../workflows/automation-contract';
+import { approverVerdict, createApprovalActivities, type ApprovalActivityDeps } from './approval-activities';
+
+export interface AutomationActivityDeps extends ApprovalActivityDeps {
+  incidents: IncidentsRepo;
+  policies: { active(orgId: string): Promise<MitigationPolicy[]> };
+  automations: AutomationsRepo;
+  clickhouse: ClickHouse;
+  /** The actions of a playbook version; undefined when the workspace has no such playbook in that version. */
+  playbookActions(orgId: string, playbookId: string, version: number): Promise<ActionSpec[] | undefined>;
+  /** The prefixes the platform admin approved for the workspace (CIDR). */
+  approvedPrefixes(orgId: string): Promise<string[]>;
+  /** The mitigations the service decided on, and a way to have the speaker match them now; absent when no BGP speaker is configured. */
+  mitigations?: { ledger: MitigationLedger; reconcileNow(): Promise<void> };
+  /** A blackhole's next hop when its action names none. */
+  blackholeNextHop: { ipv4: string; ipv6: string };
+  /** How many minutes of stored flows a preview reads. */
+  previewMinutes: number;
+  audit: AuditLedger;
+  events?: EventOutbox;
+}
+
+const networkActions: ReadonlyArray<PlannedAction['type']> = ['blackhole', 'flowspec_discard', 'flowspec_rate_limit'];
+
+function record(input: AutomationInput, state: AutomationState, version: number, now: number): AutomationRecord {
+  return {
+    org_id: input.orgId,
+    automation_id: input.automationId,
+    incident_id: input.incidentId,
+    playbook_id: input.playbookId,
+    playbook_version: input.playbookVersion,
+    status: state.status,
+    requested_by: input.requestedBy,
+    requested_at: input.requestedAt,
+    updated_at: now,
+    approvals: state.approvals,
+    actions: state.actions,
+    error: state.error,
+    decision_deadline: state.decision_deadline ?? null,
+    approval_policies: state.approval_policies ?? [],
+    version,
+  };
+}
+
+/** The first denial among the actions' decisions, else approval when any asks for it (the shortest timeout), else allow. */
+function combined(decisions: PolicyDecision[]): PolicyDecision {
+  const denial = decisions.find((d) => d.decision === 'deny');
+  if (denial) return denial;
+  const waiting = decisions.filter((d): d is Extract<PolicyDecision, { decision: 'approval_required' }> => d.decision === 'approval_required');
+  if (waiting.length) {
+    return { decision: 'approval_required', policies: [...new Set(waiting.flatMap((d) => d.policies))].sort(), timeout_minutes: Math.min(...waiting.map((d) => d.timeout_minutes)) };
+  }
+  return { decision: 'allow', policies: [...new Set(decisions.flatMap((d) => (d.decision === 'allow' ? d.policies : [])))].sort() };
+}
+
+const loadIncident = async (deps: AutomationActivityDeps, input: AutomationInput): Promise<StoredIncident> => {
+  const incident = await deps.incidents.get(input.orgId, input.incidentId);
+  if (!incident) throw ApplicationFailure.nonRetryable(`incident ${input.incidentId} not found`, 'NOT_FOUND');
+  return incident;
+};
+
+/** The workspace's mitigations active now, the run's own left out. */
+async function activeCount(deps: AutomationActivityDeps, orgId: string, excluding: string, at: number): Promise<number> {
+  if (!deps.mitigations) return 0;
+  const { records } = await deps.mitigations.ledger.all();
+  return records.filter((r) => r.org_id === orgId && !r.id.startsWith(`${excluding}-`) && isActive(r, at)).length;
+}
+
+/** The policies' decision on every network action of the run, as they are now. */
+async function evaluate(deps: AutomationActivityDeps, input: AutomationInput, incident: StoredIncident, actions: PlannedAction[], durationOf = (a: PlannedAction) => a.duration_minutes) {
+  const now = (deps.now ?? Date.now)();
+  const [policies, approved, active] = await Promise.all([deps.policies.active(input.orgId), deps.approvedPrefixes(input.orgId), activeCount(deps, input.orgId, input.automationId, now)]);
+  const decisions = actions
+    .filter((a) => a.destination !== null)
+    .map((a, i) =>
+      evaluateMitigation(
+        policies,
+        { action: a.type as MitigationAction, destination: a.destination!, duration_minutes: durationOf(a), environment: incident.environment, severity: incident.severity },
+        // The run's own earlier actions count towards the workspace's active mitigations.
+        { approved_prefixes: approved, active: active + i },
+      ),
+    );
+  return combined(decisions);
+}
+
+/** What an action would have matched in the stored flows of the last minutes. */
+async function preview(deps: AutomationActivityDeps, orgId: string, spec: ActionSpec, address: string): Promise<ActionPreview | null> {
+  const filter = previewFilterOf(spec, address);
+  if (!filter) return null;
+  const to = (deps.now ?? Date.now)();
+  const seconds = deps.previewMinutes * 60;
+  const v = await previewVolumes(deps.clickhouse, orgId, filter, { from: to - seconds * 1000, to });
+  const bps = (bytes: number) => Math.round((bytes * 8) / seconds);
+  const share = (bytes: number) => (v.destinationBytes ? bytes / v.destinationBytes : 0);
+  return {
+    window_minutes: deps.previewMinutes,
+    destination_bits_per_second: bps(v.destinationBytes),
+    matched_bits_per_second: bps(v.matchedBytes),
+    matched_packets_per_second: Math.round(v.matchedPackets / seconds),
+    share: share(v.matchedBytes),
+    top_sources: v.topSources.map((s) => ({ src_ip: s.src_ip, bits_per_second: bps(s.bytes), share: share(s.bytes) })),
+  };
+}
+
+/** The playbook's actions planned on the incident's destination, or the reason they cannot be. */
+async function plan(deps: AutomationActivityDeps, input: AutomationInput, incident: StoredIncident, specs: ActionSpec[]): Promise<PlannedAction[] | string> {
+  const address = incidentDestination(incident);
+  const actions: PlannedAction[] = [];
+  for (const [index, spec] of specs.entries()) {
+    const network = networkActions.includes(spec.type);
+    const mitigation = network && address ? (mitigationOf(spec, address, deps.blackholeNextHop) ?? null) : null;
+    if (network && !mitigation) return `incident ${incident.id} has no destination address to act on`;
+    actions.push({
+      id: `${input.automationId}-${index}`,
+      type: spec.type,
+      destination: mitigation ? (mitigation.action === 'blackhole' ? mitigation.destination : mitigation.match.destination) : null,
+      duration_minutes: network ? (spec.duration_minutes ?? 0) : 0,
+      mitigation,
+      preview: network && address ? await preview(deps, input.orgId, spec, address) : null,
+    });
+  }
+  return actions;
+}
+
+const audit = (deps: AutomationActivityDeps, input: AutomationInput, actor: string, action: string, details: Record<string, unknown>) =>
+  deps.audit.append({ orgId: input.orgId, actor, action, target: input.automationId, details });
+
+/** Evaluates the policies again, then writes the mitigations to the ledger and has the speaker announce them. */
+async function execute(deps: AutomationActivityDeps, input: AutomationInput, actions: PlannedAction[], startsAt: number): Promise<{ actions: PlannedAction[] } | { denied: string }> {
+    const decision = await evaluate(deps, input, await loadIncident(deps, input), actions);
+    if (decision.decision === 'deny') {
+      await audit(deps, input, 'automation', 'automation.denied', { reason: deniedMessage(decision) });
+      return { denied: deniedMessage(decision) };
+    }
+    if (actions.some((a) => a.mitigation !== null) && !deps.mitigations) {
+      throw ApplicationFailure.nonRetryable('no BGP speaker is configured (BGP_SPEAKER_ADDRESS=off): the mitigations cannot be announced', 'NO_SPEAKER');
+    }
+    const placed = actions.map((a) => (a.mitigation ? { ...a, starts_at: startsAt, ends_at: startsAt + a.duration_minutes * 60_000 } : a));
+    for (const a of placed) {
+      if (a.mitigation) await deps.mitigations!.ledger.put({ id: a.id, org_id: input.orgId, mitigation: a.mitigation, starts_at: a.starts_at!, ends_at: a.ends_at! });
+    }
+    // The reconciler would announce within its interval; asked now, the routes reach the routers at once.
+    await deps.mitigations?.reconcileNow();
+    const summary = placed.map((a) => ({ id: a.id, type: a.type, destination: a.destination, ends_at: a.ends_at ?? null }));
+    await audit(deps, input, 'automation', 'automation.executed', { playbook_id: input.playbookId, playbook_version: input.playbookVersion, actions: summary });
+    return { actions: placed };
+  }
+
+/** Every side effect of the automation workflow, built from its dependencies. */
+export function createAutomationActivities(deps: AutomationActivityDeps): AutomationActivities {
+  const now = deps.now ?? Date.now;
+  return {
+    ...createApprovalActivities(deps),
+
+    async recordAutomationState({ input, state, version }) {
+      const r = record(input, state, version, now());
+      await deps.automations.put(r);
+      // Before the activity completes: a crash here retries it, and the event's id makes the retry's copy a duplicate.
+      await deps.events?.publish(automationEvents(input.orgId, r, r.updated_at));
+    },
+
+    async prepareAutomation(input) {
+      const incident = await loadIncident(deps, input);
+      const specs = await deps.playbookActions(input.orgId, input.playbookId, input.playbookVersion);
+      if (!specs) throw ApplicationFailure.nonRetryable(`playbook ${input.playbookId} version ${input.playbookVersion} not found`, 'NOT_FOUND');
+      const actions = await plan(deps, input, incident, specs);
+      if (typeof actions === 'string') {
+        const denial: PolicyDecision = { decision: 'deny', policy_id: 'playbook', policy_name: input.playbookId, reason: actions };
+        return { decision: denial, deniedMessage: deniedMessage(denial), actions: [] };
+      }
+      const decision = await evaluate(deps, input, incident, actions);
+      return { decision, deniedMessage: decision.decision === 'deny' ? deniedMessage(decision) : '', actions };
+    },
+
+    executeAutomation: ({ input, actions, startsAt }) => execute(deps, input, actions, startsAt),
+
+    async withdrawMitigations({ input, ids, at, reason, by }) {
+      if (deps.mitigations) {
+        for (const id of ids) await deps.mitigations.ledger.withdraw(input.orgId, id, at);
+        await deps.mitigations.reconcileNow();
+      }
+      const action = { withdrawn: 'automation.withdraw', expired: 'automation.expired', failed: 'automation.failed' }[reason];
+      await audit(deps, input, by ?? 'automation', action, { mitigations: ids });
+    },
+
+    async extendMitigations({ input, actions, minutes, by }) {
+      // An extension is a decision under the same rules: the whole duration, from the start, must be within the policies.
+      const total = (a: PlannedAction) => Math.ceil((a.ends_at! + minutes * 60_000 - a.starts_at!) / 60_000);
+      const decision = await evaluate(deps, input, await loadIncident(deps, input), actions, total);
+      if (decision.decision === 'deny') return { denied: deniedMessage(decision) };
+      const extended = actions.map((a) => ({ ...a, ends_at: a.ends_at! + minutes * 60_000 }));
+      for (const a of extended) {
+        if (a.mitigation && deps.mitigations) await deps.mitigations.ledger.put({ id: a.id, org_id: input.orgId, mitigation: a.mitigation, starts_at: a.starts_at!, ends_at: a.ends_at });
+      }
+      await audit(deps, input, by, 'automation.extend', { minutes, mitigations: extended.map((a) => ({ id: a.id, ends_at: a.ends_at })) });
+      return { actions: extended };
+    },
+
+    checkChange: ({ input, workflowId, change, request }) => changeVerdict(deps, input, workflowId, change, request),
+  };
+}
+
+/** A withdraw or extend request's proof and key, checked as a decision's; the playbook's author may withdraw (it only makes things safer). */
+async function changeVerdict(deps: AutomationActivityDeps, input: AutomationInput, workflowId: string, change: 'withdraw' | 'extend', request: ChangeInput) {
+  const now = (deps.now ?? Date.now)();
+  const claims = { orgId: input.orgId, runId: input.automationId, workflowId, approverKeyId: request.approverKeyId, decision: change };
+  const proof = deps.decisionTokens.verify(request.decisionToken, claims, now);
+  if (!proof.ok) return { ok: false as const, message: proof.message };
+  const key = request.approverKeyId ? await deps.keys.get(request.approverKeyId) : undefined;
+  const subject = { kind: 'automation' as const, orgId: input.orgId, id: input.automationId, requestedBy: input.requestedBy };
+  const verdict = approverVerdict(key, subject, request.approverKeyId, now);
+  if (!verdict.ok && !(change === 'withdraw' && verdict.reason === 'requester')) return { ok: false as const, message: verdict.message };
+  return { ok: true as const };
+}

@@ -1,0 +1,99 @@
+import type { JsMsg } from 'nats';
+import { z } from 'zod';
+import { automationIdOf } from '../../application/automation-runs';
+import { matchingPlaybooks, type VersionedPlaybooks } from '../../core/playbooks';
+import type { Logger } from '../../observability/logger';
+import { counter, type Registry } from '../../observability/metrics';
+import type { IncidentsRepo } from '../../storage/incidents-repo';
+import { triggerEventTypes } from '../../streams/automation-triggers';
+import { automationNames } from '../../streams/names';
+import type { AutomationInput } from '../../workflows/automation-contract';
+
+/** The automation starter's durable consumer: a start answers within seconds, so a minute covers one handling. */
+export function automationStarterConsumer(prefix: string) {
+  const n = automationNames(prefix);
+  return { stream: n.triggers, durable: n.starter, ackWaitMs: 60_000, concurrency: 8 };
+}
+
+/**
+ * A trigger as it must be: an incident event of the workspace its subject
+ * names. Messages come from NATS, so from outside the process: anything else
+ * is terminated (never redelivered) and counted, and nothing is started.
+ */
+const triggerSchema = z.object({
+  type: z.string().refine((t) => triggerEventTypes.includes(t)),
+  workspace: z.string().regex(/^org_[0-9a-f]{20}$/),
+  data: z.object({ id: z.string().regex(/^inc_[0-9a-f]{20}$/) }),
+});
+
+/** How often a trigger whose incident is not stored yet is offered again (the correlator publishes before it writes). */
+const incidentWaits = 30;
+const incidentWaitMs = 1_000;
+
+export interface AutomationStarterDeps {
+  prefix: string;
+  incidents: Pick<IncidentsRepo, 'get'>;
+  /** The workspace's playbooks in force. */
+  playbooks(orgId: string): Promise<VersionedPlaybooks>;
+  /** Starts a run's workflow; false when that run was started before. */
+  start(input: AutomationInput): Promise<boolean>;
+  registry: Registry;
+  log: Logger;
+  now?: () => number;
+}
+
+/**
+ * The automation starter's handler: for an incident opened or escalated, one
+ * run of every enabled playbook in force whose match holds, its id derived
+ * from the incident and the playbook version (a trigger seen again starts
+ * nothing new). The incident is read from ClickHouse, never from the message.
+ */
+export function automationStarter(deps: AutomationStarterDeps) {
+  const triggers = counter(deps.registry, {
+    name: 'nettel_automation_triggers_total',
+    help: 'Automation triggers handled, by outcome: runs started, none matching, already started, refused (malformed), incident never stored',
+    labelNames: ['outcome'] as const,
+  });
+  const n = automationNames(deps.prefix);
+  return async (m: JsMsg): Promise<void> => {
+    const trigger = parse(m);
+    if (!trigger || n.triggerSubject(trigger.workspace) !== m.subject) {
+      triggers.inc({ outcome: 'refused' });
+      deps.log.warn({ subject: m.subject, seq: m.seq }, 'an automation trigger that is not an incident event of its workspace was refused');
+      m.term();
+      return;
+    }
+    const incident = await deps.incidents.get(trigger.workspace, trigger.data.id);
+    if (!incident) {
+      if (m.info.redeliveryCount < incidentWaits) return m.nak(incidentWaitMs);
+      triggers.inc({ outcome: 'incident_missing' });
+      m.term();
+      return;
+    }
+    const doc = await deps.playbooks(trigger.workspace);
+    const matching = matchingPlaybooks(doc.playbooks, incident);
+    if (!matching.length) triggers.inc({ outcome: 'no_playbook' });
+    for (const playbook of matching) {
+      const started = await deps.start({
+        orgId: trigger.workspace,
+        automationId: automationIdOf(trigger.workspace, incident.id, playbook.id, doc.version),
+        incidentId: incident.id,
+        playbookId: playbook.id,
+        playbookVersion: doc.version,
+        requestedBy: doc.actor,
+        requestedAt: (deps.now ?? Date.now)(),
+      });
+      triggers.inc({ outcome: started ? 'started' : 'already_started' });
+    }
+    m.ack();
+  };
+}
+
+function parse(m: JsMsg): z.infer<typeof triggerSchema> | undefined {
+  try {
+    const parsed = triggerSchema.safeParse(JSON.parse(m.string()));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * The automation workflow: one run of one playbook version for one incident.
+ * Deterministic decisions only; every side effect (policies, previews on
+ * stored flows, the mitigation ledger and the BGP speaker, the audit ledger,
+ * notifications) is an activity in workers/governance/activities.
+ *
+ * evaluating → (denied | awaiting_approval → denied | expired) → active →
+ * completed (every mitigation reached its end) | withdrawn (an approver ended
+ * them early) | failed. The mitigation ledger holds each mitigation's end, so
+ * the reconciler withdraws it on time even if this run is gone; the run's
+ * timer makes the withdrawal a recorded, audited step.
+ */
+import {
+  ApplicationFailure, allHandlersFinished, condition, defineQuery, defineSignal, defineUpdate, proxyActivities, setHandler, workflowInfo,
+} from '@temporalio/workflow';
+import { ApprovalGate } from './approval-gate';
+import type { AutomationStatus, PlannedAction } from '../core/automation-plan';
+import type { PolicyDecision } from '../core/policy';
+import type { AutomationActivities, AutomationInput, AutomationState, ChangeInput } from './automation-contract';
+import type { ApprovalInput, DecisionInput } from './decision-contract';
+
+export { decisionFailures } from './approval-gate';
+
+/** Signals for whoever drives Temporal directly: checked like the API's decisions (a decision token is required). */
+export const approveAutomationSignal = defineSignal<[ApprovalInput]>('approve');
+export const denyAutomationSignal = defineSignal<[ApprovalInput]>('deny');
+export const decideAutomationUpdate = defineUpdate<AutomationState, [DecisionInput]>('decide');
+/** Ends every active mitigation of the run now. */
+export const withdrawAutomationUpdate = defineUpdate<AutomationState, [ChangeInput]>('withdraw');
+/** Holds every active mitigation `minutes` longer, if the policies allow it. */
+export const extendAutomationUpdate = defineUpdate<AutomationState, [ChangeInput]>('extend');
+export const automationStatusQuery = defineQuery<AutomationState>('automationStatus');
+
+/** Why a withdraw or extend update failed (the API answers 403, 409 and 422). */
+export const changeFailures = { refused: 'CHANGE_REFUSED', notActive: 'NOT_ACTIVE', denied: 'POLICY_DENIED' } as const;
+
+const { recordAutomationState, prepareAutomation, executeAutomation, withdrawMitigations } = proxyActivities<AutomationActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20, nonRetryableErrorTypes: ['NOT_FOUND'] },
+});
+// Answered within the API's deadline for an update.
+const { checkChange, extendMitigations } = proxyActivities<AutomationActivities>({
+  startToCloseTimeout: '5 seconds',
+  scheduleToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '500 milliseconds', maximumInterval: '2 seconds' },
+});
+
+const active = (a: PlannedAction) => a.mitigation !== null && a.ends_at !== undefined && a.withdrawn_at === undefined;
+
+/**
+ * One run's state and steps. The update handlers and the main path share the
+ * state; `changing` serializes withdraw and extend requests so the state they
+ * change is never raced.
+ */
+class AutomationRun {
+  readonly state: AutomationState = { status: 'evaluating', approvals: [], error: null, actions: [] };
+  private version = 1;
+  private withdrawRequest?: { by: string };
+  private changing = false;
+  private readonly gate: ApprovalGate<AutomationState>;
+
+  constructor(private readonly input: AutomationInput) {
+    this.gate = new ApprovalGate({ kind: 'automation', orgId: input.orgId, id: input.automationId, requestedBy: input.requestedBy }, this.state);
+  }
+
+  installHandlers(): void {
+    const gate = this.gate;
+    setHandler(automationStatusQuery, () => this.state);
+    setHandler(approveAutomationSignal, (raw) => gate.enqueue('approve', raw));
+    setHandler(denyAutomationSignal, (raw) => gate.enqueue('deny', raw));
+    setHandler(decideAutomationUpdate, (d: DecisionInput) => gate.decideNow(d), { validator: (d: DecisionInput) => gate.validate(d) });
+    setHandler(withdrawAutomationUpdate, (request: ChangeInput) =>
+      this.change('withdraw', request, async () => {
+        this.withdrawRequest = { by: request.approverKeyId };
+        await condition(() => this.state.status !== 'active');
+      }),
+    );
+    setHandler(extendAutomationUpdate, (request: ChangeInput) => this.change('extend', request, () => this.extend(request)));
+  }
+
+  /** Stored at every step: the API reads runs from the store. */
+  async record(): Promise<void> {
+    this.version += 1;
+    await recordAutomationState({ input: this.input, state: { ...this.state, actions: this.state.actions.map((a) => ({ ...a })) }, version: this.version });
+  }
+
+  async moveTo(status: AutomationStatus, error: AutomationState['error'] = null): Promise<void> {
+    this.state.status = status;
+    this.state.error = error;
+    await this.record();
+  }
+
+  async finish(status: AutomationStatus, error: AutomationState['error'] = null): Promise<AutomationState> {
+    await this.moveTo(status, error);
+    // An update still answering (a refused one being audited) finishes before the workflow does.
+    await condition(allHandlersFinished);
+    return this.state;
+  }
+
+  /** A withdraw or extend request, checked like a decision, one at a time. */
+  private async change(kind: 'withdraw' | 'extend', request: ChangeInput, work: () => Promise<void>): Promise<AutomationState> {
+    await condition(() => !this.changing);
+    this.changing = true;
+    try {
+      if (this.state.status !== 'active') {
+        throw ApplicationFailure.create({ type: changeFailures.notActive, message: `the automation is ${this.state.status}, not active`, nonRetryable: true });
+      }
+      const verdict = await checkChange({ input: this.input, workflowId: workflowInfo().workflowId, change: kind, request });
+      if (!verdict.ok) throw ApplicationFailure.create({ type: changeFailures.refused, message: verdict.message, nonRetryable: true });
+      await work();
+      return this.state;
+    } finally {
+      this.changing = false;
+    }
+  }
+
+  private async extend(request: ChangeInput): Promise<void> {
+    const outcome = await extendMitigations({ input: this.input, actions: this.state.actions.filter(active), minutes: request.minutes ?? 0, by: request.approverKeyId });
+    if ('denied' in outcome) throw ApplicationFailure.create({ type: changeFailures.denied, message: outcome.denied, nonRetryable: true });
+    const extended = new Map(outcome.actions.map((a) => [a.id, a]));
+    this.state.actions = this.state.actions.map((a) => extended.get(a.id) ?? a);
+    await this.record();
+  }
+
+  /** Waits for a decision when the policies ask for one; the run's end when it is denied or expires. */
+  async approval(decision: Extract<PolicyDecision, { decision: 'approval_required' }>): Promise<AutomationState | undefined> {
+    this.state.decision_deadline = Date.now() + Math.round(decision.timeout_minutes * 60_000);
+    this.state.approval_policies = decision.policies;
+    await this.moveTo('awaiting_approval');
+    const taken = await this.gate.decision(this.state.decision_deadline - Date.now());
+    if (!taken) return this.finish('expired', { code: 'APPROVAL_EXPIRED', message: `no approver decided within ${decision.timeout_minutes} minutes` });
+    await this.gate.audit(taken);
+    if (taken.decision === 'deny') return this.finish('denied', { code: 'POLICY_DENIED', message: `Execution blocked by policy: denied by approver ${taken.approverKeyId}` });
+    return undefined;
+  }
+
+  /** Puts the mitigations in place; a failure withdraws whatever the ledger took (nothing is left half-announced) and fails the run. */
+  async execute(): Promise<AutomationState | undefined> {
+    let executed: Awaited<ReturnType<typeof executeAutomation>>;
+    try {
+      executed = await executeAutomation({ input: this.input, actions: this.state.actions, startsAt: Date.now() });
+    } catch (err) {
+      const ids = this.state.actions.filter((a) => a.mitigation !== null).map((a) => a.id);
+      await withdrawMitigations({ input: this.input, ids, at: Date.now(), reason: 'failed' });
+      const cause = (err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message;
+      const message = `the mitigations could not be put in place: ${cause}`;
+      await this.moveTo('failed', { code: 'AUTOMATION_FAILED', message });
+      throw ApplicationFailure.nonRetryable(message, 'AUTOMATION_FAILED', { status: 'failed' });
+    }
+    if ('denied' in executed) return this.finish('denied', { code: 'POLICY_DENIED', message: executed.denied });
+    this.state.actions = executed.actions;
+    await this.moveTo('active');
+    return undefined;
+  }
+
+  /** The durable timer: sleeps until the next end, wakes early for a withdraw request or an extension. */
+  async hold(): Promise<AutomationState> {
+    while (this.state.actions.some(active)) {
+      const nextEnd = Math.min(...this.state.actions.filter(active).map((a) => a.ends_at!));
+      const ends = this.state.actions.map((a) => a.ends_at);
+      const woken = await condition(() => this.withdrawRequest !== undefined || this.state.actions.some((a, i) => a.ends_at !== ends[i]), Math.max(1, nextEnd - Date.now()));
+      if (this.withdrawRequest) return this.withdrawAll(this.withdrawRequest.by);
+      if (!woken) await this.withdrawEnded();
+    }
+    return this.finish('completed');
+  }
+
+  private async withdrawAll(by: string): Promise<AutomationState> {
+    const at = Date.now();
+    const ids = this.state.actions.filter(active).map((a) => a.id);
+    await withdrawMitigations({ input: this.input, ids, at, reason: 'withdrawn', by });
+    this.state.actions = this.state.actions.map((a) => (ids.includes(a.id) ? { ...a, withdrawn_at: at } : a));
+    return this.finish('withdrawn');
+  }
+
+  private async withdrawEnded(): Promise<void> {
+    const at = Date.now();
+    const ended = this.state.actions.filter((a) => active(a) && a.ends_at! <= at).map((a) => a.id);
+    if (!ended.length) return;
+    await withdrawMitigations({ input: this.input, ids: ended, at, reason: 'expired' });
+    this.state.actions = this.state.actions.map((a) => (ended.includes(a.id) ? { ...a, withdrawn_at: a.ends_at } : a));
+    await this.record();
+  }
+}
+
+export async function automationWorkflow(input: AutomationInput): Promise<AutomationState> {
+  const run = new AutomationRun(input);
+  run.installHandlers();
+  await run.record();
+  const prepared = await prepareAutomation(input);
+  run.state.actions = prepared.actions;
+  if (prepared.decision.decision === 'deny') return run.finish('denied', { code: 'POLICY_DENIED', message: prepared.deniedMessage });
+  if (prepared.decision.decision === 'approval_required') {
+    const ended = await run.approval(prepared.decision);
+    if (ended) return ended;
+  }
+  return (await run.execute()) ?? run.hold();
+}
