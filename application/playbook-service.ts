@@ -1,8 +1,9 @@
 import { canonicalJson } from '../core/canonical-json';
 import { conflict, notFound, validationError, type ErrorDetail } from '../core/errors';
-import { prefixWithin } from '../core/mitigation-policy';
+import { prefixWithin, type StoredPolicy } from '../core/mitigation-policy';
 import { noPlaybooks, type Playbook, type PlaybooksDocument, type VersionedPlaybooks } from '../core/playbooks';
 import type { PlaybooksRepo } from '../storage/playbooks-repo';
+import type { PoliciesRepo } from '../storage/policies-repo';
 import type { AuditLedger } from './audit-ledger';
 import type { WithLock } from './exporter-service';
 
@@ -13,6 +14,20 @@ function outsideApproved(playbooks: readonly Playbook[], approved: readonly stri
       approved.some((prefix) => prefixWithin(destination, prefix))
         ? []
         : [{ path: `playbooks.${i}.match.destinations.${j}`, message: `${destination} is outside the workspace's approved prefixes` }],
+    ),
+  );
+}
+
+/** The actions longer than the shortest `max_duration_minutes` of the active policies, as error details naming each. */
+function overPolicyDuration(playbooks: readonly Playbook[], policies: readonly Pick<StoredPolicy, 'id' | 'name' | 'max_duration_minutes' | 'status'>[]): ErrorDetail[] {
+  const bounding = policies.filter((p) => p.status === 'active' && p.max_duration_minutes > 0);
+  if (!bounding.length) return [];
+  const tightest = bounding.reduce((a, b) => (b.max_duration_minutes < a.max_duration_minutes ? b : a));
+  return playbooks.flatMap((p, i) =>
+    p.actions.flatMap((action, j) =>
+      'duration_minutes' in action && action.duration_minutes > tightest.max_duration_minutes
+        ? [{ path: `playbooks.${i}.actions.${j}.duration_minutes`, message: `${action.duration_minutes} minutes exceeds policy ${tightest.id} (${tightest.name}): at most ${tightest.max_duration_minutes}` }]
+        : [],
     ),
   );
 }
@@ -33,6 +48,8 @@ export class PlaybookService {
       withLock: WithLock;
       /** The prefixes the platform admin approved for the workspace (CIDR). */
       approvedPrefixes: (orgId: string) => Promise<string[]>;
+      /** The workspace's active policies: an action may not last longer than one of them allows. */
+      policies: Pick<PoliciesRepo, 'active'>;
       now?: () => number;
     },
   ) {}
@@ -52,8 +69,11 @@ export class PlaybookService {
 
   /** `startedFrom`: the version the caller edited; another one in force means a concurrent change, 409. */
   async put(orgId: string, actor: string, document: PlaybooksDocument, startedFrom?: number): Promise<VersionedPlaybooks> {
-    const outside = outsideApproved(document.playbooks, await this.deps.approvedPrefixes(orgId));
+    const [approved, policies] = await Promise.all([this.deps.approvedPrefixes(orgId), this.deps.policies.active(orgId)]);
+    const outside = outsideApproved(document.playbooks, approved);
     if (outside.length) throw validationError('a playbook names a destination outside the approved prefixes', outside);
+    const tooLong = overPolicyDuration(document.playbooks, policies);
+    if (tooLong.length) throw validationError("a playbook action lasts longer than a policy's max_duration_minutes", tooLong);
     const { written, previous } = await this.deps.withLock(`playbooks-${orgId}`, async () => {
       const current = await this.get(orgId);
       if (startedFrom !== undefined && startedFrom !== current.version) {

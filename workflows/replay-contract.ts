@@ -4,6 +4,7 @@
  * so the workflow never reaches into workers/.
  */
 import type { PolicyDecision } from '../core/policy';
+import type { PlannedAction } from '../core/automation-plan';
 import type { Approval, ReplayStatus, ReplayWindow } from '../core/replay';
 import type { ApprovalActivities } from './decision-contract';
 
@@ -41,8 +42,18 @@ export interface ReplayReport {
     bytes_examined: number;
     signals_examined: number;
     actions: Array<{ action: 'rate_limit'; src_ip: string; dst_ip: string; bytes: number; flows: number }>;
+    /** What the workspace's playbooks in force would do for the incident: each matching one's actions, previewed on the replay's window. */
+    playbooks: ReplayedPlaybook[];
   };
   duration_ms: number;
+}
+
+/** A matching playbook's actions as a replay reports them; `refused` says why it could not act (no destination address). */
+export interface ReplayedPlaybook {
+  playbook_id: string;
+  playbook_version: number;
+  actions: Array<Pick<PlannedAction, 'type' | 'destination' | 'duration_minutes' | 'preview'>>;
+  refused: string | null;
 }
 
 export interface IncidentSummary {

@@ -3,7 +3,7 @@ import { automationStatuses } from '../../core/automation-plan';
 import { time, timeOrNull } from './answers';
 
 /** The answers of automation runs and of the mitigations they announce (see answers.ts). */
-const preview = z
+export const actionPreview = z
   .object({
     window_minutes: z.number().int(),
     destination_bits_per_second: z.number(),
@@ -34,7 +34,7 @@ export const automationAnswer = z
         type: z.enum(['blackhole', 'flowspec_discard', 'flowspec_rate_limit', 'webhook']),
         destination: z.string().nullable(),
         duration_minutes: z.number().int(),
-        preview: preview.nullable(),
+        preview: actionPreview.nullable(),
         starts_at: timeOrNull,
         ends_at: timeOrNull,
         withdrawn_at: timeOrNull,

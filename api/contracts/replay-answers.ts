@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { replayStatuses } from '../../core/replay';
 import { time, timeOrNull } from './answers';
+import { actionPreview } from './automation-answers';
 
 /**
  * The answers of replays and their decisions (see answers.ts): a replay as
@@ -32,6 +33,16 @@ export const replayReportAnswer = z
       bytes_examined: z.number(),
       signals_examined: z.number().int(),
       actions: z.array(z.object({ action: z.literal('rate_limit'), src_ip: z.string(), dst_ip: z.string(), bytes: z.number(), flows: z.number() })),
+      playbooks: z
+        .array(
+          z.object({
+            playbook_id: z.string(),
+            playbook_version: z.number().int(),
+            actions: z.array(z.object({ type: z.enum(['blackhole', 'flowspec_discard', 'flowspec_rate_limit', 'webhook']), destination: z.string().nullable(), duration_minutes: z.number().int(), preview: actionPreview.nullable() })),
+            refused: z.string().nullable().meta({ description: 'why the playbook could not act on the incident (no destination address), else null' }),
+          }),
+        )
+        .meta({ description: "what the workspace's playbooks in force whose match holds would do, previewed on the replay's window" }),
     }),
     duration_ms: z.number(),
   })

@@ -98,7 +98,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
     automations: new AutomationService({ client: () => a.temporal.client, automations: new AutomationsRepo(a.clickhouse), decisionTokens: decisionTokensOf(config) }),
     exporters: new ExporterService({ exporters: new ExportersRepo(a.clickhouse), audit, withLock }),
     prefixes: new PrefixService({ prefixes, audit, withLock }),
-    playbooks: new PlaybookService({ repo: new PlaybooksRepo(a.clickhouse), audit, withLock, approvedPrefixes: (orgId) => prefixes.approved(orgId) }),
+    playbooks: new PlaybookService({ repo: new PlaybooksRepo(a.clickhouse), audit, withLock, approvedPrefixes: (orgId) => prefixes.approved(orgId), policies }),
     detectionRules: new DetectionRulesService({ repo: new DetectionRulesRepo(a.clickhouse), cache: rules, audit, withLock }),
     webhooks: new WebhookService({
       webhooks: new WebhooksRepo(a.clickhouse),

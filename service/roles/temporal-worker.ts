@@ -43,6 +43,7 @@ export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a
   const heads = new AuditHeads(a.nats, config.nats.prefix, config.nats.replicas);
   const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry, config.audit.chainKey);
   const replays = new ReplaysRepo(a.clickhouse);
+  const playbooks = new PlaybooksRepo(a.clickhouse);
   const common = {
     incidents: new IncidentsRepo(a.clickhouse),
     policies: new PoliciesRepo(a.clickhouse),
@@ -54,8 +55,14 @@ export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a
     events: new JetStreamOutbox({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry }),
   };
   const activities = {
-    ...createReplayActivities({ ...common, replays, history: new ReplayHistory(a.clickhouse), rules: detectionRulesCacheOf(a) }),
-    ...automationActivities(config, a, common, mitigation),
+    ...createReplayActivities({
+      ...common,
+      replays,
+      history: new ReplayHistory(a.clickhouse),
+      rules: detectionRulesCacheOf(a),
+      playbooks: { clickhouse: a.clickhouse, blackholeNextHop: config.bgp.blackholeNextHop, inForce: async (orgId) => (await playbooks.latest(orgId)) ?? noPlaybooks },
+    }),
+    ...automationActivities(config, a, playbooks, common, mitigation),
   };
   const worker = new TemporalWorker(
     {
@@ -81,15 +88,14 @@ export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a
       log: a.log,
     },
   );
-  const starter = automationStarterLoop(config, a, common.incidents);
+  const starter = automationStarterLoop(config, a, playbooks, common.incidents);
   // The heads start before the worker runs an activity that appends, and stop after it.
   const components: Component[] = [heads, worker, reconciler, starter];
   return { components, worker, starter };
 }
 
 /** The automation workflow's activities: they read playbook versions and approved prefixes, and write the mitigation ledger. */
-function automationActivities(config: Config, a: Adapters, common: Omit<AutomationActivityDeps, 'automations' | 'clickhouse' | 'playbookActions' | 'approvedPrefixes' | 'blackholeNextHop' | 'previewMinutes'>, mitigation?: ReturnType<typeof mitigationRole>) {
-  const playbooks = new PlaybooksRepo(a.clickhouse);
+function automationActivities(config: Config, a: Adapters, playbooks: PlaybooksRepo, common: Omit<AutomationActivityDeps, 'automations' | 'clickhouse' | 'playbookActions' | 'approvedPrefixes' | 'blackholeNextHop' | 'previewMinutes'>, mitigation?: ReturnType<typeof mitigationRole>) {
   const prefixes = new PrefixesRepo(a.clickhouse);
   return createAutomationActivities({
     ...common,
@@ -104,8 +110,7 @@ function automationActivities(config: Config, a: Adapters, common: Omit<Automati
 }
 
 /** The automation starter: the triggers' durable consumer, starting a run per matching playbook. */
-function automationStarterLoop(config: Config, a: Adapters, incidents: IncidentsRepo) {
-  const playbooks = new PlaybooksRepo(a.clickhouse);
+function automationStarterLoop(config: Config, a: Adapters, playbooks: PlaybooksRepo, incidents: IncidentsRepo) {
   const handle = automationStarter({
     prefix: config.nats.prefix,
     incidents,

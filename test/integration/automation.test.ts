@@ -6,7 +6,7 @@ import { freePort, type LocalProcess } from '../../engines/local-process';
 import { createLogger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
 import { automationNames } from '../../streams/names';
-import type { AuditEntryView, AutomationView, DataOf, IncidentView, MitigationView, Page } from '../support/api-types';
+import type { AuditEntryView, AutomationView, DataOf, IncidentView, MitigationView, Page, ReplayView } from '../support/api-types';
 import { birdc, birdFlowTable, birdSocket, localBird } from '../support/bird';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { orgIs, waitForStoredCount } from '../support/stored-count';
@@ -156,6 +156,25 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     for (const body of forged) await t.stack.nats.js().publish(subject, body);
     await waitFor(async () => ((await refused()) - before === forged.length ? true : undefined), 10_000, 'the forged triggers refused');
     expect((await t.request<Page<AutomationView>>('GET', '/v1/automations', { key: w.operator.key })).body.data).toEqual([]);
+  });
+
+  test('a replay of the incident reports what the playbook in force would do, previewed on the replay window', async () => {
+    const w = await workspace('198.51.100.80/28', [{ id: 'ntp', name: 'NTP discard', match: {}, actions: [discardNtp] }]);
+    const flows = [1, 2].map((i) => ({ src_ip: `203.0.113.${10 + i}`, dst_ip: '198.51.100.82', src_port: 123, dst_port: 5000, protocol: 'udp', bytes: i * 500_000, packets: i * 100, timestamp: Date.now() - 20_000 }));
+    expect((await t.request('POST', '/flow', { key: w.operator.key, body: flows })).status).toBe(201);
+    await waitForStoredCount(t.stack.clickhouse, 'flows', 2, { where: orgIs(w.admin.org_id), what: 'the flows stored' });
+    const run = await runFor(w, '198.51.100.82', 'active');
+    const requested = await t.request<{ replay_id: string }>('POST', '/v1/replay', { key: w.operator.key, body: { incident_id: run.incident_id, window_minutes: 10 } });
+    expect(requested.status).toBe(202);
+    const replay = await waitFor(async () => {
+      const r = (await t.request<ReplayView>('GET', `/v1/replays/${requested.body.replay_id}`, { key: w.operator.key })).body;
+      return r.status === 'completed' ? r : undefined;
+    }, 30_000, 'the replay');
+    const [playbook] = replay.report!.automation.playbooks;
+    expect(playbook).toMatchObject({ playbook_id: 'ntp', refused: null, actions: [{ type: 'flowspec_discard', destination: '198.51.100.82/32', duration_minutes: 30 }] });
+    expect(playbook!.actions[0]!.preview).toMatchObject({ window_minutes: 10, share: 1 });
+    expect(playbook!.actions[0]!.preview!.top_sources.map((s) => s.src_ip)).toEqual(['203.0.113.12', '203.0.113.11']);
+    expect((await t.request('POST', `/v1/automations/${run.automation_id}/withdraw`, { key: w.approver.key })).status).toBe(200);
   });
 
   test('a mitigation no policy holds back is announced at once and leaves BIRD at the end of its duration', async () => {

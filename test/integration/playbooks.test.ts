@@ -93,6 +93,18 @@ describe.each(transports)('playbooks per workspace on %s', (transport) => {
     expect((await get(operator.key)).body.version).toBe(0);
   });
 
+  test("an action lasting longer than an active policy's max_duration_minutes is 400 naming it, and nothing is written", async () => {
+    const { operator } = await workspace();
+    const policy = await t.request<{ id: string }>('POST', '/v1/policies', { key: operator.key, body: { name: 'short', requires_approval: false, max_duration_minutes: 30 } });
+    expect(policy.status).toBe(201);
+    const long = { id: 'long', name: 'long', actions: [{ type: 'webhook' }, { type: 'flowspec_discard', duration_minutes: 31 }] };
+    const refused = await put(operator.key, { playbooks: [long] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details).toEqual([{ path: 'playbooks.0.actions.1.duration_minutes', message: `31 minutes exceeds policy ${policy.body.id} (short): at most 30` }]);
+    expect((await get(operator.key)).body.version).toBe(0);
+    expect((await put(operator.key, { playbooks: [{ ...long, actions: [{ type: 'flowspec_discard', duration_minutes: 30 }] }] })).status).toBe(200);
+  });
+
   test('invalid playbooks are 400 naming each field', async () => {
     const { operator } = await workspace();
     const bad = await put(operator.key, {

@@ -1,39 +1,32 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { AuditLedger } from '../../../application/audit-ledger';
-import { mitigationOf, previewFilterOf, type ActionPreview, type ActionSpec, type PlannedAction } from '../../../core/automation-plan';
+import type { ActionSpec, PlannedAction } from '../../../core/automation-plan';
 import { evaluateMitigation, type MitigationAction, type MitigationPolicy } from '../../../core/mitigation-policy';
 import { deniedMessage, type PolicyDecision } from '../../../core/policy';
-import { incidentDestination } from '../../../core/playbooks';
 import { automationEvents } from '../../../core/webhook-events';
 import type { AutomationRecord, AutomationsRepo } from '../../../storage/automations-repo';
-import type { ClickHouse } from '../../../storage/clickhouse';
 import type { IncidentsRepo, StoredIncident } from '../../../storage/incidents-repo';
-import { previewVolumes } from '../../../storage/mitigation-preview';
 import { isActive, type MitigationLedger } from '../../../streams/mitigation-ledger';
 import type { EventOutbox } from '../../../streams/outbox';
 import type { AutomationActivities, AutomationInput, AutomationState, ChangeInput } from '../../../workflows/automation-contract';
+import { planActions, type ActionPlannerDeps } from './action-planner';
 import { approverVerdict, createApprovalActivities, type ApprovalActivityDeps } from './approval-activities';
 
-export interface AutomationActivityDeps extends ApprovalActivityDeps {
+export interface AutomationActivityDeps extends ApprovalActivityDeps, ActionPlannerDeps {
   incidents: IncidentsRepo;
   policies: { active(orgId: string): Promise<MitigationPolicy[]> };
   automations: AutomationsRepo;
-  clickhouse: ClickHouse;
   /** The actions of a playbook version; undefined when the workspace has no such playbook in that version. */
   playbookActions(orgId: string, playbookId: string, version: number): Promise<ActionSpec[] | undefined>;
   /** The prefixes the platform admin approved for the workspace (CIDR). */
   approvedPrefixes(orgId: string): Promise<string[]>;
   /** The mitigations the service decided on, and a way to have the speaker match them now; absent when no BGP speaker is configured. */
   mitigations?: { ledger: MitigationLedger; reconcileNow(): Promise<void> };
-  /** A blackhole's next hop when its action names none. */
-  blackholeNextHop: { ipv4: string; ipv6: string };
   /** How many minutes of stored flows a preview reads. */
   previewMinutes: number;
   audit: AuditLedger;
   events?: EventOutbox;
 }
-
-const networkActions: ReadonlyArray<PlannedAction['type']> = ['blackhole', 'flowspec_discard', 'flowspec_rate_limit'];
 
 function record(input: AutomationInput, state: AutomationState, version: number, now: number): AutomationRecord {
   return {
@@ -96,45 +89,6 @@ async function evaluate(deps: AutomationActivityDeps, input: AutomationInput, in
   return combined(decisions);
 }
 
-/** What an action would have matched in the stored flows of the last minutes. */
-async function preview(deps: AutomationActivityDeps, orgId: string, spec: ActionSpec, address: string): Promise<ActionPreview | null> {
-  const filter = previewFilterOf(spec, address);
-  if (!filter) return null;
-  const to = (deps.now ?? Date.now)();
-  const seconds = deps.previewMinutes * 60;
-  const v = await previewVolumes(deps.clickhouse, orgId, filter, { from: to - seconds * 1000, to });
-  const bps = (bytes: number) => Math.round((bytes * 8) / seconds);
-  const share = (bytes: number) => (v.destinationBytes ? bytes / v.destinationBytes : 0);
-  return {
-    window_minutes: deps.previewMinutes,
-    destination_bits_per_second: bps(v.destinationBytes),
-    matched_bits_per_second: bps(v.matchedBytes),
-    matched_packets_per_second: Math.round(v.matchedPackets / seconds),
-    share: share(v.matchedBytes),
-    top_sources: v.topSources.map((s) => ({ src_ip: s.src_ip, bits_per_second: bps(s.bytes), share: share(s.bytes) })),
-  };
-}
-
-/** The playbook's actions planned on the incident's destination, or the reason they cannot be. */
-async function plan(deps: AutomationActivityDeps, input: AutomationInput, incident: StoredIncident, specs: ActionSpec[]): Promise<PlannedAction[] | string> {
-  const address = incidentDestination(incident);
-  const actions: PlannedAction[] = [];
-  for (const [index, spec] of specs.entries()) {
-    const network = networkActions.includes(spec.type);
-    const mitigation = network && address ? (mitigationOf(spec, address, deps.blackholeNextHop) ?? null) : null;
-    if (network && !mitigation) return `incident ${incident.id} has no destination address to act on`;
-    actions.push({
-      id: `${input.automationId}-${index}`,
-      type: spec.type,
-      destination: mitigation ? (mitigation.action === 'blackhole' ? mitigation.destination : mitigation.match.destination) : null,
-      duration_minutes: network ? (spec.duration_minutes ?? 0) : 0,
-      mitigation,
-      preview: network && address ? await preview(deps, input.orgId, spec, address) : null,
-    });
-  }
-  return actions;
-}
-
 const audit = (deps: AutomationActivityDeps, input: AutomationInput, actor: string, action: string, details: Record<string, unknown>) =>
   deps.audit.append({ orgId: input.orgId, actor, action, target: input.automationId, details });
 
@@ -176,7 +130,8 @@ export function createAutomationActivities(deps: AutomationActivityDeps): Automa
       const incident = await loadIncident(deps, input);
       const specs = await deps.playbookActions(input.orgId, input.playbookId, input.playbookVersion);
       if (!specs) throw ApplicationFailure.nonRetryable(`playbook ${input.playbookId} version ${input.playbookVersion} not found`, 'NOT_FOUND');
-      const actions = await plan(deps, input, incident, specs);
+      const to = now();
+      const actions = await planActions(deps, input.automationId, incident, specs, { from: to - deps.previewMinutes * 60_000, to });
       if (typeof actions === 'string') {
         const denial: PolicyDecision = { decision: 'deny', policy_id: 'playbook', policy_name: input.playbookId, reason: actions };
         return { decision: denial, deniedMessage: deniedMessage(denial), actions: [] };

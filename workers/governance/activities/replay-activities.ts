@@ -12,7 +12,9 @@ import type { PoliciesRepo } from '../../../storage/policies-repo';
 import type { ReplayHistory } from '../../../storage/replay-history';
 import type { ReplayRecord, ReplaysRepo } from '../../../storage/replays-repo';
 import type { EventOutbox } from '../../../streams/outbox';
-import type { IncidentSummary, ReplayActivities, ReplayInput, ReplayReport } from '../../../workflows/replay-contract';
+import type { IncidentSummary, ReplayActivities, ReplayedPlaybook, ReplayInput, ReplayReport } from '../../../workflows/replay-contract';
+import { matchingPlaybooks, type VersionedPlaybooks } from '../../../core/playbooks';
+import { planActions, type ActionPlannerDeps } from './action-planner';
 import { createApprovalActivities, type ApprovalActivityDeps } from './approval-activities';
 import { replayRules } from './replay-rules';
 
@@ -25,6 +27,8 @@ export interface ReplayActivityDeps extends ApprovalActivityDeps {
   rules?: DetectionRulesSource;
   /** Where the states that notify (awaiting approval, completed, denied, expired) are published; none: no notifications. */
   events?: EventOutbox;
+  /** The playbooks in force and how their actions are planned: a replay reports what they would do; none: no such section. */
+  playbooks?: ActionPlannerDeps & { inForce(orgId: string): Promise<VersionedPlaybooks> };
 }
 
 /** Every side effect of the replay workflow, built from its dependencies. */
@@ -72,8 +76,8 @@ export function createReplayActivities(deps: ReplayActivityDeps): ReplayActiviti
       const rules = await replayRules(deps.rules, recorded, others);
       const { signals, posted } = await replaySignals(deps, recorded, window, rules.detectors);
       const replayed = correlate(signals, transitions, rules.ofIncidents).find((i) => i.id === recorded.id);
-      const automation = await automationPath(deps, recorded, posted, window);
-      return { ...parityOf(recorded, replayed), automation: { ...automation, signals_examined: signals.length }, duration_ms: Date.now() - started };
+      const [automation, playbooks] = await Promise.all([automationPath(deps, recorded, posted, window), replayedPlaybooks(deps, recorded, window)]);
+      return { ...parityOf(recorded, replayed), automation: { ...automation, playbooks, signals_examined: signals.length }, duration_ms: Date.now() - started };
     },
   };
 }
@@ -123,6 +127,21 @@ async function automationPath(deps: ReplayActivityDeps, recorded: Incident, post
     bytes_examined: examined.bytes,
     actions: examined.top.map((t) => ({ action: 'rate_limit' as const, src_ip: t.src_ip, dst_ip: t.dst_ip, bytes: t.bytes, flows: t.flows })),
   };
+}
+
+/** What each playbook in force whose match holds would do for the incident, previewed on the replay's window. */
+async function replayedPlaybooks(deps: ReplayActivityDeps, recorded: Incident, window: ReplayWindow): Promise<ReplayedPlaybook[]> {
+  if (!deps.playbooks) return [];
+  const planner = deps.playbooks;
+  const doc = await planner.inForce(recorded.org_id);
+  return Promise.all(
+    matchingPlaybooks(doc.playbooks, recorded).map(async (p) => {
+      const planned = await planActions(planner, `replay-${p.id}`, recorded, p.actions, { from: window.from, to: window.to });
+      const refused = typeof planned === 'string' ? planned : null;
+      const actions = typeof planned === 'string' ? [] : planned.map(({ type, destination, duration_minutes, preview }) => ({ type, destination, duration_minutes, preview }));
+      return { playbook_id: p.id, playbook_version: doc.version, actions, refused };
+    }),
+  );
 }
 
 function parityOf(recorded: Incident, replayed: Incident | undefined): Pick<ReplayReport, 'parity' | 'differences' | 'recorded' | 'replayed'> {

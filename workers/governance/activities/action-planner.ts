@@ -1,0 +1,67 @@
+import { mitigationOf, previewFilterOf, type ActionPreview, type ActionSpec, type PlannedAction } from '../../../core/automation-plan';
+import type { Incident } from '../../../core/correlation';
+import { incidentDestination } from '../../../core/playbooks';
+import type { ClickHouse } from '../../../storage/clickhouse';
+import { previewVolumes } from '../../../storage/mitigation-preview';
+
+/**
+ * A playbook's actions planned on an incident, each with what it would have
+ * matched in the stored flows of a window: what an automation run shows its
+ * approvers (the last minutes), and what a replay reports its playbooks
+ * would have done (the replay's window).
+ */
+export interface ActionPlannerDeps {
+  clickhouse: ClickHouse;
+  /** A blackhole's next hop when its action names none. */
+  blackholeNextHop: { ipv4: string; ipv6: string };
+}
+
+const networkActions: ReadonlyArray<PlannedAction['type']> = ['blackhole', 'flowspec_discard', 'flowspec_rate_limit'];
+
+/** What an action would have matched in the stored flows of `window` towards `address`. */
+async function preview(deps: ActionPlannerDeps, orgId: string, spec: ActionSpec, address: string, window: { from: number; to: number }): Promise<ActionPreview | null> {
+  const filter = previewFilterOf(spec, address);
+  if (!filter) return null;
+  const seconds = Math.max(1, (window.to - window.from) / 1000);
+  const v = await previewVolumes(deps.clickhouse, orgId, filter, window);
+  const bps = (bytes: number) => Math.round((bytes * 8) / seconds);
+  const share = (bytes: number) => (v.destinationBytes ? bytes / v.destinationBytes : 0);
+  return {
+    window_minutes: Math.round(seconds / 60),
+    destination_bits_per_second: bps(v.destinationBytes),
+    matched_bits_per_second: bps(v.matchedBytes),
+    matched_packets_per_second: Math.round(v.matchedPackets / seconds),
+    share: share(v.matchedBytes),
+    top_sources: v.topSources.map((s) => ({ src_ip: s.src_ip, bits_per_second: bps(s.bytes), share: share(s.bytes) })),
+  };
+}
+
+/**
+ * The actions planned on the incident's destination (ids `<runId>-<index>`),
+ * or why they cannot be: a network action needs the incident's service to be
+ * an address.
+ */
+export async function planActions(
+  deps: ActionPlannerDeps,
+  runId: string,
+  incident: Pick<Incident, 'id' | 'org_id' | 'service'>,
+  specs: readonly ActionSpec[],
+  window: { from: number; to: number },
+): Promise<PlannedAction[] | string> {
+  const address = incidentDestination(incident);
+  const actions: PlannedAction[] = [];
+  for (const [index, spec] of specs.entries()) {
+    const network = networkActions.includes(spec.type);
+    const mitigation = network && address ? (mitigationOf(spec, address, deps.blackholeNextHop) ?? null) : null;
+    if (network && !mitigation) return `incident ${incident.id} has no destination address to act on`;
+    actions.push({
+      id: `${runId}-${index}`,
+      type: spec.type,
+      destination: mitigation ? (mitigation.action === 'blackhole' ? mitigation.destination : mitigation.match.destination) : null,
+      duration_minutes: network ? (spec.duration_minutes ?? 0) : 0,
+      mitigation,
+      preview: network && address ? await preview(deps, incident.org_id, spec, address, window) : null,
+    });
+  }
+  return actions;
+}
