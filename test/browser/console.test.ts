@@ -223,7 +223,7 @@ describe('the browser console', () => {
   test('every view passes an accessibility check with no serious or critical violation', async () => {
     const page = await signedIn(keys.admin.key);
     const found: Record<string, string[]> = {};
-    for (const view of ['incidents', `incidents/${incident.id}`, 'approvals', 'replays', `replays/${replayId}`, 'telemetry', 'exporters', 'keys', 'audit']) {
+    for (const view of ['incidents', `incidents/${incident.id}`, 'approvals', 'replays', `replays/${replayId}`, 'automations', 'telemetry', 'exporters', 'keys', 'audit']) {
       await page.goto(`${t.url}/#/${view}`);
       await page.locator('main h2').first().waitFor();
       await page.waitForLoadState('networkidle').catch(() => undefined);

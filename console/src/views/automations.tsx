@@ -23,12 +23,18 @@ function timeUntil(instant: string | null): string {
 export function AutomationsView({ me }: { me: Me }) {
   const waiting = useLoad(() => get('/v1/automations', { query: { status: 'awaiting_approval', limit: 100 } }), [], 3000);
   const active = useLoad(() => get('/v1/mitigations'), [], 3000);
+  // A run this approver acted on stays on screen with its outcome, though the list refreshes without it.
+  const [acted, setActed] = useState<Record<string, Automation>>({});
+  const listed = waiting.data?.data ?? [];
+  const runs = [...listed, ...Object.values(acted).filter((a) => !listed.some((r) => r.automation_id === a.automation_id))];
   return (
     <>
       <Section title="Automations waiting for a decision">
         {waiting.error ? <ErrorNote error={waiting.error} retry={waiting.reload} /> : null}
-        {waiting.data && waiting.data.data.length === 0 ? <p>No automation is waiting for a decision.</p> : null}
-        {(waiting.data?.data ?? []).map((a) => <WaitingAutomation key={a.automation_id} me={me} run={a} onDecided={() => { waiting.reload(); active.reload(); }} />)}
+        {waiting.data && runs.length === 0 ? <p>No automation is waiting for a decision.</p> : null}
+        {runs.map((a) => (
+          <WaitingAutomation key={a.automation_id} me={me} run={a} onDeciding={() => setActed((x) => ({ ...x, [a.automation_id]: a }))} onDecided={() => { waiting.reload(); active.reload(); }} />
+        ))}
       </Section>
       <Section title="Mitigations announced now">
         {active.error ? <ErrorNote error={active.error} retry={active.reload} /> : null}
@@ -55,13 +61,14 @@ function PreviewFacts({ preview }: { preview: Preview }) {
   );
 }
 
-function WaitingAutomation({ me, run, onDecided }: { me: Me; run: Automation; onDecided: () => void }) {
+function WaitingAutomation({ me, run, onDeciding, onDecided }: { me: Me; run: Automation; onDeciding: () => void; onDecided: () => void }) {
   const [comment, setComment] = useState('');
   const [error, setError] = useState<ApiError>();
   const [sent, setSent] = useState<string>();
   const own = run.requested_by === me.key_id;
   const decide = (decision: 'approve' | 'deny') => () => {
     const path = decision === 'approve' ? '/v1/automations/{id}/approve' : '/v1/automations/{id}/deny';
+    onDeciding();
     post(path, { params: { id: run.automation_id }, body: comment ? { comment } : {} }).then(
       () => { setSent(decision); onDecided(); },
       (err: unknown) => setError(asApiError(err)),
