@@ -129,9 +129,9 @@ describe('an NTP amplification flood, mitigated by flowspec after an approval in
 
     const audit = (await t.request<Page<AuditEntryView>>('GET', '/v1/audit?limit=200', { key: admin.key })).body.data;
     expect(audit.filter((e) => e.target === run.automation_id).map((e) => e.action).reverse()).toEqual(['automation.approve', 'automation.executed', 'automation.expired']);
-    await waitFor(async () => {
+    await waitFor(() => {
       const got = receiver.delivered().filter((r) => r.body.includes(`"workspace":"${org}"`)).map((r) => r.event.type);
-      return events.every((e) => got.includes(e)) ? true : undefined;
+      return Promise.resolve(events.every((e) => got.includes(e)) ? true : undefined);
     }, 30_000, 'every event at the webhook receiver');
   }, 240_000);
 });
