@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { parseAddressRange } from './flow-query';
-import type { FlowMatch, Mitigation } from './mitigation';
+import { tcpFlagNames, type FlowMatch, type Mitigation } from './mitigation';
 import { protocolName } from './flow-message';
 
 /**
@@ -21,6 +21,7 @@ export interface ActionSpec {
   protocols?: number[];
   source_ports?: number[];
   destination_ports?: number[];
+  tcp_flags?: string[];
   packet_length?: { min: number; max: number } | null;
   rate_bytes_per_second?: number;
 }
@@ -35,16 +36,21 @@ export function hostRoute(address: string): string | undefined {
 /** A list as the speaker reads it back: absent when empty, sorted. */
 const list = (values: number[] | undefined) => (values && values.length ? { values: [...values].sort((a, b) => a - b) } : undefined);
 
-/** The flowspec match of an action on `destination` (a host route). */
+/** TCP flags as the speaker reads them back: in bit order, each once. */
+const flagsInBitOrder = (flags: string[] | undefined) => tcpFlagNames.filter((name) => flags?.includes(name));
+
+/** The flowspec match of an action on `destination` (a host route, IPv4 or IPv6). */
 export function flowMatchOf(action: ActionSpec, destination: string): FlowMatch {
   const protocols = list(action.protocols);
   const destinationPorts = list(action.destination_ports);
   const sourcePorts = list(action.source_ports);
+  const tcpFlags = flagsInBitOrder(action.tcp_flags);
   return {
     destination,
     ...(protocols ? { protocols: protocols.values } : {}),
     ...(destinationPorts ? { destinationPorts: destinationPorts.values } : {}),
     ...(sourcePorts ? { sourcePorts: sourcePorts.values } : {}),
+    ...(tcpFlags.length ? { tcpFlags } : {}),
     ...(action.packet_length ? { packetLength: { min: action.packet_length.min, max: action.packet_length.max } } : {}),
   };
 }
@@ -82,17 +88,27 @@ export interface PreviewFilter {
   protocols: string[];
   sourcePorts: number[];
   destinationPorts: number[];
+  /**
+   * The filter has parts the stored flows cannot tell (they keep no TCP
+   * flags, and bytes and packets per flow, not each packet's length): the
+   * preview counts every flow the other parts match, an upper bound.
+   */
+  approximate: boolean;
 }
 
 export function previewFilterOf(action: ActionSpec, address: string): PreviewFilter | undefined {
   const range = parseAddressRange(address);
   if (!range) return undefined;
   const narrowing = action.type === 'flowspec_discard' || action.type === 'flowspec_rate_limit';
+  const tcpFlags = narrowing && (action.tcp_flags ?? []).length > 0;
+  // A rule with TCP flags matches TCP packets only, whatever other protocols it names (the playbooks allow tcp among them).
+  const protocols = tcpFlags ? [6] : narrowing ? (action.protocols ?? []) : [];
   return {
     ...range,
-    protocols: narrowing ? (action.protocols ?? []).map(protocolName) : [],
+    protocols: protocols.map(protocolName),
     sourcePorts: narrowing ? (action.source_ports ?? []) : [],
     destinationPorts: narrowing ? (action.destination_ports ?? []) : [],
+    approximate: tcpFlags || (narrowing && Boolean(action.packet_length)),
   };
 }
 
@@ -112,6 +128,8 @@ export interface ActionPreview {
   share: number;
   /** The heaviest matched sources, at most ten. */
   top_sources: Array<{ src_ip: string; bits_per_second: number; share: number }>;
+  /** True when the action filters on what flows do not store (TCP flags, packet length): the matched figures are an upper bound. */
+  approximate: boolean;
 }
 
 /** One action of the playbook, as the run carries it out. */

@@ -5,14 +5,28 @@
  * workflow's contract can name it.
  */
 
-/** RFC 8955 match: the destination prefix is required; the rest narrows it. IPv4 only in this release. */
+/** The TCP header's flags by name, in bit order: the flag at index i is bit 2^i of RFC 8955's TCP flags component (fin 0x01 … cwr 0x80). */
+export const tcpFlagNames = ['fin', 'syn', 'rst', 'psh', 'ack', 'urg', 'ece', 'cwr'] as const;
+export type TcpFlag = (typeof tcpFlagNames)[number];
+
+/**
+ * RFC 8955 match (RFC 8956 for IPv6): the destination prefix is required;
+ * the rest narrows it. An IPv6 destination announces in IPv6 Flowspec, where
+ * `protocols` match the upper-layer protocol (the last next header).
+ */
 export interface FlowMatch {
-  /** CIDR, `192.0.2.0/24`. */
+  /** CIDR, `192.0.2.0/24` or `2001:db8::/64`; `source`, when given, of the same IP version. */
   destination: string;
   source?: string;
   protocols?: number[];
   destinationPorts?: number[];
   sourcePorts?: number[];
+  /**
+   * TCP flags (`fin syn rst psh ack urg ece cwr`): the rule matches packets
+   * with every one of them set, whatever the others (the bitmask operator's
+   * match bit), listed in bit order as the speaker reads them back.
+   */
+  tcpFlags?: TcpFlag[];
   packetLength?: { min: number; max: number };
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Severity } from './correlation';
 import { normalizeAddress } from './exporter';
+import { tcpFlagNames, type TcpFlag } from './mitigation';
 import { parsePrefix, prefixWithin } from './mitigation-policy';
 import { isAddressText, labelSchema, telemetryKinds, type TelemetryKind } from './telemetry';
 
@@ -22,6 +23,7 @@ import { isAddressText, labelSchema, telemetryKinds, type TelemetryKind } from '
  * | communities | ≤ 8, `asn:value`, each 0–65535 |
  * | protocols | ≤ 8, 0–255 or `tcp`, `udp`, `icmp` (stored as numbers) |
  * | source_ports, destination_ports | ≤ 16 each, 0–65535 |
+ * | tcp_flags | ≤ 8 of `fin syn rst psh ack urg ece cwr`, each once; only with protocols empty or holding 6 (tcp) |
  * | packet_length | `{min, max}`, 0–65535, min ≤ max, or null |
  * | rate_bytes_per_second | 1–10^12 |
  */
@@ -34,6 +36,8 @@ export interface FlowspecFilter {
   protocols: number[];
   source_ports: number[];
   destination_ports: number[];
+  /** The rule matches packets with every one of these TCP flags set (RFC 8955's bitmask match); `[]`: any. */
+  tcp_flags: TcpFlag[];
   packet_length: { min: number; max: number } | null;
 }
 
@@ -92,12 +96,30 @@ const packetLength = z
   .strict()
   .refine((l) => l.min <= l.max, { message: 'min must not exceed max', path: ['min'] });
 
+const tcpFlags = z
+  .array(z.enum(tcpFlagNames))
+  .max(tcpFlagNames.length)
+  .default([])
+  .superRefine((flags, ctx) => {
+    flags.forEach((flag, i) => {
+      if (flags.indexOf(flag) !== i) ctx.addIssue({ code: 'custom', path: [i], message: `the flag ${flag} is given twice` });
+    });
+  });
+
 const flowspecFilter = {
   protocols: z.array(z.union([protocolNumber, protocolName])).max(8).default([]),
   source_ports: ports,
   destination_ports: ports,
+  tcp_flags: tcpFlags,
   packet_length: packetLength.nullable().default(null),
 };
+
+/** TCP flags only match TCP: a rule that names them names no other protocol alone. */
+function tcpFlagsNeedTcp(action: { protocols: number[]; tcp_flags: string[] }, ctx: z.RefinementCtx): void {
+  if (action.tcp_flags.length > 0 && action.protocols.length > 0 && !action.protocols.includes(protocolNumbers.tcp)) {
+    ctx.addIssue({ code: 'custom', path: ['tcp_flags'], message: 'tcp flags need protocols empty or holding tcp (6)' });
+  }
+}
 
 const durationMinutes = z.number().int().min(1).max(10_080);
 
@@ -115,7 +137,7 @@ const actionSchema = z.discriminatedUnion('type', [
       next_hop: z.string().refine(isAddressText, 'must be an IPv4 or IPv6 address').nullable().default(null),
     })
     .strict(),
-  z.object({ type: z.literal('flowspec_discard'), duration_minutes: durationMinutes, ...flowspecFilter }).strict(),
+  z.object({ type: z.literal('flowspec_discard'), duration_minutes: durationMinutes, ...flowspecFilter }).strict().superRefine(tcpFlagsNeedTcp),
   z
     .object({
       type: z.literal('flowspec_rate_limit'),
@@ -123,7 +145,8 @@ const actionSchema = z.discriminatedUnion('type', [
       rate_bytes_per_second: z.number().min(1).max(1e12),
       ...flowspecFilter,
     })
-    .strict(),
+    .strict()
+    .superRefine(tcpFlagsNeedTcp),
   z.object({ type: z.literal('webhook') }).strict(),
 ]);
 

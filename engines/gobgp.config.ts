@@ -8,14 +8,31 @@ export interface NeighbourSetting {
   asn: number;
   /** The router's BGP port; 179 unless given. */
   port: number;
+  /**
+   * eBGP across more than one hop (TTL 255), the default, as every release
+   * before `/direct` existed did; false (`/direct`): a directly connected
+   * router, whose session packets leave with a TTL of 1.
+   */
+  multihop: boolean;
 }
 
-/** `<address>[:<port>]@<asn>`, an IPv6 address in brackets when a port follows: `192.0.2.1@65001`, `[2001:db8::1]:1179@65002`. */
+/** How a neighbour's session reaches it: the optional suffix after its AS number. */
+const hopSuffixes = new Map([
+  ['multihop', true],
+  ['direct', false],
+]);
+
+/**
+ * `<address>[:<port>]@<asn>[/multihop|/direct]`, an IPv6 address in brackets
+ * when a port follows: `192.0.2.1@65001`, `[2001:db8::1]:1179@65002/direct`.
+ */
 export function parseNeighbour(text: string): NeighbourSetting | undefined {
   const at = text.lastIndexOf('@');
   const host = text.slice(0, at).trim();
-  const asnText = text.slice(at + 1).trim();
-  if (at < 0 || !/^\d{1,10}$/.test(asnText)) return undefined;
+  const [asnText = '', suffix, ...extra] = text.slice(at + 1).trim().split('/');
+  if (at < 0 || !/^\d{1,10}$/.test(asnText) || extra.length > 0) return undefined;
+  const multihop = suffix === undefined ? true : hopSuffixes.get(suffix);
+  if (multihop === undefined) return undefined;
   const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(host);
   const withPort = /^([^:]+):(\d{1,5})$/.exec(host);
   // A bare IPv6 address has colons of its own: a port after one needs the brackets.
@@ -24,14 +41,14 @@ export function parseNeighbour(text: string): NeighbourSetting | undefined {
   const asn = Number(asnText);
   if (!net.isIP(address) || portNumber < 1 || portNumber > 65535 || asn < 1 || asn > 4_294_967_294) return undefined;
   // The speaker names its neighbours in canonical form: an IPv6 address written otherwise would never be found among them.
-  return { address: net.isIPv6(address) ? new URL(`http://[${address}]`).hostname.slice(1, -1) : address, asn, port: portNumber };
+  return { address: net.isIPv6(address) ? new URL(`http://[${address}]`).hostname.slice(1, -1) : address, asn, port: portNumber, multihop };
 }
 
 const neighbourList = () =>
   commaList().transform((items, ctx) =>
     items.flatMap((item) => {
       const neighbour = parseNeighbour(item);
-      if (!neighbour) ctx.addIssue({ code: 'custom', message: `BGP_NEIGHBORS: "${item}" is not <address>[:<port>]@<asn>` });
+      if (!neighbour) ctx.addIssue({ code: 'custom', message: `BGP_NEIGHBORS: "${item}" is not <address>[:<port>]@<asn>[/multihop|/direct]` });
       return neighbour ? [neighbour] : [];
     }),
   );
@@ -45,7 +62,11 @@ const shape = {
   BGP_SPEAKER_TLS_CA_FILE: setting(optionalText(), "TLS to the speaker named by `BGP_SPEAKER_ADDRESS` (gobgpd --tls): the CA its certificate is checked against"),
   BGP_LOCAL_ASN: setting(integer(1, 4_294_967_294).default(65_010), "the embedded speaker's AS number"),
   BGP_ROUTER_ID: setting(z.string().refine((v) => net.isIPv4(v), 'BGP_ROUTER_ID must be an IPv4 address').default('127.0.0.1'), "the embedded speaker's router id"),
-  BGP_NEIGHBORS: setting(neighbourList(), 'the routers the speaker announces to, comma-separated `<address>[:<port>]@<asn>` (e.g. `192.0.2.1@65001`); applied at start and after every speaker restart', 'none'),
+  BGP_NEIGHBORS: setting(
+    neighbourList(),
+    'the routers the speaker announces to, comma-separated `<address>[:<port>]@<asn>[/multihop|/direct]` (e.g. `192.0.2.1@65001`, `[2001:db8::1]:1179@65002/direct`): eBGP multihop (TTL 255) unless `/direct` names a directly connected router (TTL 1); applied at start and after every speaker restart',
+    'none',
+  ),
   BGP_HOLD_TIME_SECONDS: setting(integer(3, 65_535).default(9), "the hold time offered to each neighbour: a frozen speaker's routes leave the router after it"),
   EMBEDDED_GOBGP_API_PORT: setting(port().default(15_051), "the embedded gobgpd's gRPC API port, on 127.0.0.1"),
   EMBEDDED_GOBGP_BGP_PORT: setting(port().default(11_179), 'the BGP port the embedded gobgpd listens on, on 127.0.0.1 (a router may connect in)'),

@@ -11,6 +11,9 @@ export const actionPreview = z
     matched_packets_per_second: z.number(),
     share: z.number().meta({ description: 'matched ÷ all traffic towards the destination, 0 to 1' }),
     top_sources: z.array(z.object({ src_ip: z.string(), bits_per_second: z.number(), share: z.number() })),
+    approximate: z.boolean().meta({
+      description: 'true when the action filters on what stored flows do not keep (tcp_flags, packet_length): the matched figures count every flow the rest of the filter matches, an upper bound',
+    }),
   })
   .meta({ title: 'ActionPreview', description: 'what the action would have matched in the stored flows of the last minutes' });
 

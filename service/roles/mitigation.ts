@@ -20,7 +20,7 @@ export function mitigationRole(config: Config, a: Adapters, speakerAt: NonNullab
   const speakerAddress = speakerAt.address;
   const ledger = new MitigationLedger({ nats: a.nats, prefix: config.nats.prefix, replicas: config.nats.replicas, signingKey: config.decisions.signingKey });
   const speaker = new BgpSpeaker({ address: speakerAddress, tls: speakerAt.tls, protoDir: gobgpProtoDir(config.toolsDir) });
-  const neighbours = config.bgp.neighbours.map((n) => ({ ...n, holdTimeSeconds: config.bgp.holdTimeSeconds, multihop: true }));
+  const neighbours = config.bgp.neighbours.map((n) => ({ ...n, holdTimeSeconds: config.bgp.holdTimeSeconds }));
   const reconciler = new MitigationReconciler({ intervalMs: reconcileIntervalMs, neighbours, keepEndedMs }, { speaker, ledger, registry: a.registry, log: a.log });
   // A speaker that is down at start does not stop the service: the reconciler's probe says so, and it catches up once the speaker answers.
   const speakerComponent = {

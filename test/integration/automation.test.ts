@@ -7,7 +7,7 @@ import { createLogger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
 import { automationNames } from '../../streams/names';
 import type { AuditEntryView, AutomationView, DataOf, IncidentView, MitigationView, Page, ReplayView } from '../support/api-types';
-import { birdc, birdFlowTable, birdSocket, localBird } from '../support/bird';
+import { birdc, birdFlowTable, birdFlowTable6, birdSocket, localBird } from '../support/bird';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { orgIs, waitForStoredCount } from '../support/stored-count';
 import { waitFor } from '../support/wait';
@@ -136,6 +136,22 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     const run = await runFor(w, '203.0.113.50', 'denied');
     expect(run.error?.message).toContain("outside the workspace's approved prefixes");
     expect(await table('master4')).not.toContain('203.0.113.50/32');
+  });
+
+  test('a SYN-flood rule on an IPv6 destination previews the TCP flows as approximate, reaches BIRD’s flow6 table with its TCP flags, and leaves on withdrawal', async () => {
+    const synFlood = { type: 'flowspec_rate_limit', duration_minutes: 30, rate_bytes_per_second: 125_000, destination_ports: [443], tcp_flags: ['syn'] };
+    const w = await workspace('2001:db8:77::/48', [{ id: 'syn', name: 'SYN flood', match: {}, actions: [synFlood] }]);
+    const now = Date.now();
+    const flow = (protocol: string, bytes: number) => ({ src_ip: '2001:db8:99::1', dst_ip: '2001:db8:77::7', src_port: 40_000, dst_port: 443, protocol, bytes, packets: 100, timestamp: now - 30_000 });
+    expect((await t.request('POST', '/flow', { key: w.operator.key, body: [flow('tcp', 3_000_000), flow('udp', 1_000_000)] })).status).toBe(201);
+    await waitForStoredCount(t.stack.clickhouse, 'flows', 2, { where: orgIs(w.admin.org_id), what: 'the flows stored' });
+
+    const run = await runFor(w, '2001:db8:77::7', 'active');
+    // Flows keep no TCP flags: every TCP flow to port 443 counts, an upper bound, and the preview says so.
+    expect(run.actions[0]).toMatchObject({ destination: '2001:db8:77::7/128', preview: { approximate: true, share: 0.75, matched_bits_per_second: Math.round((3_000_000 * 8) / 300) } });
+    await tableUntil(birdFlowTable6, (text) => /flow6 \{ dst 2001:db8:77::7\/128; dport 443; tcp flags 0x2\/0x2; \}/.test(text), 'the IPv6 flowspec rule in BIRD');
+    expect((await t.request('POST', `/v1/automations/${run.automation_id}/withdraw`, { key: w.approver.key })).status).toBe(200);
+    await tableUntil(birdFlowTable6, (text) => !text.includes('2001:db8:77::7/128'), 'the IPv6 flowspec rule withdrawn');
   });
 
   test('a trigger that is not an incident event of the workspace its subject names starts nothing, and is counted as refused', async () => {

@@ -9,7 +9,7 @@ import { createLogger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
 import { BgpSpeaker, SpeakerUnavailableError } from '../../workers/mitigation/bgp-speaker';
 import type { Mitigation } from '../../core/mitigation';
-import { birdc, birdFlowTable, birdSocket, localBird } from '../support/bird';
+import { birdc, birdFlowTable, birdFlowTable6, birdSocket, localBird } from '../support/bird';
 import { waitFor } from '../support/wait';
 
 /**
@@ -28,6 +28,10 @@ const discard: Mitigation = {
   match: { destination: '198.51.100.0/24', protocols: [17], sourcePorts: [53, 123], packetLength: { min: 512, max: 1500 } },
 };
 const rateLimit: Mitigation = { action: 'flowspec_rate_limit', match: { destination: '203.0.113.0/24', protocols: [6], destinationPorts: [443] }, bytesPerSecond: 125_000 };
+/** As core/automation-plan.ts plans them: TCP flags in bit order, an IPv6 host route in compressed lower case. */
+const synFlood: Mitigation = { action: 'flowspec_discard', match: { destination: '198.51.100.8/32', protocols: [6], destinationPorts: [80], tcpFlags: ['syn', 'ack'] } };
+const discard6: Mitigation = { action: 'flowspec_discard', match: { destination: '2001:db8::7/128', protocols: [17], sourcePorts: [123], packetLength: { min: 512, max: 1500 } } };
+const rateLimit6: Mitigation = { action: 'flowspec_rate_limit', match: { destination: '2001:db8:1::/48', tcpFlags: ['rst'] }, bytesPerSecond: 125_000 };
 
 /** The local addresses a process listens on (TCP and UDP), as `ss` reports them. */
 async function listeningAddresses(pid: number): Promise<string[]> {
@@ -97,10 +101,37 @@ describe('the BGP speaker, peered with BIRD 2', () => {
     expect(text).toMatch(/\(generic, 0x80060000, 0x47f42400\)/);
   });
 
+  test('a Flowspec rule on TCP flags reaches BIRD as packets with all of those flags set', async () => {
+    await speaker.announce(synFlood);
+    const text = await waitForRoutes(birdFlowTable, (t) => t.includes('198.51.100.8/32'), 'the TCP flags rule in BIRD');
+    // BIRD writes a bitmask match as value/mask: syn|ack = 0x12, both required.
+    expect(text).toMatch(/flow4 \{ dst 198\.51\.100\.8\/32; proto 6; dport 80; tcp flags 0x12\/0x12; \}/);
+  });
+
+  test('IPv6 Flowspec rules (RFC 8956) reach BIRD’s flow6 table', async () => {
+    await speaker.announce(discard6);
+    await speaker.announce(rateLimit6);
+    const text = await waitForRoutes(birdFlowTable6, (t) => t.includes('2001:db8::7/128') && t.includes('2001:db8:1::/48'), 'both IPv6 flowspec rules in BIRD');
+    expect(text).toMatch(/flow6 \{ dst 2001:db8::7\/128; next header 17; sport 123; length 512\.\.1500; \}/);
+    expect(text).toMatch(/flow6 \{ dst 2001:db8:1::\/48; tcp flags 0x4\/0x4; \}/);
+    expect(text).toMatch(/\(generic, 0x80060000, 0x0\)/);
+    expect(text).toMatch(/\(generic, 0x80060000, 0x47f42400\)/);
+  });
+
   test('the speaker lists what it announces, as the mitigations it was given', async () => {
     const announced = await speaker.announced();
-    expect(announced).toEqual(expect.arrayContaining([blackhole, discard, rateLimit]));
-    expect(announced).toHaveLength(3);
+    expect(announced).toEqual(expect.arrayContaining([blackhole, discard, rateLimit, synFlood, discard6, rateLimit6]));
+    expect(announced).toHaveLength(6);
+  });
+
+  test('an IPv6 Flowspec withdraw removes the rule from BIRD’s flow6 table, and leaves the other', async () => {
+    await speaker.withdraw(discard6);
+    const flows = await waitForRoutes(birdFlowTable6, (t) => !t.includes('2001:db8::7/128'), 'the IPv6 discard rule to leave BIRD');
+    expect(flows).toContain('2001:db8:1::/48');
+    await speaker.withdraw(rateLimit6);
+    await waitForRoutes(birdFlowTable6, (t) => !t.includes('2001:db8:1::/48'), 'the IPv6 rate limit to leave BIRD');
+    await speaker.withdraw(synFlood);
+    await waitForRoutes(birdFlowTable, (t) => !t.includes('198.51.100.8/32'), 'the TCP flags rule to leave BIRD');
   });
 
   test('a withdraw removes the route from BIRD, and leaves the others', async () => {

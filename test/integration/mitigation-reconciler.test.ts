@@ -14,7 +14,7 @@ import { names } from '../../streams/names';
 import { BgpSpeaker } from '../../workers/mitigation/bgp-speaker';
 import { MitigationReconciler } from '../../workers/mitigation/mitigation-reconciler';
 import type { Mitigation } from '../../core/mitigation';
-import { birdc, birdFlowTable, birdSocket, localBird } from '../support/bird';
+import { birdc, birdFlowTable, birdFlowTable6, birdSocket, localBird } from '../support/bird';
 import { metricTotal } from '../support/metrics';
 import { waitFor } from '../support/wait';
 
@@ -30,6 +30,14 @@ const asn = 65001;
 const discardNextHop = '192.0.2.1';
 const blackhole: Mitigation = { action: 'blackhole', destination: '198.51.100.9/32', nextHop: discardNextHop };
 const discard: Mitigation = { action: 'flowspec_discard', match: { destination: '203.0.113.0/24', protocols: [17], sourcePorts: [123] } };
+/** As core/automation-plan.ts plans a SYN-flood rule on an IPv6 incident destination. */
+const synFlood6: Mitigation = { action: 'flowspec_rate_limit', match: { destination: '2001:db8::9/128', protocols: [6], tcpFlags: ['syn'] }, bytesPerSecond: 125_000 };
+
+/** A counter's value for one `change` label. */
+async function changes(registry: ReturnType<typeof createRegistry>, change: string): Promise<number> {
+  const metric = registry.getSingleMetric('nettel_mitigation_reconcile_changes_total');
+  return ((await metric?.get())?.values ?? []).filter((v) => v.labels.change === change).reduce((sum, v) => sum + v.value, 0);
+}
 
 describe('the mitigation reconciler, with gobgpd peered with BIRD 2', () => {
   const prefix = `t${randomBytes(5).toString('hex')}`;
@@ -95,6 +103,19 @@ describe('the mitigation reconciler, with gobgpd peered with BIRD 2', () => {
     await routesUntil(birdFlowTable, (t) => t.includes('203.0.113.0/24'), 'the discard rule in BIRD');
     await ledger.withdraw('org_a', 'discard-1', Date.now());
     await routesUntil(birdFlowTable, (t) => !t.includes('203.0.113.0/24'), 'the discard rule gone after its withdrawal');
+  });
+
+  test('an IPv6 Flowspec rule on TCP flags reaches BIRD’s flow6 table once: what the speaker reads back equals the ledger, so later passes change nothing', async () => {
+    const [announcedBefore, withdrawnBefore] = [await changes(registry, 'announced'), await changes(registry, 'withdrawn')];
+    await ledger.put(record('syn-6', synFlood6, 600_000));
+    const text = await routesUntil(birdFlowTable6, (t) => t.includes('2001:db8::9/128'), 'the IPv6 rule in BIRD');
+    expect(text).toMatch(/flow6 \{ dst 2001:db8::9\/128; next header 6; tcp flags 0x2\/0x2; \}/);
+    const passes = await metricTotal(registry, 'nettel_mitigation_reconciles_total');
+    await waitFor(async () => ((await metricTotal(registry, 'nettel_mitigation_reconciles_total')) >= passes + 5 ? true : undefined), 20_000, 'five more passes');
+    expect(await changes(registry, 'announced')).toBe(announcedBefore + 1);
+    expect(await changes(registry, 'withdrawn')).toBe(withdrawnBefore);
+    await ledger.withdraw('org_a', 'syn-6', Date.now());
+    await routesUntil(birdFlowTable6, (t) => !t.includes('2001:db8::9/128'), 'the IPv6 rule gone after its withdrawal');
   });
 
   test('after a kill -9, gobgpd comes back empty and the reconciler gives it its neighbour and its routes again', async () => {

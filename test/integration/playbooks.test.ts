@@ -52,7 +52,7 @@ describe.each(transports)('playbooks per workspace on %s', (transport) => {
         ...flood,
         enabled: true,
         match: { rules: ['traffic_volume'], kinds: [], severities: [], environments: [], services: [], destinations: [prefix] },
-        actions: [{ ...flood.actions[0], protocols: [17], source_ports: [], packet_length: null }],
+        actions: [{ ...flood.actions[0], protocols: [17], source_ports: [], tcp_flags: [], packet_length: null }],
       }],
     });
     expect((await put(operator.key, { playbooks: changed.body.playbooks })).body.version).toBe(1);
@@ -112,6 +112,18 @@ describe.each(transports)('playbooks per workspace on %s', (transport) => {
     });
     expect(bad.status).toBe(400);
     expect(bad.body.error.details?.map((d) => d.path).sort()).toEqual(['playbooks.0.actions.0.duration_minutes', 'playbooks.0.actions.1.type', 'playbooks.0.id']);
+  });
+
+  test('TCP flags are kept as written, and an unknown one or one beside a protocol other than tcp is 400 naming it', async () => {
+    const { operator } = await workspace();
+    const synFlood = { type: 'flowspec_discard', duration_minutes: 5, protocols: ['tcp'], tcp_flags: ['syn', 'ack'] };
+    expect((await put(operator.key, { playbooks: [{ id: 'syn', name: 'SYN flood', actions: [synFlood] }] })).status).toBe(200);
+    expect((await get(operator.key)).body.playbooks[0]!.actions[0]).toMatchObject({ protocols: [6], tcp_flags: ['syn', 'ack'] });
+    const bad = await put(operator.key, {
+      playbooks: [{ id: 'syn', name: 'SYN flood', actions: [{ ...synFlood, tcp_flags: ['syn', 'xmas'] }, { ...synFlood, protocols: ['udp'] }] }],
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details?.map((d) => d.path)).toEqual(['playbooks.0.actions.0.tcp_flags.1', 'playbooks.0.actions.1.tcp_flags']);
   });
 
   test('a key without playbooks:manage may read the playbooks but not change them', async () => {

@@ -26,12 +26,15 @@ export interface BirdOptions {
 
 /** The table BIRD keeps IPv4 flowspec rules in. */
 export const birdFlowTable = 'flowtab4';
+/** The table BIRD keeps IPv6 flowspec rules in (RFC 8956). */
+export const birdFlowTable6 = 'flowtab6';
 
 export function birdConfigText(o: BirdOptions): string {
   return `router id ${o.address};
 log "${path.join(path.resolve(o.dir), 'bird-events.log')}" all;
 protocol device { }
 flow4 table ${birdFlowTable};
+flow6 table ${birdFlowTable6};
 protocol static discard4 { ipv4; route ${o.discardNextHop}/32 blackhole; }
 protocol bgp speaker {
   local ${o.address} port ${o.port} as ${o.asn};
@@ -43,6 +46,7 @@ protocol bgp speaker {
   ipv4 { import all; export none; };
   ipv6 { import all; export none; };
   flow4 { table ${birdFlowTable}; import all; export none; };
+  flow6 { table ${birdFlowTable6}; import all; export none; };
 }
 `;
 }

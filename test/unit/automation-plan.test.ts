@@ -36,11 +36,26 @@ describe('what a playbook action becomes for an incident', () => {
     });
   });
 
+  test('a flowspec rule on an IPv6 destination acts on its host route', () => {
+    expect(mitigationOf({ type: 'flowspec_discard', protocols: [17], destination_ports: [53] }, '2001:DB8:0:0::7', nextHop)).toEqual({
+      action: 'flowspec_discard', match: { destination: '2001:db8::7/128', protocols: [17], destinationPorts: [53] },
+    });
+  });
+
+  test('TCP flags are planned in bit order, each once', () => {
+    const m = mitigationOf({ type: 'flowspec_discard', protocols: [6], tcp_flags: ['ack', 'syn', 'ack'] }, '198.51.100.7', nextHop);
+    expect(m).toEqual({ action: 'flowspec_discard', match: { destination: '198.51.100.7/32', protocols: [6], tcpFlags: ['syn', 'ack'] } });
+  });
+
   test.each<[string, Mitigation]>([
     ['a blackhole', mitigationOf({ type: 'blackhole', communities: ['65010:7'], next_hop: '192.0.2.9' }, '198.51.100.7', nextHop)!],
     ['an IPv6 blackhole', mitigationOf({ type: 'blackhole', next_hop: null }, '2001:db8::7', nextHop)!],
     ['a flowspec discard', mitigationOf({ type: 'flowspec_discard', protocols: [6, 17], source_ports: [123, 19] }, '198.51.100.7', nextHop)!],
     ['a flowspec rate limit', mitigationOf({ type: 'flowspec_rate_limit', destination_ports: [80], rate_bytes_per_second: 125_000_001 }, '198.51.100.7', nextHop)!],
+    ['an IPv6 flowspec discard', mitigationOf({ type: 'flowspec_discard', protocols: [58, 17], packet_length: { min: 0, max: 128 } }, '2001:DB8::7', nextHop)!],
+    ['an IPv6 flowspec rate limit', mitigationOf({ type: 'flowspec_rate_limit', source_ports: [123], rate_bytes_per_second: 1e9 }, '2001:db8:0:0:1::7', nextHop)!],
+    ['a flowspec rule on TCP flags', mitigationOf({ type: 'flowspec_discard', tcp_flags: ['cwr', 'fin', 'urg', 'syn', 'ece', 'psh', 'rst', 'ack'] }, '198.51.100.7', nextHop)!],
+    ['an IPv6 flowspec rule on TCP flags', mitigationOf({ type: 'flowspec_rate_limit', protocols: [6], tcp_flags: ['rst'], rate_bytes_per_second: 1000 }, '2001:db8::7', nextHop)!],
   ])('%s is planned in the form the speaker reads back', (_name, m) => {
     expect(readBack(m)).toEqual(m);
   });
@@ -52,8 +67,20 @@ describe('what a playbook action becomes for an incident', () => {
 
   test('a preview of a flowspec rule narrows the destination flows by protocol label and ports; a blackhole matches them all', () => {
     expect(previewFilterOf({ type: 'flowspec_discard', protocols: [17, 47], source_ports: [123] }, '198.51.100.7')).toEqual({
-      first: '0000:0000:0000:0000:0000:ffff:c633:6407', last: '0000:0000:0000:0000:0000:ffff:c633:6407', protocols: ['udp', 'gre'], sourcePorts: [123], destinationPorts: [],
+      first: '0000:0000:0000:0000:0000:ffff:c633:6407', last: '0000:0000:0000:0000:0000:ffff:c633:6407', protocols: ['udp', 'gre'], sourcePorts: [123], destinationPorts: [], approximate: false,
     });
     expect(previewFilterOf({ type: 'blackhole', protocols: [6] }, '198.51.100.7')).toMatchObject({ protocols: [], sourcePorts: [], destinationPorts: [] });
+  });
+
+  test('a preview of a rule on TCP flags counts the TCP flows the rest of the filter matches, and says it is approximate', () => {
+    expect(previewFilterOf({ type: 'flowspec_discard', protocols: [], destination_ports: [80], tcp_flags: ['syn'] }, '198.51.100.7')).toMatchObject({
+      protocols: ['tcp'], destinationPorts: [80], approximate: true,
+    });
+    expect(previewFilterOf({ type: 'flowspec_discard', protocols: [17, 6], tcp_flags: ['syn'] }, '198.51.100.7')).toMatchObject({ protocols: ['tcp'], approximate: true });
+  });
+
+  test('a preview of a rule on packet length is approximate too: flows keep no length per packet', () => {
+    expect(previewFilterOf({ type: 'flowspec_discard', protocols: [17], packet_length: { min: 0, max: 128 } }, '198.51.100.7')).toMatchObject({ protocols: ['udp'], approximate: true });
+    expect(previewFilterOf({ type: 'blackhole', tcp_flags: ['syn'] }, '198.51.100.7')).toMatchObject({ protocols: [], approximate: false });
   });
 });

@@ -10,6 +10,16 @@ const blackhole: Mitigation = { action: 'blackhole', destination: '198.51.100.7/
 const blackhole6: Mitigation = { action: 'blackhole', destination: '2001:db8::7/128', nextHop: '2001:db8::1' };
 const discard: Mitigation = { action: 'flowspec_discard', match: { destination: '198.51.100.0/24', source: '203.0.113.9/32', protocols: [17], sourcePorts: [53], packetLength: { min: 0, max: 1500 } } };
 const rateLimit: Mitigation = { action: 'flowspec_rate_limit', match: { destination: '198.51.100.0/24', destinationPorts: [443] }, bytesPerSecond: 1_000_000 };
+const discard6: Mitigation = { action: 'flowspec_discard', match: { destination: '2001:db8::/64', source: '2001:db8:ffff::9/128', protocols: [17], destinationPorts: [53] } };
+const synFlood: Mitigation = { action: 'flowspec_rate_limit', match: { destination: '198.51.100.7/32', protocols: [6], tcpFlags: ['syn', 'ack'] }, bytesPerSecond: 125_000 };
+
+type Rule = { '@type': string; type?: number; offset?: number; items?: Array<{ op: number; value: number }> };
+const rulesOf = (m: Mitigation) => (mitigationPath(m).nlri as { rules: Rule[] }).rules;
+/** A path whose flowspec rules are changed as a speaker might hold them. */
+function withRules(m: Mitigation, change: (rules: Rule[]) => Rule[]) {
+  const path = mitigationPath(m) as { nlri: { rules: Rule[] }; pattrs: object[] };
+  return { nlri: { ...path.nlri, rules: change(path.nlri.rules) }, pattrs: path.pattrs };
+}
 
 /** As GoBGP answers ListPath through proto-loader: proto3 leaves zero values out. */
 function withoutZeros(value: unknown): unknown {
@@ -24,6 +34,8 @@ describe('mitigations as GoBGP paths', () => {
     ['an IPv6 blackhole', blackhole6],
     ['a flowspec discard', discard],
     ['a flowspec rate limit', rateLimit],
+    ['an IPv6 flowspec discard', discard6],
+    ['a flowspec rule on TCP flags', synFlood],
   ])('%s reads back from its path as the mitigation it came from', (_name, m) => {
     expect(mitigationOfPath(withoutZeros(mitigationPath(m)) as never)).toEqual(m);
   });
@@ -39,6 +51,32 @@ describe('mitigations as GoBGP paths', () => {
     expect(attrs.find((a) => a['@type'].endsWith('.MpReachNLRIAttribute'))?.next_hops).toEqual(['2001:db8::1']);
   });
 
+  test('an IPv6 flowspec rule goes in the IPv6 Flowspec family with whole prefixes (offset 0) and the unspecified next hop', () => {
+    const path = mitigationPath(discard6) as { family: object; pattrs: Array<{ '@type': string; family?: object; next_hops?: string[] }> };
+    expect(path.family).toEqual({ afi: 'AFI_IP6', safi: 'SAFI_FLOW_SPEC_UNICAST' });
+    expect(rulesOf(discard6).filter((r) => r['@type'].endsWith('.FlowSpecIPPrefix')).map((r) => [r.type, r.offset])).toEqual([[1, 0], [2, 0]]);
+    const reach = path.pattrs.find((a) => a['@type'].endsWith('.MpReachNLRIAttribute'));
+    expect(reach).toMatchObject({ family: { afi: 'AFI_IP6', safi: 'SAFI_FLOW_SPEC_UNICAST' }, next_hops: ['::'] });
+  });
+
+  test('TCP flags are one bitmask item with the match bit: every listed flag set', () => {
+    const flags = rulesOf(synFlood).find((r) => r.type === 9);
+    expect(flags?.items).toEqual([{ op: 0x01, value: 0x02 | 0x10 }]);
+    expect(rulesOf(synFlood).map((r) => r.type)).toEqual([1, 3, 9]);
+  });
+
+  test('TCP flags read back in bit order whatever end-of-list and length bits the speaker sets on the operator', () => {
+    const asAnswered = withRules(synFlood, (rules) => rules.map((r) => (r.type === 9 ? { ...r, items: [{ op: 0x81, value: 0x12 }] } : r)));
+    expect(mitigationOfPath(asAnswered as never)).toEqual(synFlood);
+  });
+
+  test('a TCP flags component that is not one match item, or a prefix from an offset, is not read as a mitigation', () => {
+    const any = withRules(synFlood, (rules) => rules.map((r) => (r.type === 9 ? { ...r, items: [{ op: 0x80, value: 0x12 }] } : r)));
+    const not = withRules(synFlood, (rules) => rules.map((r) => (r.type === 9 ? { ...r, items: [{ op: 0x83, value: 0x12 }] } : r)));
+    const offset = withRules(discard6, (rules) => rules.map((r) => (r.type === 1 ? { ...r, offset: 8 } : r)));
+    for (const path of [any, not, offset]) expect(mitigationOfPath(path as never)).toBeUndefined();
+  });
+
   test('a unicast route without BLACKHOLE is not read as a mitigation', () => {
     const path = mitigationPath(blackhole) as { nlri: object; pattrs: Array<{ '@type': string }> };
     expect(mitigationOfPath({ nlri: path.nlri, pattrs: path.pattrs.filter((a) => !a['@type'].endsWith('.CommunitiesAttribute')) } as never)).toBeUndefined();
@@ -49,7 +87,8 @@ describe('mitigations as GoBGP paths', () => {
     ['not an IP prefix', { action: 'blackhole', destination: 'example.org', nextHop: '192.0.2.1' }],
     ['is not an IPv4 address', { action: 'blackhole', destination: '198.51.100.7', nextHop: '2001:db8::1' }],
     ['not ASN:VALUE', { action: 'blackhole', destination: '198.51.100.7', nextHop: '192.0.2.1', communities: ['70000:1'] }],
-    ['IPv4 only', { action: 'flowspec_discard', match: { destination: '2001:db8::/64' } }],
+    ['not of one IP version', { action: 'flowspec_discard', match: { destination: '2001:db8::/64', source: '203.0.113.9/32' } }],
+    ['is not one of fin, syn, rst, psh, ack, urg, ece, cwr', { action: 'flowspec_discard', match: { destination: '198.51.100.0/24', tcpFlags: ['syn', 'xmas'] } } as unknown as Mitigation],
     ['not an integer from 0 to 65535', { action: 'flowspec_discard', match: { destination: '198.51.100.0/24', destinationPorts: [70000] } }],
     ['not a range', { action: 'flowspec_discard', match: { destination: '198.51.100.0/24', packetLength: { min: 100, max: 10 } } }],
     ['is a discard', { action: 'flowspec_rate_limit', match: { destination: '198.51.100.0/24' }, bytesPerSecond: 0 }],

@@ -34,18 +34,27 @@ describe('BGP speaker settings', () => {
 
   test('neighbours are read as address, optional port, and AS number', () => {
     expect(loadConfig({ BGP_NEIGHBORS: '192.0.2.1@65001, 198.51.100.7:1179@65002,[2001:db8::1]:179@4200000000,2001:db8::2@65003' }).bgp.neighbours).toEqual([
-      { address: '192.0.2.1', asn: 65_001, port: 179 },
-      { address: '198.51.100.7', asn: 65_002, port: 1179 },
-      { address: '2001:db8::1', asn: 4_200_000_000, port: 179 },
-      { address: '2001:db8::2', asn: 65_003, port: 179 },
+      { address: '192.0.2.1', asn: 65_001, port: 179, multihop: true },
+      { address: '198.51.100.7', asn: 65_002, port: 1179, multihop: true },
+      { address: '2001:db8::1', asn: 4_200_000_000, port: 179, multihop: true },
+      { address: '2001:db8::2', asn: 65_003, port: 179, multihop: true },
+    ]);
+  });
+
+  test('a neighbour is multihop unless /direct names a directly connected router; /multihop says the default', () => {
+    expect(loadConfig({ BGP_NEIGHBORS: '192.0.2.1@65001/direct,[2001:db8::1]:1179@65002/direct,198.51.100.7@65003/multihop,2001:db8::2@65004' }).bgp.neighbours).toEqual([
+      { address: '192.0.2.1', asn: 65_001, port: 179, multihop: false },
+      { address: '2001:db8::1', asn: 65_002, port: 1179, multihop: false },
+      { address: '198.51.100.7', asn: 65_003, port: 179, multihop: true },
+      { address: '2001:db8::2', asn: 65_004, port: 179, multihop: true },
     ]);
   });
 
   test('an IPv6 neighbour is kept in the canonical form the speaker names it by', () => {
-    expect(parseNeighbour('2001:DB8:0:0::1@65003')).toEqual({ address: '2001:db8::1', asn: 65_003, port: 179 });
+    expect(parseNeighbour('2001:DB8:0:0::1@65003')).toEqual({ address: '2001:db8::1', asn: 65_003, port: 179, multihop: true });
   });
 
-  test.each(['192.0.2.1', 'router@65001', '192.0.2.1@0', '192.0.2.1:70000@65001', '2001:db8::1:179@65001x', '192.0.2.1@4294967295'])(
+  test.each(['192.0.2.1', 'router@65001', '192.0.2.1@0', '192.0.2.1:70000@65001', '2001:db8::1:179@65001x', '192.0.2.1@4294967295', '192.0.2.1@65001/', '192.0.2.1@65001/Direct', '192.0.2.1@65001/direct/multihop', '192.0.2.1@65001/toString', '192.0.2.1/direct@65001'])(
     'a neighbour written %p is refused, naming the setting',
     (text) => {
       expect(parseNeighbour(text)).toBeUndefined();

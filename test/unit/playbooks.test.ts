@@ -33,7 +33,7 @@ describe('the playbooks document', () => {
       match: { rules: [], kinds: [], severities: [], environments: [], services: [], destinations: [] },
       actions: [
         { type: 'blackhole', duration_minutes: 30, communities: [], next_hop: null },
-        { type: 'flowspec_discard', duration_minutes: 5, protocols: [17, 6], source_ports: [], destination_ports: [], packet_length: null },
+        { type: 'flowspec_discard', duration_minutes: 5, protocols: [17, 6], source_ports: [], destination_ports: [], tcp_flags: [], packet_length: null },
       ],
     });
   });
@@ -70,6 +70,27 @@ describe('the playbooks document', () => {
   test('a packet length whose min exceeds its max, or a rate of 0, is refused naming the field', () => {
     const action = { type: 'flowspec_rate_limit', duration_minutes: 5, rate_bytes_per_second: 0, packet_length: { min: 1500, max: 64 } };
     expect(problemsOf({ actions: [action] })).toEqual(['playbooks.0.actions.0.rate_bytes_per_second', 'playbooks.0.actions.0.packet_length.min']);
+  });
+
+  test('TCP flags are taken by name and kept as given', () => {
+    const action = playbook({ actions: [{ type: 'flowspec_discard', duration_minutes: 5, protocols: ['tcp'], tcp_flags: ['syn', 'fin'] }] }).actions[0];
+    expect(action).toMatchObject({ protocols: [6], tcp_flags: ['syn', 'fin'] });
+  });
+
+  test('an unknown TCP flag, or one given twice, is refused naming it', () => {
+    expect(problemsOf({ actions: [{ type: 'flowspec_discard', duration_minutes: 5, tcp_flags: ['syn', 'xmas', 'ack', 'syn'] }] })).toEqual([
+      'playbooks.0.actions.0.tcp_flags.1',
+    ]);
+    expect(problemsOf({ actions: [{ type: 'flowspec_discard', duration_minutes: 5, tcp_flags: ['syn', 'ack', 'syn'] }] })).toEqual([
+      'playbooks.0.actions.0.tcp_flags.2',
+    ]);
+  });
+
+  test('TCP flags are refused naming the field unless the protocols are empty or hold tcp', () => {
+    const withProtocols = (protocols: unknown[]) => problemsOf({ actions: [{ type: 'flowspec_rate_limit', duration_minutes: 5, rate_bytes_per_second: 1000, protocols, tcp_flags: ['syn'] }] });
+    expect(withProtocols(['udp'])).toEqual(['playbooks.0.actions.0.tcp_flags']);
+    expect(withProtocols([])).toEqual([]);
+    expect(withProtocols(['udp', 6])).toEqual([]);
   });
 
   test('a next hop that is not an address, or a destination that is not a prefix, is refused naming it', () => {

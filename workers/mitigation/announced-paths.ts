@@ -1,5 +1,5 @@
-import type { FlowMatch, Mitigation } from '../../core/mitigation';
-import { blackholeCommunity, formatCommunity } from './mitigations';
+import { tcpFlagNames, type FlowMatch, type Mitigation, type TcpFlag } from '../../core/mitigation';
+import { bitmaskOp, blackholeCommunity, formatCommunity } from './mitigations';
 
 /**
  * Reads the paths a speaker holds back into mitigations: what `listAnnounced`
@@ -37,12 +37,31 @@ function blackholeOf(nlri: AnyMessage, pattrs: AnyMessage[]): Mitigation | undef
 type Item = { op: number; value: number };
 const values = (items: Item[]) => items.map((i) => num(i.value));
 
+/**
+ * The flags of a TCP flags component as mitigations.ts writes it: one item
+ * with the match bit (all of these flags set). Any other form is none of
+ * ours: undefined.
+ */
+function tcpFlagsOf(items: Item[]): TcpFlag[] | undefined {
+  const [item] = items;
+  // GoBGP answers the operator with its end-of-list and length bits set: only the match and not bits say what it means.
+  if (items.length !== 1 || (num(item!.op) & (bitmaskOp.match | bitmaskOp.not)) !== bitmaskOp.match) return undefined;
+  const value = num(item!.value);
+  return tcpFlagNames.filter((_name, bit) => (value & (1 << bit)) !== 0);
+}
+
 function flowMatchOf(rules: AnyMessage[]): FlowMatch | undefined {
   const match: Partial<FlowMatch> = {};
   for (const rule of rules) {
     const type = num(rule.type);
     const items = (rule.items as Item[] | undefined) ?? [];
-    if (typeOf(rule) === 'FlowSpecIPPrefix') {
+    if (type === 9) {
+      const flags = tcpFlagsOf(items);
+      if (!flags) return undefined;
+      match.tcpFlags = flags;
+    } else if (typeOf(rule) === 'FlowSpecIPPrefix') {
+      // An IPv6 prefix matched from an offset (RFC 8956) is none of ours: the speaker is given whole prefixes.
+      if (num(rule.offset) !== 0) return undefined;
       const prefix = `${String(rule.prefix)}/${num(rule.prefix_len)}`;
       if (type === 1) match.destination = prefix;
       else if (type === 2) match.source = prefix;

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import type { FlowMatch, Mitigation } from '../../core/mitigation';
+import { tcpFlagNames, type FlowMatch, type Mitigation } from '../../core/mitigation';
 import { parsePrefix as prefixOf } from '../../core/mitigation-policy';
 
 /**
@@ -29,8 +29,10 @@ export interface GobgpFamily {
 export const ipv4Unicast: GobgpFamily = { afi: 'AFI_IP', safi: 'SAFI_UNICAST' };
 export const ipv6Unicast: GobgpFamily = { afi: 'AFI_IP6', safi: 'SAFI_UNICAST' };
 export const ipv4Flowspec: GobgpFamily = { afi: 'AFI_IP', safi: 'SAFI_FLOW_SPEC_UNICAST' };
+/** RFC 8956: IPv6 Flowspec, its own family. */
+export const ipv6Flowspec: GobgpFamily = { afi: 'AFI_IP6', safi: 'SAFI_FLOW_SPEC_UNICAST' };
 /** The families a mitigation may be announced in, which a neighbour is configured for. */
-export const mitigationFamilies = [ipv4Unicast, ipv6Unicast, ipv4Flowspec];
+export const mitigationFamilies = [ipv4Unicast, ipv6Unicast, ipv4Flowspec, ipv6Flowspec];
 
 export interface GobgpPath {
   family: GobgpFamily;
@@ -71,6 +73,21 @@ function blackholePath(m: Extract<Mitigation, { action: 'blackhole' }>): GobgpPa
 /** RFC 8955 numeric operators, as GoBGP takes them (it sets the length and end-of-list bits itself). */
 const op = { eq: 0x01, gtEq: 0x03, and: 0x40, ltEq: 0x05 } as const;
 
+/** RFC 8955 bitmask operators: `match` asks for every bit of the value set (without it, any one of them); `not` inverts. */
+export const bitmaskOp = { match: 0x01, not: 0x02 } as const;
+
+function tcpFlags(names: readonly string[] | undefined): Array<{ op: number; value: number }> | undefined {
+  if (!names || names.length === 0) return undefined;
+  let value = 0;
+  for (const name of names) {
+    const index = (tcpFlagNames as readonly string[]).indexOf(name);
+    if (index < 0) throw new InvalidMitigationError(`tcp flag ${JSON.stringify(name)} is not one of ${tcpFlagNames.join(', ')}`);
+    value |= 1 << index;
+  }
+  // One item with the match bit: packets with all of these flags set, whatever the others.
+  return [{ op: bitmaskOp.match, value }];
+}
+
 function numbers(values: number[] | undefined, max: number, what: string): Array<{ op: number; value: number }> | undefined {
   if (!values || values.length === 0) return undefined;
   for (const v of values) if (!Number.isInteger(v) || v < 0 || v > max) throw new InvalidMitigationError(`${what} ${v} is not an integer from 0 to ${max}`);
@@ -86,31 +103,40 @@ function packetLength(range: FlowMatch['packetLength']): Array<{ op: number; val
   return [{ op: op.gtEq, value: min }, { op: op.and | op.ltEq, value: max }];
 }
 
-/** The components in RFC 8955's type order (1 destination, 2 source, 3 protocol, 5/6 ports, 10 packet length). */
-function flowspecRules(match: FlowMatch): object[] {
+/**
+ * The components in RFC 8955's type order (1 destination, 2 source, 3
+ * protocol (IPv6: next header), 5/6 ports, 9 TCP flags, 10 packet length),
+ * and the family they go in: IPv4, or IPv6 (RFC 8956, whose prefixes carry
+ * an offset: 0 here, the whole prefix).
+ */
+function flowspecRules(match: FlowMatch): { family: GobgpFamily; rules: object[] } {
   const destination = parsePrefix(match.destination, 'flowspec destination');
   const source = match.source === undefined ? undefined : parsePrefix(match.source, 'flowspec source');
-  if (destination.version !== 4 || (source && source.version !== 4)) throw new InvalidMitigationError('flowspec rules are IPv4 only in this release');
-  const rules: object[] = [any('FlowSpecIPPrefix', { type: 1, prefix: destination.prefix, prefix_len: destination.length })];
-  if (source) rules.push(any('FlowSpecIPPrefix', { type: 2, prefix: source.prefix, prefix_len: source.length }));
+  if (source && source.version !== destination.version) throw new InvalidMitigationError(`flowspec source ${match.source} and destination ${match.destination} are not of one IP version`);
+  const prefix = (type: number, p: { prefix: string; length: number }) =>
+    any('FlowSpecIPPrefix', { type, prefix: p.prefix, prefix_len: p.length, ...(destination.version === 6 ? { offset: 0 } : {}) });
+  const rules: object[] = [prefix(1, destination)];
+  if (source) rules.push(prefix(2, source));
   const components: Array<[number, Array<{ op: number; value: number }> | undefined]> = [
     [3, numbers(match.protocols, 255, 'protocol')],
     [5, numbers(match.destinationPorts, 0xffff, 'destination port')],
     [6, numbers(match.sourcePorts, 0xffff, 'source port')],
+    [9, tcpFlags(match.tcpFlags)],
     [10, packetLength(match.packetLength)],
   ];
   for (const [type, items] of components) if (items) rules.push(any('FlowSpecComponent', { type, items }));
-  return rules;
+  return { family: destination.version === 4 ? ipv4Flowspec : ipv6Flowspec, rules };
 }
 
 /** Traffic-rate 0 discards (RFC 8955 section 7.3); any other rate polices to that many bytes per second. */
 function flowspecPath(match: FlowMatch, bytesPerSecond: number): GobgpPath {
   if (!Number.isFinite(bytesPerSecond) || bytesPerSecond < 0) throw new InvalidMitigationError(`rate ${bytesPerSecond} is not a number of bytes per second`);
-  const nlri = any('FlowSpecNLRI', { rules: flowspecRules(match) });
+  const { family, rules } = flowspecRules(match);
+  const nlri = any('FlowSpecNLRI', { rules });
   const rate = any('ExtendedCommunitiesAttribute', { communities: [any('TrafficRateExtended', { asn: 0, rate: bytesPerSecond })] });
-  // GoBGP answers "nexthop not found" to a flowspec path without an MP_REACH_NLRI next hop, though RFC 8955 ignores it.
-  const reach = any('MpReachNLRIAttribute', { family: ipv4Flowspec, next_hops: ['0.0.0.0'], nlris: [nlri] });
-  return { family: ipv4Flowspec, nlri, pattrs: [any('OriginAttribute', { origin: 0 }), rate, reach] };
+  // GoBGP answers "nexthop not found" to a flowspec path without an MP_REACH_NLRI next hop, though RFC 8955 ignores it: the unspecified address of the family.
+  const reach = any('MpReachNLRIAttribute', { family, next_hops: [family === ipv4Flowspec ? '0.0.0.0' : '::'], nlris: [nlri] });
+  return { family, nlri, pattrs: [any('OriginAttribute', { origin: 0 }), rate, reach] };
 }
 
 export function mitigationPath(m: Mitigation): GobgpPath {
