@@ -65,22 +65,46 @@ describe('an NTP amplification flood, mitigated by flowspec after an approval in
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  test('the flood opens an incident, an approver approves the previewed flowspec rule in the console, BIRD carries it for its minute, and every step is audited and notified', async () => {
+  const events = ['incident.opened', 'automation.awaiting_approval', 'automation.executed', 'automation.withdrawn'];
+
+  /**
+   * The workspace: its prefix (approved by the platform admin), its router, a webhook, a policy asking for a human,
+   * detection at 1 MB a minute towards one destination, and a playbook discarding NTP replies towards it.
+   */
+  async function defendedWorkspace() {
     const admin = await t.mintKey({ role: 'admin' });
     const operator = await t.mintKey({ role: 'operator', orgId: admin.org_id });
     const approver = await t.mintKey({ role: 'approver', orgId: admin.org_id });
     const org = admin.org_id;
-    // The workspace: its prefix (approved by the platform admin), its router, a webhook, a policy asking for a human,
-    // detection at 1 MB a minute towards one destination, and a playbook discarding NTP replies towards it.
     const prefix = await t.request<{ id: string }>('POST', '/v1/prefixes', { key: admin.key, body: { prefix: '198.51.100.0/24' } });
     expect((await t.request('POST', `/v1/prefixes/${prefix.body.id}/approve`, { key: t.adminKey })).status).toBe(200);
     await registerExporter(t, admin.key, '127.0.0.41');
-    const events = ['incident.opened', 'automation.awaiting_approval', 'automation.executed', 'automation.withdrawn'];
     expect((await t.request('POST', '/v1/webhooks', { key: admin.key, body: { url: receiver.url(), events } })).status).toBe(201);
     expect((await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'mitigations need a human', requires_approval: true } })).status).toBe(201);
     expect((await t.request('PUT', '/v1/detection-rules', { key: operator.key, body: { traffic_bytes_per_minute: 1_000_000 } })).status).toBe(200);
     const playbook = { id: 'ntp-amplification', name: 'discard NTP replies', match: { rules: ['traffic_volume'], destinations: ['198.51.100.0/24'] }, actions: [{ type: 'flowspec_discard', duration_minutes: 1, protocols: ['udp'], source_ports: [123] }] };
     expect((await t.request('PUT', '/v1/playbooks', { key: operator.key, body: { playbooks: [playbook] } })).status).toBe(200);
+    return { admin, operator, approver, org };
+  }
+
+  /** The approver, in the console: the run's card shows the reflectors it would drop; Approve. */
+  async function approveInConsole(key: string, automationId: string) {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(t.url);
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('link', { name: 'Automations' }).click();
+    const card = page.getByRole('article', { name: `Automation ${automationId}` });
+    await card.waitFor();
+    for (const reflector of reflectors) expect(await card.textContent()).toContain(reflector);
+    await card.getByLabel('Comment').fill('NTP reflection, preview checked');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.getByRole('status').waitFor();
+    return page;
+  }
+
+  test('the flood opens an incident, an approver approves the previewed flowspec rule in the console, BIRD carries it for its minute, and every step is audited and notified', async () => {
+    const { admin, operator, approver, org } = await defendedWorkspace();
 
     // The flood: 5 reflectors × 300 replies of 1,200 bytes, beside a little legitimate HTTPS, exported by softflowd.
     const flows: PcapFlow[] = [
@@ -103,18 +127,7 @@ describe('an NTP amplification flood, mitigated by flowspec after an approval in
     expect(preview.share).toBeLessThan(1);
     expect(await flowTable()).not.toContain(`${victim}/32`);
 
-    // The approver, in the console: the run's card shows the reflectors it would drop; Approve.
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(t.url);
-    await page.getByLabel('API key').fill(approver.key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('link', { name: 'Automations' }).click();
-    const card = page.getByRole('article', { name: `Automation ${run.automation_id}` });
-    await card.waitFor();
-    for (const reflector of reflectors) expect(await card.textContent()).toContain(reflector);
-    await card.getByLabel('Comment').fill('NTP reflection, preview checked');
-    await card.getByRole('button', { name: 'Approve' }).click();
-    await card.getByRole('status').waitFor();
+    const page = await approveInConsole(approver.key, run.automation_id);
     await waitFor(async () => ((await flowTable()).includes(`${victim}/32`) ? true : undefined), 20_000, 'the flowspec rule in BIRD');
     expect(await flowTable()).toContain('sport 123');
     await page.getByRole('row', { name: new RegExp(`flowspec_discard ${victim.replace(/\./g, '\\.')}/32`) }).waitFor();
