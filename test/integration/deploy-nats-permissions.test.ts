@@ -28,7 +28,9 @@ import { names } from '../../streams/names';
 const roles = ['admin', 'api', 'stream-workers', 'temporal-worker', 'collector'] as const;
 type NatsUser = (typeof roles)[number];
 const passwordVariable = (user: NatsUser) => `NETTEL_NATS_${user.toUpperCase().replace(/-/g, '_')}_PASSWORD`;
-const passwords = Object.fromEntries(roles.map((r) => [r, randomBytes(12).toString('base64url')])) as Record<NatsUser, string>;
+// Hex, as docs/security/engines.md makes them: nats-server parses a variable's value as a config token, and a
+// base64url one such as `12-3Y…` reads as a malformed date and stops the server.
+const passwords = Object.fromEntries(roles.map((r) => [r, randomBytes(16).toString('hex')])) as Record<NatsUser, string>;
 
 const log = createLogger('silent');
 const flow = { src_ip: '192.0.2.1', dst_ip: '192.0.2.2', bytes: 10, packets: 1, protocol: 'udp' };

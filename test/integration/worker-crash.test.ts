@@ -106,8 +106,10 @@ describe('stream worker crashes', () => {
       const expected = new Map(flows.bytesByDst);
       for (const [dst, b] of large.bytesByDst) expected.set(dst, (expected.get(dst) ?? 0) + b);
       expect(sortedEntries(await bytesByDst(t, minted.org_id))).toEqual(sortedEntries(expected));
+      // At least the 25,000 rows written before the crash are found and skipped; on a loaded machine a batch whose
+      // ack wait passed while it was written is redelivered and skipped too (stored once all the same, checked above).
       const skipped = (await metricTotal(stack.registry, 'nettel_worker_duplicate_rows_skipped_total')) - skippedBefore;
-      expect(skipped).toBe(25_000);
+      expect(skipped).toBeGreaterThanOrEqual(25_000);
     } finally {
       await worker.stop();
     }

@@ -4,9 +4,15 @@ import { PrefixesRepo } from '../../storage/prefixes-repo';
 import type { AdminPrefixView, AuditEntryView, ErrorBody, Page, PendingPrefixView, PrefixView } from '../support/api-types';
 import { startTestStack, type TestStack, type Transport } from '../support/test-stack';
 
-/** An IPv4 /16 no other test of the file uses (10.0.0.0/8 split at random; an even second octet, so its /15 is its own too). */
-const freshV4Block = () => `10.${2 * randomInt(128)}`;
-const freshV6Block = () => `2001:db8:${randomBytes(2).toString('hex')}`;
+/**
+ * An IPv4 /16 no other test of the file uses: 10.0.0.0/8 taken in turn from a random start (an even second
+ * octet, so its /15 is its own too): random draws collided now and then, and an approval then met a 409.
+ */
+let nextV4 = randomInt(128);
+const freshV4Block = () => `10.${2 * (nextV4++ % 128)}`;
+/** An IPv6 /48 in its canonical form (no leading zero in its last group, which the canonical form would drop). */
+let nextV6 = randomInt(0x1000, 0xf000);
+const freshV6Block = () => `2001:db8:${(nextV6++).toString(16)}`;
 
 /** The prefix routes' calls on a test stack (given late: stacks start in beforeAll). */
 function prefixCalls(stack: () => TestStack) {
