@@ -4,6 +4,7 @@ import type { ActionSpec, PlannedAction } from '../../../core/automation-plan';
 import { evaluateMitigation, type MitigationAction, type MitigationPolicy } from '../../../core/mitigation-policy';
 import { deniedMessage, type PolicyDecision } from '../../../core/policy';
 import { automationEvents } from '../../../core/webhook-events';
+import { counter } from '../../../observability/metrics';
 import type { AutomationRecord, AutomationsRepo } from '../../../storage/automations-repo';
 import type { IncidentsRepo, StoredIncident } from '../../../storage/incidents-repo';
 import { isActive, type MitigationLedger } from '../../../streams/mitigation-ledger';
@@ -113,9 +114,17 @@ async function execute(deps: AutomationActivityDeps, input: AutomationInput, act
     return { actions: placed };
   }
 
+/** The states a run ends in: each is recorded once (a retried record counts again, as counters may). */
+const endedStatuses: readonly string[] = ['completed', 'withdrawn', 'denied', 'expired', 'failed'];
+
 /** Every side effect of the automation workflow, built from its dependencies. */
 export function createAutomationActivities(deps: AutomationActivityDeps): AutomationActivities {
   const now = deps.now ?? Date.now;
+  const outcomes = counter(deps.registry, {
+    name: 'nettel_automation_runs_total',
+    help: 'Automation runs that ended, by outcome: completed (every mitigation reached its end), withdrawn, denied, expired, failed',
+    labelNames: ['outcome'] as const,
+  });
   return {
     ...createApprovalActivities(deps),
 
@@ -124,6 +133,7 @@ export function createAutomationActivities(deps: AutomationActivityDeps): Automa
       await deps.automations.put(r);
       // Before the activity completes: a crash here retries it, and the event's id makes the retry's copy a duplicate.
       await deps.events?.publish(automationEvents(input.orgId, r, r.updated_at));
+      if (endedStatuses.includes(state.status)) outcomes.inc({ outcome: state.status });
     },
 
     async prepareAutomation(input) {
