@@ -74,3 +74,12 @@ export const number = (n: number) => n.toLocaleString('en-US');
 export function Status({ value }: { value: string }) {
   return <span class={`badge badge-${value}`}>{value.replace('_', ' ')}</span>;
 }
+
+/** Until an instant, as a person reads it: `unset` without one, `passed` once it is reached. */
+export function timeUntil(instant: string | null, unset: string, passed: string): string {
+  if (!instant) return unset;
+  const left = Date.parse(instant) - Date.now();
+  if (left <= 0) return passed;
+  const minutes = Math.floor(left / 60_000);
+  return minutes >= 1 ? `about ${minutes} min` : `${Math.ceil(left / 1000)} s`;
+}

@@ -1,19 +1,13 @@
 import { useState } from 'preact/hooks';
 import { get, post, type ApiError } from '../api';
 import type { components } from '../schema';
-import { asApiError, can, ErrorNote, Section, useLoad, when, type Me } from '../ui';
+import { asApiError, can, ErrorNote, Section, timeUntil, useLoad, when, type Me } from '../ui';
 
 type Replay = components['schemas']['Replay'];
 type Policy = components['schemas']['Policy'];
 
 /** Until the gate the workflow opened closes (its decision_deadline), as a person reads it. */
-function timeLeft(replay: Replay): string {
-  if (!replay.decision_deadline) return 'not set yet';
-  const left = Date.parse(replay.decision_deadline) - Date.now();
-  if (left <= 0) return 'expiring';
-  const minutes = Math.floor(left / 60_000);
-  return minutes >= 1 ? `about ${minutes} min` : `${Math.ceil(left / 1000)} s`;
-}
+const timeLeft = (replay: Replay) => timeUntil(replay.decision_deadline, 'not set yet', 'expiring');
 
 /** The policies that asked for approval, by name where this key can read them. */
 function askingPolicies(replay: Replay, policies: Policy[]): string {

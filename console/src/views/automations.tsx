@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { get, post, type ApiError } from '../api';
 import type { components } from '../schema';
-import { asApiError, can, ErrorNote, Section, useLoad, when, type Me } from '../ui';
+import { asApiError, can, ErrorNote, Section, timeUntil, useLoad, when, type Me } from '../ui';
 
 type Automation = components['schemas']['Automation'];
 type Mitigation = components['schemas']['Mitigation'];
@@ -9,15 +9,6 @@ type Preview = NonNullable<Automation['actions'][number]['preview']>;
 
 const bps = (value: number) => (value >= 1e9 ? `${(value / 1e9).toFixed(2)} Gbit/s` : value >= 1e6 ? `${(value / 1e6).toFixed(2)} Mbit/s` : `${Math.round(value / 1e3)} kbit/s`);
 const percent = (share: number) => `${(share * 100).toFixed(1)} %`;
-
-/** Until an instant, as a person reads it. */
-function timeUntil(instant: string | null): string {
-  if (!instant) return 'not set';
-  const left = Date.parse(instant) - Date.now();
-  if (left <= 0) return 'ending';
-  const minutes = Math.floor(left / 60_000);
-  return minutes >= 1 ? `about ${minutes} min` : `${Math.ceil(left / 1000)} s`;
-}
 
 /** Automation runs waiting for a decision, with what each action would cut, and the mitigations announced now. */
 export function AutomationsView({ me }: { me: Me }) {
@@ -80,7 +71,7 @@ function WaitingAutomation({ me, run, onDeciding, onDecided }: { me: Me; run: Au
       <h3>{run.playbook_id} (version {run.playbook_version})</h3>
       <dl class="facts">
         <dt>Incident</dt><dd><a href={`#/incidents/${run.incident_id}`}>{run.incident_id}</a></dd>
-        <dt>Time left to decide</dt><dd>{timeUntil(run.decision_deadline)}</dd>
+        <dt>Time left to decide</dt><dd>{timeUntil(run.decision_deadline, 'not set', 'expiring')}</dd>
         <dt>Playbook written by</dt><dd><code>{run.requested_by}</code> at {when(run.requested_at)}</dd>
       </dl>
       {run.actions.map((a) => (
@@ -115,7 +106,7 @@ function ActiveMitigation({ me, mitigation, onWithdrawn }: { me: Me; mitigation:
       <td>{mitigation.type}</td>
       <td><code>{mitigation.destination}</code></td>
       <td><a href={`#/incidents/${mitigation.incident_id}`}>{mitigation.incident_id}</a></td>
-      <td><time dateTime={mitigation.ends_at} title={when(mitigation.ends_at)}>{timeUntil(mitigation.ends_at)}</time></td>
+      <td><time dateTime={mitigation.ends_at} title={when(mitigation.ends_at)}>{timeUntil(mitigation.ends_at, 'not set', 'ending')}</time></td>
       <td>
         {can(me, 'approve') ? <button type="button" class="secondary" onClick={withdraw}>Withdraw</button> : null}
         {error ? <ErrorNote error={error} /> : null}
