@@ -11,6 +11,7 @@ const updateDeadlineMs = 15_000;
 
 /** The mitigations a workspace has announced now, as the runs recorded them. */
 export interface ActiveMitigation {
+  org_id: string;
   automation_id: string;
   incident_id: string;
   id: string;
@@ -46,15 +47,15 @@ export class AutomationService {
     return record;
   }
 
-  /** Every mitigation the workspace's active runs hold now, soonest end first. */
-  async active(orgId: string): Promise<ActiveMitigation[]> {
+  /** Every mitigation the active runs of a workspace (of every workspace, for the platform admin) hold now, soonest end first. */
+  async active(orgId?: string): Promise<ActiveMitigation[]> {
     const now = (this.deps.now ?? Date.now)();
-    const runs = await this.deps.automations.list(orgId, { status: 'active', limit: 1_000 });
+    const runs = await this.deps.automations.active(orgId);
     return runs
       .flatMap((r) =>
         r.actions
           .filter((a) => a.destination !== null && a.starts_at !== undefined && a.ends_at !== undefined && a.ends_at > now && a.withdrawn_at === undefined)
-          .map((a) => ({ automation_id: r.automation_id, incident_id: r.incident_id, id: a.id, type: a.type, destination: a.destination!, starts_at: a.starts_at!, ends_at: a.ends_at! })),
+          .map((a) => ({ org_id: r.org_id, automation_id: r.automation_id, incident_id: r.incident_id, id: a.id, type: a.type, destination: a.destination!, starts_at: a.starts_at!, ends_at: a.ends_at! })),
       )
       .sort((a, b) => a.ends_at - b.ends_at || a.id.localeCompare(b.id));
   }

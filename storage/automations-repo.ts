@@ -73,6 +73,15 @@ export class AutomationsRepo {
     return rows[0] ? fromRow(rows[0]) : undefined;
   }
 
+  /** The runs of every workspace (or of one) whose latest state is `active`: the platform admin's view of what is announced. */
+  async active(orgId?: string): Promise<AutomationRecord[]> {
+    const rows = await this.ch.query(
+      `SELECT * FROM (SELECT ${columns} FROM ${this.ch.database}.automations FINAL${orgId === undefined ? '' : ` WHERE org_id = ${str(orgId)}`})
+       WHERE status = 'active' ORDER BY org_id, automation_id LIMIT 10000`,
+    );
+    return rows.map(fromRow);
+  }
+
   /** A workspace's runs, newest first; filtered after FINAL, so a run's latest step decides its status. */
   async list(
     orgId: string,

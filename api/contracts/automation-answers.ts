@@ -47,6 +47,8 @@ export const automationAnswer = z
   .meta({ title: 'Automation' });
 
 export const automationDecisionAnswer = z.object({ automation_id: z.string(), decision: z.enum(['approve', 'deny']) }).meta({ title: 'AutomationDecision' });
-export const mitigationAnswer = z
-  .object({ automation_id: z.string(), incident_id: z.string(), id: z.string(), type: z.string(), destination: z.string(), starts_at: time, ends_at: time })
-  .meta({ title: 'Mitigation' });
+export const mitigationFields = {
+  automation_id: z.string(), incident_id: z.string(), id: z.string(), type: z.string(), destination: z.string(), starts_at: time, ends_at: time,
+};
+export const mitigationAnswer = z.object(mitigationFields).meta({ title: 'Mitigation' });
+export const adminMitigationAnswer = z.object({ org_id: z.string(), ...mitigationFields }).meta({ title: 'WorkspaceMitigation' });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import * as automations from '../routes/automations';
 import { pageOf } from './answers';
-import { automationAnswer, automationDecisionAnswer, mitigationAnswer } from './automation-answers';
+import { adminMitigationAnswer, automationAnswer, automationDecisionAnswer, mitigationAnswer } from './automation-answers';
 import type { RouteContract } from './contract';
 
 /** Automation runs, the decisions and changes people make to them, and the mitigations announced now. */
@@ -42,5 +42,9 @@ export const automationContracts: RouteContract[] = [
   {
     method: 'get', path: '/v1/mitigations', summary: 'The mitigations announced now', tag, access: 'workspace', permission: 'read',
     query: z.object({}).strict(), responses: { 200: json('the active mitigations, soonest end first', z.object({ data: z.array(mitigationAnswer) }).meta({ title: 'Mitigations' })) },
+  },
+  {
+    method: 'get', path: '/v1/mitigations/all', summary: 'The mitigations announced now, in every workspace', tag, access: 'platform-admin',
+    query: z.object({}).strict(), responses: { 200: json('every active mitigation, soonest end first', z.object({ data: z.array(adminMitigationAnswer) }).meta({ title: 'WorkspaceMitigations' })) },
   },
 ];

@@ -5,7 +5,7 @@ import { iso } from '../../core/time';
 import { automationPayload } from '../../core/webhook-events';
 import { automationStatuses } from '../../core/automation-plan';
 import type { ActiveMitigation } from '../../application/automation-service';
-import { orgOf, principalOf, requirePermission } from '../auth';
+import { orgOf, principalOf, requirePermission, requirePlatformAdmin } from '../auth';
 import { readOptionalJson } from '../body';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, limitSchema, pageOf } from '../pagination';
@@ -25,7 +25,17 @@ export const extendSchema = z.object({ minutes: z.number().int().min(1).max(10_0
 const cursorSchema = z.object({ requested_at: z.number().int(), automation_id: z.string().max(64) });
 const automationId = (ctx: Context) => knownIdForm('aut', pathParam(ctx, 'id'), 'automation');
 
-export const mitigationView = (m: ActiveMitigation) => ({ ...m, starts_at: iso(m.starts_at), ends_at: iso(m.ends_at) });
+/** A workspace sees its own mitigations without its org id; the platform admin sees whose each is. */
+export const mitigationView = (m: ActiveMitigation) => ({
+  automation_id: m.automation_id,
+  incident_id: m.incident_id,
+  id: m.id,
+  type: m.type,
+  destination: m.destination,
+  starts_at: iso(m.starts_at),
+  ends_at: iso(m.ends_at),
+});
+const adminMitigationView = (m: ActiveMitigation) => ({ org_id: m.org_id, ...mitigationView(m) });
 
 /**
  * Automation runs (`read`), people's decisions on them and their changes
@@ -70,5 +80,10 @@ export function registerAutomationRoutes(router: Router, deps: ApiDeps): void {
   router.get('/v1/mitigations', read, async (ctx) => {
     refuseQuery(ctx.query);
     ctx.body = { data: (await deps.automations.active(orgOf(ctx))).map(mitigationView) };
+  });
+
+  router.get('/v1/mitigations/all', requirePlatformAdmin(), async (ctx) => {
+    refuseQuery(ctx.query);
+    ctx.body = { data: (await deps.automations.active()).map(adminMitigationView) };
   });
 }

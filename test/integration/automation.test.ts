@@ -113,6 +113,13 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     await tableUntil(birdFlowTable, (text) => text.includes('198.51.100.7/32') && text.includes('sport 123'), 'the flowspec rule in BIRD');
     const mitigations = (await t.request<DataOf<MitigationView>>('GET', '/v1/mitigations', { key: w.operator.key })).body.data;
     expect(mitigations.map((m) => m.type).sort()).toEqual(['blackhole', 'flowspec_discard']);
+    // The platform admin sees whose they are; another workspace sees none of them.
+    const all = (await t.request<DataOf<MitigationView & { org_id: string }>>('GET', '/v1/mitigations/all', { key: t.adminKey })).body.data;
+    expect(all.filter((m) => m.automation_id === run.automation_id).map((m) => m.org_id)).toEqual([w.admin.org_id, w.admin.org_id]);
+    const stranger = await t.mintKey({ role: 'operator' });
+    expect((await t.request<DataOf<MitigationView>>('GET', '/v1/mitigations', { key: stranger.key })).body.data).toEqual([]);
+    expect((await t.request('GET', `/v1/automations/${run.automation_id}`, { key: stranger.key })).status).toBe(404);
+    expect((await t.request('POST', `/v1/automations/${run.automation_id}/withdraw`, { key: stranger.key })).status).toBe(404);
 
     const withdrawn = await t.request<AutomationView>('POST', `/v1/automations/${run.automation_id}/withdraw`, { key: w.approver.key });
     expect(withdrawn.status).toBe(200);

@@ -233,6 +233,7 @@ describe('the API against its OpenAPI document', () => {
     await both('POST', '/v1/automations/{id}/deny', { key: approver, fill: { id: denied }, status: 202 }, noKey, { key: approver, fill: { id: denied } });
     await waitFor(async () => ((await t.request<{ status: string }>('GET', `/v1/automations/${approved}`, { key })).body.status === 'active' ? true : undefined), 30_000, 'the approved run active');
     await both('GET', '/v1/mitigations', { status: 200 }, noKey, { query: '?colour=red' });
+    await both('GET', '/v1/mitigations/all', { key: t.adminKey, status: 200 }, noKey, {}, { key: t.adminKey, query: '?colour=red' });
     await both('POST', '/v1/automations/{id}/extend', { key: approver, fill: { id: approved }, body: { minutes: 5 }, status: 200 }, noKey, { key: approver, fill: { id: approved }, body: { minutes: 0 } });
     await both('POST', '/v1/automations/{id}/withdraw', { key: approver, fill: { id: approved }, status: 200 }, noKey, { key: approver, fill: { id: approved } });
     await t.request('DELETE', `/v1/policies/${policy}`, { key });
