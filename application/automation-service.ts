@@ -3,6 +3,7 @@ import type { DecisionTokens } from '../core/decision-token';
 import { AppError, conflict, forbidden, notFound, policyDenied, unavailable } from '../core/errors';
 import type { AutomationRecord, AutomationsRepo } from '../storage/automations-repo';
 import { changeFailures, decideAutomationUpdate, decisionFailures, extendAutomationUpdate, withdrawAutomationUpdate } from '../workflows/automation';
+import type { AutomationState } from '../workflows/automation-contract';
 import { automationWorkflowId } from './automation-runs';
 import type { Principal } from './keys-service';
 
@@ -72,19 +73,24 @@ export class AutomationService {
   async withdraw(orgId: string, by: Principal, automationId: string, comment?: string): Promise<AutomationRecord> {
     const record = await this.get(orgId, automationId);
     if (record.status !== 'active') throw conflict(`the automation is ${record.status}, not active`);
-    await this.update(orgId, by, automationId, 'withdraw', (handle, token) =>
+    const state = await this.update(orgId, by, automationId, 'withdraw', (handle, token) =>
       handle.executeUpdate(withdrawAutomationUpdate, { args: [{ approverKeyId: by.keyId, comment, decisionToken: token }] }),
     );
-    return this.get(orgId, automationId);
+    return withState(record, state as AutomationState);
   }
 
   async extend(orgId: string, by: Principal, automationId: string, minutes: number, comment?: string): Promise<AutomationRecord> {
     const record = await this.get(orgId, automationId);
     if (record.status !== 'active') throw conflict(`the automation is ${record.status}, not active`);
-    await this.update(orgId, by, automationId, 'extend', (handle, token) =>
-      handle.executeUpdate(extendAutomationUpdate, { args: [{ approverKeyId: by.keyId, comment, minutes, decisionToken: token }] }),
+    const state = await this.update(
+      orgId,
+      by,
+      automationId,
+      'extend',
+      (handle, token) => handle.executeUpdate(extendAutomationUpdate, { args: [{ approverKeyId: by.keyId, comment, minutes, decisionToken: token }] }),
+      String(minutes),
     );
-    return this.get(orgId, automationId);
+    return withState(record, state as AutomationState);
   }
 
   private async update(
@@ -93,17 +99,27 @@ export class AutomationService {
     automationId: string,
     decision: 'approve' | 'deny' | 'withdraw' | 'extend',
     send: (handle: ReturnType<Client['workflow']['getHandle']>, token: string) => Promise<unknown>,
-  ): Promise<void> {
+    detail?: string,
+  ): Promise<unknown> {
     const client = this.deps.client();
     const workflowId = automationWorkflowId(orgId, automationId);
-    const token = this.deps.decisionTokens.mint({ orgId, runId: automationId, workflowId, approverKeyId: by.keyId, decision }, Date.now());
+    const token = this.deps.decisionTokens.mint({ orgId, runId: automationId, workflowId, approverKeyId: by.keyId, decision, ...(detail === undefined ? {} : { detail }) }, Date.now());
     try {
-      await client.withDeadline(Date.now() + updateDeadlineMs, () => send(client.workflow.getHandle(workflowId), token));
+      return await client.withDeadline(Date.now() + updateDeadlineMs, () => send(client.workflow.getHandle(workflowId), token));
     } catch (err) {
       throw updateError(err);
     }
   }
 }
+
+/** The stored run with the state the workflow answered an update with: the store may not hold that step yet. */
+const withState = (record: AutomationRecord, state: AutomationState): AutomationRecord => ({
+  ...record,
+  status: state.status,
+  approvals: state.approvals,
+  actions: state.actions,
+  error: state.error,
+});
 
 /** What a failed update means for the person who sent it. */
 function updateError(err: unknown): AppError {
@@ -111,7 +127,7 @@ function updateError(err: unknown): AppError {
   if (err instanceof WorkflowUpdateFailedError) {
     const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
     if (cause?.type === decisionFailures.refused || cause?.type === changeFailures.refused) return forbidden(cause.message);
-    if (cause?.type === decisionFailures.unverifiable) return unavailable('the approver check', err);
+    if (cause?.type === decisionFailures.unverifiable || cause?.type === changeFailures.unverifiable) return unavailable('the approver check', err);
     if (cause?.type === changeFailures.denied) return policyDenied(cause.message);
     return conflict('the automation is no longer in a state that takes this');
   }

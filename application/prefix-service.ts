@@ -1,3 +1,4 @@
+import { prefixWithin } from '../core/mitigation-policy';
 import { conflict, notFound, validationError } from '../core/errors';
 import { randomId } from '../core/ids';
 import {
@@ -47,7 +48,16 @@ function pendingOnly(p: WorkspacePrefix, verb: string): WorkspacePrefix {
  * while the other's approved prefix overlaps it.
  */
 export class PrefixService {
-  constructor(private readonly deps: { prefixes: PrefixesRepo; audit: AuditLedger; withLock: WithLock; now?: () => number }) {}
+  constructor(
+    private readonly deps: {
+      prefixes: PrefixesRepo;
+      audit: AuditLedger;
+      withLock: WithLock;
+      /** The destinations (CIDR) the workspace's mitigations hold announced now: a prefix holding one cannot be removed. */
+      announced: (orgId: string) => Promise<string[]>;
+      now?: () => number;
+    },
+  ) {}
 
   private now(): number {
     return (this.deps.now ?? Date.now)();
@@ -98,11 +108,18 @@ export class PrefixService {
     return this.deps.prefixes.approved(orgId);
   }
 
-  /** A workspace withdraws one of its prefixes, pending or approved: from then on nothing acts within it. */
+  /**
+   * A workspace withdraws one of its prefixes, pending or approved: from then
+   * on nothing new acts within it. Refused (409) while a mitigation within it
+   * is announced: withdraw it first, so the prefix is never approved for
+   * another workspace while a route of this one is still on the routers.
+   */
   remove(orgId: string, actor: string, id: string): Promise<WorkspacePrefix> {
     return this.deps.withLock(prefixesLock, async () => {
       const p = await this.get(orgId, id);
       if (!claimingStatuses.includes(p.status)) throw conflict(`the prefix is already ${p.status}`);
+      const holding = (await this.deps.announced(orgId)).filter((d) => prefixWithin(d, p.prefix));
+      if (holding.length) throw conflict(`mitigations within ${p.prefix} are announced (${holding.join(', ')}): withdraw them before removing the prefix`);
       return this.decide(p, actor, 'removed', 'prefix.remove');
     });
   }

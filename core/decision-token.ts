@@ -20,6 +20,8 @@ export interface DecisionClaims {
   approverKeyId: string;
   /** The decision, or the change to an active automation run (withdraw, extend) the approver asked for. */
   decision: 'approve' | 'deny' | 'withdraw' | 'extend';
+  /** What else the decision carries that the token must cover: an extension's minutes. */
+  detail?: string;
 }
 
 export type TokenVerdict = { ok: true } | { ok: false; message: string };
@@ -68,7 +70,7 @@ export class DecisionTokens {
 
   /** The signature over every claim and the expiry; a JSON array keeps the fields apart whatever they contain. */
   private mac(claims: DecisionClaims, expiresAt: number): Buffer {
-    const signed = JSON.stringify([version, claims.orgId, claims.runId, claims.workflowId, claims.approverKeyId, claims.decision, expiresAt]);
+    const signed = JSON.stringify([version, claims.orgId, claims.runId, claims.workflowId, claims.approverKeyId, claims.decision, claims.detail ?? null, expiresAt]);
     return createHmac('sha256', this.key).update(signed).digest();
   }
 }

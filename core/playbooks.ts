@@ -1,3 +1,4 @@
+import { canonicalJson } from './canonical-json';
 import { z } from 'zod';
 import type { Severity } from './correlation';
 import { normalizeAddress } from './exporter';
@@ -244,4 +245,23 @@ export function matchingPlaybooks(playbooks: readonly Playbook[], incident: Inci
   return playbooks.filter(
     (p) => p.enabled && (destination !== undefined || !hasNetworkAction(p)) && matchHolds(p.match, incident, destination),
   );
+}
+
+/**
+ * Who wrote a playbook as it stands in the latest of `versions` (oldest
+ * first): the actor of the earliest version from which it is unchanged. An
+ * automation run's four-eyes rule keeps that person from deciding it, however
+ * many others edited other playbooks of the document since.
+ */
+export function playbookAuthor(versions: readonly VersionedPlaybooks[], playbookId: string): string | undefined {
+  const text = (v: VersionedPlaybooks) => {
+    const p = v.playbooks.find((x) => x.id === playbookId);
+    return p === undefined ? undefined : canonicalJson(p);
+  };
+  const latest = versions.at(-1);
+  const current = latest && text(latest);
+  if (current === undefined) return undefined;
+  let author = latest!.actor;
+  for (let i = versions.length - 2; i >= 0 && text(versions[i]!) === current; i -= 1) author = versions[i]!.actor;
+  return author;
 }

@@ -6,6 +6,11 @@ import { int, str } from './sql';
 export class PlaybooksRepo {
   constructor(private readonly ch: ClickHouse) {}
 
+  /** Every stored version up to `through`, oldest first: whose change each playbook is. */
+  versions(orgId: string, through: number): Promise<VersionedPlaybooks[]> {
+    return this.read(`WHERE org_id = ${str(orgId)} AND version <= ${int(through)} ORDER BY version`);
+  }
+
   /** The latest stored version, if any: what the automation starter matches every triggering incident against. */
   async latest(orgId: string): Promise<VersionedPlaybooks | undefined> {
     return (await this.read(`WHERE org_id = ${str(orgId)} ORDER BY version DESC LIMIT 1`))[0];

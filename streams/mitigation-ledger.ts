@@ -60,9 +60,29 @@ export class MitigationLedger {
     return this.kv;
   }
 
+  /**
+   * Writes a record. A withdrawal is final: a record already withdrawn keeps
+   * its withdrawal whatever is written over it (a late retry of an
+   * announcement, an extension racing a withdrawal), so nothing this ledger
+   * once withdrew is announced again. Compare-and-set on the entry's revision,
+   * so a withdrawal in between is never lost.
+   */
   async put(record: MitigationRecord): Promise<void> {
     if (!idPattern.test(record.id) || !idPattern.test(record.org_id)) throw new Error('a mitigation record needs ids of letters, digits, _ and -');
-    await this.bucket.put(keyOf(record.org_id, record.id), this.signed(record));
+    const key = keyOf(record.org_id, record.id);
+    for (let attempt = 0; ; attempt += 1) {
+      const entry = await this.bucket.get(key);
+      const existing = entry && entry.operation === 'PUT' ? this.verified(entry.string()) : undefined;
+      const withdrawnAt = typeof existing === 'object' && existing.withdrawn_at !== undefined ? Math.min(existing.withdrawn_at, record.withdrawn_at ?? existing.withdrawn_at) : record.withdrawn_at;
+      const next = this.signed({ ...record, ...(withdrawnAt === undefined ? {} : { withdrawn_at: withdrawnAt }) });
+      try {
+        await (entry ? this.bucket.put(key, next, { previousSeq: entry.revision }) : this.bucket.create(key, next));
+        return;
+      } catch (err) {
+        // Another writer changed the entry since it was read: read it again, a few times.
+        if (attempt >= 4) throw err;
+      }
+    }
   }
 
   private mac(record: MitigationRecord): string {
@@ -86,12 +106,16 @@ export class MitigationLedger {
     return record;
   }
 
-  /** Marks a record withdrawn (kept, so the reconciler withdraws it even if it was never seen announced). */
+  /**
+   * Marks a record withdrawn (kept, so the reconciler withdraws it even if it
+   * was never seen announced). An entry that is no record of this service is
+   * never announced anyway: it is left as it is.
+   */
   async withdraw(orgId: string, id: string, at: number): Promise<void> {
     const entry = await this.bucket.get(keyOf(orgId, id));
     if (!entry || entry.operation !== 'PUT') return;
     const record = this.verified(entry.string());
-    if (typeof record === 'string') throw new Error(`mitigation ${id}: ${record}`);
+    if (typeof record === 'string') return;
     await this.bucket.put(keyOf(orgId, id), this.signed({ ...record, withdrawn_at: Math.min(at, record.withdrawn_at ?? at) }), { previousSeq: entry.revision });
   }
 

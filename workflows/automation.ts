@@ -11,7 +11,7 @@
  * timer makes the withdrawal a recorded, audited step.
  */
 import {
-  ApplicationFailure, allHandlersFinished, condition, defineQuery, defineSignal, defineUpdate, proxyActivities, setHandler, workflowInfo,
+  ActivityFailure, ApplicationFailure, allHandlersFinished, condition, defineQuery, defineSignal, defineUpdate, proxyActivities, setHandler, workflowInfo,
 } from '@temporalio/workflow';
 import { ApprovalGate } from './approval-gate';
 import type { AutomationStatus, PlannedAction } from '../core/automation-plan';
@@ -31,12 +31,20 @@ export const withdrawAutomationUpdate = defineUpdate<AutomationState, [ChangeInp
 export const extendAutomationUpdate = defineUpdate<AutomationState, [ChangeInput]>('extend');
 export const automationStatusQuery = defineQuery<AutomationState>('automationStatus');
 
-/** Why a withdraw or extend update failed (the API answers 403, 409 and 422). */
-export const changeFailures = { refused: 'CHANGE_REFUSED', notActive: 'NOT_ACTIVE', denied: 'POLICY_DENIED' } as const;
+/** Why a withdraw or extend update failed (the API answers 403, 409 and 503). */
+export const changeFailures = { refused: 'CHANGE_REFUSED', notActive: 'NOT_ACTIVE', denied: 'POLICY_DENIED', unverifiable: 'CHANGE_UNVERIFIABLE' } as const;
 
-const { recordAutomationState, prepareAutomation, executeAutomation, withdrawMitigations } = proxyActivities<AutomationActivities>({
+/** The longest extension asked at once, in minutes (a week); the policies bound the whole duration. */
+const maxExtensionMinutes = 10_080;
+
+const { recordAutomationState, prepareAutomation, executeAutomation } = proxyActivities<AutomationActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20, nonRetryableErrorTypes: ['NOT_FOUND'] },
+});
+// The safety path: a withdrawal is tried until it is written (the ledger's end withdraws the route meanwhile).
+const { withdrawMitigations } = proxyActivities<AutomationActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 // Answered within the API's deadline for an update.
 const { checkChange, extendMitigations } = proxyActivities<AutomationActivities>({
@@ -55,7 +63,7 @@ const active = (a: PlannedAction) => a.mitigation !== null && a.ends_at !== unde
 class AutomationRun {
   readonly state: AutomationState = { status: 'evaluating', approvals: [], error: null, actions: [] };
   private version = 1;
-  private withdrawRequest?: { by: string };
+  private withdrawRequest?: { by: string; comment?: string };
   private changing = false;
   private readonly gate: ApprovalGate<AutomationState>;
 
@@ -69,13 +77,26 @@ class AutomationRun {
     setHandler(approveAutomationSignal, (raw) => gate.enqueue('approve', raw));
     setHandler(denyAutomationSignal, (raw) => gate.enqueue('deny', raw));
     setHandler(decideAutomationUpdate, (d: DecisionInput) => gate.decideNow(d), { validator: (d: DecisionInput) => gate.validate(d) });
-    setHandler(withdrawAutomationUpdate, (request: ChangeInput) =>
-      this.change('withdraw', request, async () => {
-        this.withdrawRequest = { by: request.approverKeyId };
-        await condition(() => this.state.status !== 'active');
-      }),
+    const validRequest = (request: ChangeInput) => {
+      if (typeof request?.approverKeyId !== 'string') throw new Error('a change names its approver key');
+    };
+    setHandler(
+      withdrawAutomationUpdate,
+      (request: ChangeInput) =>
+        this.change('withdraw', request, async () => {
+          this.withdrawRequest = { by: request.approverKeyId, ...(typeof request.comment === 'string' ? { comment: request.comment.slice(0, 1000) } : {}) };
+          await condition(() => this.state.status !== 'active');
+        }),
+      { validator: validRequest },
     );
-    setHandler(extendAutomationUpdate, (request: ChangeInput) => this.change('extend', request, () => this.extend(request)));
+    setHandler(extendAutomationUpdate, (request: ChangeInput) => this.change('extend', request, () => this.extend(request)), {
+      validator: (request: ChangeInput) => {
+        validRequest(request);
+        if (!Number.isInteger(request.minutes) || request.minutes! < 1 || request.minutes! > maxExtensionMinutes) {
+          throw new Error(`an extension is a whole number of minutes from 1 to ${maxExtensionMinutes}`);
+        }
+      },
+    });
   }
 
   /** Stored at every step: the API reads runs from the store. */
@@ -97,25 +118,50 @@ class AutomationRun {
     return this.state;
   }
 
-  /** A withdraw or extend request, checked like a decision, one at a time. */
-  private async change(kind: 'withdraw' | 'extend', request: ChangeInput, work: () => Promise<void>): Promise<AutomationState> {
+  /** Runs `work` alone: a change (withdraw, extend) and the timer's withdrawal of what ended never interleave. */
+  private async exclusively<T>(work: () => Promise<T>): Promise<T> {
     await condition(() => !this.changing);
     this.changing = true;
     try {
-      if (this.state.status !== 'active') {
-        throw ApplicationFailure.create({ type: changeFailures.notActive, message: `the automation is ${this.state.status}, not active`, nonRetryable: true });
-      }
-      const verdict = await checkChange({ input: this.input, workflowId: workflowInfo().workflowId, change: kind, request });
-      if (!verdict.ok) throw ApplicationFailure.create({ type: changeFailures.refused, message: verdict.message, nonRetryable: true });
-      await work();
-      return this.state;
+      return await work();
     } finally {
       this.changing = false;
     }
   }
 
+  private notActive(): ApplicationFailure {
+    return ApplicationFailure.create({ type: changeFailures.notActive, message: `the automation is ${this.state.status}, not active`, nonRetryable: true });
+  }
+
+  /** A withdraw or extend request, checked like a decision (its proof, its key), then carried out while the run is still active. */
+  private change(kind: 'withdraw' | 'extend', request: ChangeInput, work: () => Promise<void>): Promise<AutomationState> {
+    return this.exclusively(async () => {
+      if (this.state.status !== 'active') throw this.notActive();
+      let verdict: { ok: true } | { ok: false; message: string };
+      try {
+        verdict = await checkChange({ input: this.input, workflowId: workflowInfo().workflowId, change: kind, request });
+      } catch (err) {
+        if (!(err instanceof ActivityFailure)) throw err;
+        throw ApplicationFailure.create({ type: changeFailures.unverifiable, message: `the approver could not be checked: ${err.cause?.message ?? err.message}`, nonRetryable: true });
+      }
+      if (!verdict.ok) throw ApplicationFailure.create({ type: changeFailures.refused, message: verdict.message, nonRetryable: true });
+      // The check took time: the run may have ended meanwhile.
+      if (this.state.status !== 'active') throw this.notActive();
+      await work();
+      return this.state;
+    });
+  }
+
   private async extend(request: ChangeInput): Promise<void> {
-    const outcome = await extendMitigations({ input: this.input, actions: this.state.actions.filter(active), minutes: request.minutes ?? 0, by: request.approverKeyId });
+    const actions = this.state.actions.filter(active);
+    if (!actions.length) throw this.notActive();
+    const outcome = await extendMitigations({
+      input: this.input,
+      actions,
+      minutes: request.minutes!,
+      by: request.approverKeyId,
+      ...(typeof request.comment === 'string' ? { comment: request.comment.slice(0, 1000) } : {}),
+    });
     if ('denied' in outcome) throw ApplicationFailure.create({ type: changeFailures.denied, message: outcome.denied, nonRetryable: true });
     const extended = new Map(outcome.actions.map((a) => [a.id, a]));
     this.state.actions = this.state.actions.map((a) => extended.get(a.id) ?? a);
@@ -159,16 +205,16 @@ class AutomationRun {
       const nextEnd = Math.min(...this.state.actions.filter(active).map((a) => a.ends_at!));
       const ends = this.state.actions.map((a) => a.ends_at);
       const woken = await condition(() => this.withdrawRequest !== undefined || this.state.actions.some((a, i) => a.ends_at !== ends[i]), Math.max(1, nextEnd - Date.now()));
-      if (this.withdrawRequest) return this.withdrawAll(this.withdrawRequest.by);
-      if (!woken) await this.withdrawEnded();
+      if (this.withdrawRequest) return this.withdrawAll(this.withdrawRequest);
+      if (!woken) await this.exclusively(() => this.withdrawEnded());
     }
     return this.finish('completed');
   }
 
-  private async withdrawAll(by: string): Promise<AutomationState> {
+  private async withdrawAll(request: { by: string; comment?: string }): Promise<AutomationState> {
     const at = Date.now();
     const ids = this.state.actions.filter(active).map((a) => a.id);
-    await withdrawMitigations({ input: this.input, ids, at, reason: 'withdrawn', by });
+    await withdrawMitigations({ input: this.input, ids, at, reason: 'withdrawn', ...request });
     this.state.actions = this.state.actions.map((a) => (ids.includes(a.id) ? { ...a, withdrawn_at: at } : a));
     return this.finish('withdrawn');
   }
@@ -187,7 +233,15 @@ export async function automationWorkflow(input: AutomationInput): Promise<Automa
   const run = new AutomationRun(input);
   run.installHandlers();
   await run.record();
-  const prepared = await prepareAutomation(input);
+  let prepared: Awaited<ReturnType<typeof prepareAutomation>>;
+  try {
+    prepared = await prepareAutomation(input);
+  } catch (err) {
+    // Nothing was written to the ledger yet: the run ends failed, stored as such.
+    const message = `the run could not be prepared: ${err instanceof ActivityFailure ? (err.cause?.message ?? err.message) : (err as Error).message}`;
+    await run.moveTo('failed', { code: 'AUTOMATION_FAILED', message });
+    throw ApplicationFailure.nonRetryable(message, 'AUTOMATION_FAILED', { status: 'failed' });
+  }
   run.state.actions = prepared.actions;
   if (prepared.decision.decision === 'deny') return run.finish('denied', { code: 'POLICY_DENIED', message: prepared.deniedMessage });
   if (prepared.decision.decision === 'approval_required') {

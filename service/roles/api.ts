@@ -55,6 +55,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
   const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry, config.audit.chainKey);
   const incidents = new IncidentsRepo(a.clickhouse);
   const policies = new PoliciesRepo(a.clickhouse);
+  const automations = new AutomationService({ client: () => a.temporal.client, automations: new AutomationsRepo(a.clickhouse), decisionTokens: decisionTokensOf(config) });
   const prefixes = new PrefixesRepo(a.clickhouse);
   const withLock: WithLock = (name, work) => a.locks.withLock(name, work);
   const rules = detectionRulesCacheOf(a);
@@ -95,9 +96,9 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
       maxWindowMinutes: config.replays.maxWindowMinutes,
       decisionTokens: decisionTokensOf(config),
     }),
-    automations: new AutomationService({ client: () => a.temporal.client, automations: new AutomationsRepo(a.clickhouse), decisionTokens: decisionTokensOf(config) }),
+    automations,
     exporters: new ExporterService({ exporters: new ExportersRepo(a.clickhouse), audit, withLock }),
-    prefixes: new PrefixService({ prefixes, audit, withLock }),
+    prefixes: new PrefixService({ prefixes, audit, withLock, announced: async (orgId) => (await automations.active(orgId)).map((m) => m.destination) }),
     playbooks: new PlaybookService({ repo: new PlaybooksRepo(a.clickhouse), audit, withLock, approvedPrefixes: (orgId) => prefixes.approved(orgId), policies }),
     detectionRules: new DetectionRulesService({ repo: new DetectionRulesRepo(a.clickhouse), cache: rules, audit, withLock }),
     webhooks: new WebhookService({

@@ -1,5 +1,5 @@
 import { AuditLedger } from '../../application/audit-ledger';
-import { noPlaybooks } from '../../core/playbooks';
+import { noPlaybooks, playbookAuthor } from '../../core/playbooks';
 import { startAutomationWorkflow } from '../../application/automation-runs';
 import { startReplayWorkflow } from '../../application/replay-service';
 import { counter } from '../../observability/metrics';
@@ -95,7 +95,7 @@ export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a
 }
 
 /** The automation workflow's activities: they read playbook versions and approved prefixes, and write the mitigation ledger. */
-function automationActivities(config: Config, a: Adapters, playbooks: PlaybooksRepo, common: Omit<AutomationActivityDeps, 'automations' | 'clickhouse' | 'playbookActions' | 'approvedPrefixes' | 'blackholeNextHop' | 'previewMinutes'>, mitigation?: ReturnType<typeof mitigationRole>) {
+function automationActivities(config: Config, a: Adapters, playbooks: PlaybooksRepo, common: Omit<AutomationActivityDeps, 'automations' | 'clickhouse' | 'playbookActions' | 'approvedPrefixes' | 'blackholeNextHop' | 'previewMinutes' | 'withLock'>, mitigation?: ReturnType<typeof mitigationRole>) {
   const prefixes = new PrefixesRepo(a.clickhouse);
   return createAutomationActivities({
     ...common,
@@ -105,6 +105,7 @@ function automationActivities(config: Config, a: Adapters, playbooks: PlaybooksR
     approvedPrefixes: (orgId) => prefixes.approved(orgId),
     ...(mitigation ? { mitigations: { ledger: mitigation.ledger, reconcileNow: () => mitigation.reconciler.reconcileNow() } } : {}),
     blackholeNextHop: config.bgp.blackholeNextHop,
+    withLock: (name, work) => a.locks.withLock(name, work),
     previewMinutes,
   });
 }
@@ -115,6 +116,7 @@ function automationStarterLoop(config: Config, a: Adapters, playbooks: Playbooks
     prefix: config.nats.prefix,
     incidents,
     playbooks: async (orgId) => (await playbooks.latest(orgId)) ?? noPlaybooks,
+    authorOf: async (orgId, playbookId, version) => playbookAuthor(await playbooks.versions(orgId, version), playbookId),
     // Each start within 5 s: with Temporal away, the trigger is offered again rather than held.
     start: (input) => a.temporal.client.withDeadline(Date.now() + 5_000, () => startAutomationWorkflow(a.temporal.client, config.temporal.taskQueue, input)),
     registry: a.registry,

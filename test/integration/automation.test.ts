@@ -6,7 +6,7 @@ import { freePort, type LocalProcess } from '../../engines/local-process';
 import { createLogger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
 import { automationNames } from '../../streams/names';
-import type { AuditEntryView, AutomationView, DataOf, IncidentView, MitigationView, Page, ReplayView } from '../support/api-types';
+import type { AuditEntryView, AutomationView, DataOf, ErrorBody, IncidentView, MitigationView, Page, ReplayView } from '../support/api-types';
 import { birdc, birdFlowTable, birdFlowTable6, birdSocket, localBird } from '../support/bird';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { orgIs, waitForStoredCount } from '../support/stored-count';
@@ -28,6 +28,7 @@ interface Workspace {
   admin: { key: string; key_id: string; org_id: string };
   operator: { key: string; key_id: string };
   approver: { key: string; key_id: string };
+  prefixId: string;
 }
 
 describe('automation runs, announced by gobgpd to BIRD 2', () => {
@@ -70,7 +71,7 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     expect((await t.request('POST', `/v1/prefixes/${declared.body.id}/approve`, { key: t.adminKey })).status).toBe(200);
     if (policy) expect((await t.request('POST', '/v1/policies', { key: operator.key, body: policy })).status).toBe(201);
     expect((await t.request('PUT', '/v1/playbooks', { key: operator.key, body: { playbooks } })).status).toBe(200);
-    return { admin, operator, approver };
+    return { admin, operator, approver, prefixId: declared.body.id };
   }
 
   /** An incident on `service` from one BGP signal, and the automation run the playbook started for it. */
@@ -93,7 +94,7 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
   const discardNtp = { type: 'flowspec_discard', duration_minutes: 30, protocols: ['udp'], source_ports: [123] };
 
   test('a run waits for an approver with a preview of the stored flows, then announces; a withdrawal takes its routes out of BIRD', async () => {
-    const w = await workspace('198.51.100.0/28', [{ id: 'rtbh', name: 'RTBH and NTP discard', match: { severities: [] }, actions: [blackhole, discardNtp] }], { name: 'a human decides', requires_approval: true });
+    const w = await workspace('198.51.100.0/28', [{ id: 'rtbh', name: 'RTBH and NTP discard', match: { severities: [] }, actions: [blackhole, discardNtp] }], { name: 'a human decides', requires_approval: true, max_duration_minutes: 60 });
     const now = Date.now();
     const flows = [1, 2, 3].map((i) => ({ src_ip: `203.0.113.${i}`, dst_ip: '198.51.100.7', src_port: 123, dst_port: 4000 + i, protocol: 'udp', bytes: i * 1_000_000, packets: i * 1000, timestamp: now - 30_000 }));
     expect((await t.request('POST', '/flow', { key: w.operator.key, body: flows })).status).toBe(201);
@@ -121,13 +122,27 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     expect((await t.request('GET', `/v1/automations/${run.automation_id}`, { key: stranger.key })).status).toBe(404);
     expect((await t.request('POST', `/v1/automations/${run.automation_id}/withdraw`, { key: stranger.key })).status).toBe(404);
 
+    // While a mitigation within it is announced, the workspace cannot give its prefix up.
+    expect((await t.request('DELETE', `/v1/prefixes/${w.prefixId}`, { key: w.admin.key })).status).toBe(409);
+    // An extension is a decision: not by the playbook's author, and within the policy's 60 minutes counted from the start.
+    const extend = (key: string, minutes: number) => t.request<AutomationView & ErrorBody>('POST', `/v1/automations/${run.automation_id}/extend`, { key, body: { minutes } });
+    expect((await extend(w.operator.key, 10)).status).toBe(403);
+    const tooLong = await extend(w.approver.key, 40);
+    expect(tooLong.status).toBe(403);
+    expect(tooLong.body.error.code).toBe('POLICY_DENIED');
+    const before = Date.parse((await runIn(w, run.automation_id, 'active')).actions[0]!.ends_at!);
+    const extended = await extend(w.approver.key, 20);
+    expect(extended.status).toBe(200);
+    expect(extended.body.actions.map((a) => Date.parse(a.ends_at!) - before)).toEqual([20 * 60_000, 20 * 60_000]);
+
     const withdrawn = await t.request<AutomationView>('POST', `/v1/automations/${run.automation_id}/withdraw`, { key: w.approver.key });
     expect(withdrawn.status).toBe(200);
+    expect(withdrawn.body.status).toBe('withdrawn');
     await tableUntil('master4', (text) => !text.includes('198.51.100.7/32'), 'the blackhole route withdrawn');
     await tableUntil(birdFlowTable, (text) => !text.includes('198.51.100.7/32'), 'the flowspec rule withdrawn');
     expect((await runIn(w, run.automation_id, 'withdrawn')).actions.every((a) => a.withdrawn_at !== null)).toBe(true);
     const audit = (await t.request<Page<AuditEntryView>>('GET', '/v1/audit?limit=100', { key: w.admin.key })).body.data.filter((e) => e.target === run.automation_id);
-    expect(audit.map((e) => e.action).reverse()).toEqual(['automation.decision_refused', 'automation.approve', 'automation.executed', 'automation.withdraw']);
+    expect(audit.map((e) => e.action).reverse()).toEqual(['automation.decision_refused', 'automation.approve', 'automation.executed', 'automation.extend', 'automation.withdraw']);
     const outcomes = (await t.stack.registry.getSingleMetric('nettel_automation_runs_total')?.get())?.values ?? [];
     expect(outcomes.find((v) => v.labels.outcome === 'withdrawn')?.value).toBeGreaterThanOrEqual(1);
   });

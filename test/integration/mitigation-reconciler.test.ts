@@ -93,6 +93,17 @@ describe('the mitigation reconciler, with gobgpd peered with BIRD 2', () => {
     expect(await speaker.announced()).toEqual([]);
   });
 
+  test('a withdrawal is final: the record written again (a late retry, an extension) stays withdrawn and out of BIRD', async () => {
+    const late = record('late-1', blackhole, 600_000);
+    await ledger.put(late);
+    await routesUntil('master4', (t) => t.includes('198.51.100.9/32'), 'the RTBH route in BIRD');
+    const withdrawnAt = Date.now();
+    await ledger.withdraw('org_a', 'late-1', withdrawnAt);
+    await ledger.put({ ...late, ends_at: late.ends_at + 600_000 });
+    expect((await ledger.all()).records.find((r) => r.id === 'late-1')?.withdrawn_at).toBe(withdrawnAt);
+    await routesUntil('master4', (t) => !t.includes('198.51.100.9/32'), 'the RTBH route gone');
+  });
+
   test('a record ended longer ago than the ledger keeps ended ones is forgotten', async () => {
     await ledger.put({ ...record('old', blackhole, 0), starts_at: Date.now() - 60_000, ends_at: Date.now() - 3_000 });
     await waitFor(async () => ((await ledger.all()).records.some((r) => r.id === 'old') ? undefined : true), 10_000, 'the old record forgotten');

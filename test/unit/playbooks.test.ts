@@ -1,5 +1,5 @@
 import { zodIssueDetails } from '../../core/errors';
-import { incidentDestination, matchingPlaybooks, playbooksSchema, type IncidentFacts, type Playbook } from '../../core/playbooks';
+import { incidentDestination, matchingPlaybooks, playbookAuthor, playbooksSchema, type IncidentFacts, type Playbook } from '../../core/playbooks';
 
 const blackhole = { type: 'blackhole', duration_minutes: 30 };
 const webhook = { type: 'webhook' };
@@ -180,5 +180,26 @@ describe('matching incidents', () => {
     expect(incidentDestination({ service: '::ffff:198.51.100.7' })).toBe('198.51.100.7');
     expect(incidentDestination({ service: '2001:DB8:0::1' })).toBe('2001:db8::1');
     expect(incidentDestination({ service: 'edge' })).toBeUndefined();
+  });
+});
+
+describe('who wrote a playbook, for the four-eyes rule', () => {
+  const pb = (id: string, minutes: number) => ({ id, name: id, enabled: true, match: { rules: [], kinds: [], severities: [], environments: [], services: [], destinations: [] }, actions: [{ type: 'webhook' as const }, { type: 'flowspec_discard' as const, duration_minutes: minutes, protocols: [], source_ports: [], destination_ports: [], packet_length: null, tcp_flags: [] }] });
+  const version = (n: number, actor: string, playbooks: ReturnType<typeof pb>[]) => ({ version: n, playbooks, created_at: n, actor });
+
+  test('is the actor of the version that last changed it, not of a later edit of another playbook', () => {
+    const versions = [version(1, 'key_a', [pb('rtbh', 10)]), version(2, 'key_b', [pb('rtbh', 10), pb('ntp', 5)]), version(3, 'key_c', [pb('rtbh', 10), pb('ntp', 6)])];
+    expect(playbookAuthor(versions, 'rtbh')).toBe('key_a');
+    expect(playbookAuthor(versions, 'ntp')).toBe('key_c');
+  });
+
+  test('is the actor of the latest change even when an earlier version held the same playbook', () => {
+    const versions = [version(1, 'key_a', [pb('rtbh', 10)]), version(2, 'key_b', [pb('rtbh', 20)]), version(3, 'key_c', [pb('rtbh', 10)])];
+    expect(playbookAuthor(versions, 'rtbh')).toBe('key_c');
+  });
+
+  test('is unknown for a playbook the latest version does not hold', () => {
+    expect(playbookAuthor([version(1, 'key_a', [pb('rtbh', 10)])], 'ntp')).toBeUndefined();
+    expect(playbookAuthor([], 'rtbh')).toBeUndefined();
   });
 });

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { AuditLedger } from '../../../application/audit-ledger';
 import type { ActionSpec, PlannedAction } from '../../../core/automation-plan';
 import { evaluateMitigation, type MitigationAction, type MitigationPolicy } from '../../../core/mitigation-policy';
-import { deniedMessage, type PolicyDecision } from '../../../core/policy';
+import { deniedMessage, evaluatePolicies, type PolicyDecision } from '../../../core/policy';
 import { automationEvents } from '../../../core/webhook-events';
 import { counter } from '../../../observability/metrics';
 import type { AutomationRecord, AutomationsRepo } from '../../../storage/automations-repo';
@@ -23,6 +23,8 @@ export interface AutomationActivityDeps extends ApprovalActivityDeps, ActionPlan
   approvedPrefixes(orgId: string): Promise<string[]>;
   /** The mitigations the service decided on, and a way to have the speaker match them now; absent when no BGP speaker is configured. */
   mitigations?: { ledger: MitigationLedger; reconcileNow(): Promise<void> };
+  /** Runs `work` under a lock shared by every worker: one workspace's runs count and write their mitigations one at a time. */
+  withLock<T>(name: string, work: () => Promise<T>): Promise<T>;
   /** How many minutes of stored flows a preview reads. */
   previewMinutes: number;
   audit: AuditLedger;
@@ -77,6 +79,8 @@ async function activeCount(deps: AutomationActivityDeps, orgId: string, excludin
 async function evaluate(deps: AutomationActivityDeps, input: AutomationInput, incident: StoredIncident, actions: PlannedAction[], durationOf = (a: PlannedAction) => a.duration_minutes) {
   const now = (deps.now ?? Date.now)();
   const [policies, approved, active] = await Promise.all([deps.policies.active(input.orgId), deps.approvedPrefixes(input.orgId), activeCount(deps, input.orgId, input.automationId, now)]);
+  // The policies' own fields hold for every run, a webhook-only one included; each network action adds its bounds.
+  const base = evaluatePolicies(policies, { environment: incident.environment, severity: incident.severity, window_minutes: 0 });
   const decisions = actions
     .filter((a) => a.destination !== null)
     .map((a, i) =>
@@ -87,7 +91,7 @@ async function evaluate(deps: AutomationActivityDeps, input: AutomationInput, in
         { approved_prefixes: approved, active: active + i },
       ),
     );
-  return combined(decisions);
+  return combined([base, ...decisions]);
 }
 
 const audit = (deps: AutomationActivityDeps, input: AutomationInput, actor: string, action: string, details: Record<string, unknown>) =>
@@ -95,24 +99,26 @@ const audit = (deps: AutomationActivityDeps, input: AutomationInput, actor: stri
 
 /** Evaluates the policies again, then writes the mitigations to the ledger and has the speaker announce them. */
 async function execute(deps: AutomationActivityDeps, input: AutomationInput, actions: PlannedAction[], startsAt: number): Promise<{ actions: PlannedAction[] } | { denied: string }> {
-    const decision = await evaluate(deps, input, await loadIncident(deps, input), actions);
-    if (decision.decision === 'deny') {
-      await audit(deps, input, 'automation', 'automation.denied', { reason: deniedMessage(decision) });
-      return { denied: deniedMessage(decision) };
-    }
-    if (actions.some((a) => a.mitigation !== null) && !deps.mitigations) {
-      throw ApplicationFailure.nonRetryable('no BGP speaker is configured (BGP_SPEAKER_ADDRESS=off): the mitigations cannot be announced', 'NO_SPEAKER');
-    }
-    const placed = actions.map((a) => (a.mitigation ? { ...a, starts_at: startsAt, ends_at: startsAt + a.duration_minutes * 60_000 } : a));
-    for (const a of placed) {
-      if (a.mitigation) await deps.mitigations!.ledger.put({ id: a.id, org_id: input.orgId, mitigation: a.mitigation, starts_at: a.starts_at!, ends_at: a.ends_at! });
-    }
-    // The reconciler would announce within its interval; asked now, the routes reach the routers at once.
-    await deps.mitigations?.reconcileNow();
-    const summary = placed.map((a) => ({ id: a.id, type: a.type, destination: a.destination, ends_at: a.ends_at ?? null }));
-    await audit(deps, input, 'automation', 'automation.executed', { playbook_id: input.playbookId, playbook_version: input.playbookVersion, actions: summary });
-    return { actions: placed };
+  const decision = await evaluate(deps, input, await loadIncident(deps, input), actions);
+  if (decision.decision === 'deny') {
+    // A retry of this activity may follow an attempt that wrote the ledger: what it wrote is withdrawn.
+    if (deps.mitigations) for (const a of actions) await deps.mitigations.ledger.withdraw(input.orgId, a.id, (deps.now ?? Date.now)());
+    await audit(deps, input, 'automation', 'automation.denied', { reason: deniedMessage(decision) });
+    return { denied: deniedMessage(decision) };
   }
+  if (actions.some((a) => a.mitigation !== null) && !deps.mitigations) {
+    throw ApplicationFailure.nonRetryable('no BGP speaker is configured (BGP_SPEAKER_ADDRESS=off): the mitigations cannot be announced', 'NO_SPEAKER');
+  }
+  const placed = actions.map((a) => (a.mitigation ? { ...a, starts_at: startsAt, ends_at: startsAt + a.duration_minutes * 60_000 } : a));
+  for (const a of placed) {
+    if (a.mitigation) await deps.mitigations!.ledger.put({ id: a.id, org_id: input.orgId, mitigation: a.mitigation, starts_at: a.starts_at!, ends_at: a.ends_at! });
+  }
+  // The reconciler would announce within its interval; asked now, the routes reach the routers at once.
+  await deps.mitigations?.reconcileNow();
+  const summary = placed.map((a) => ({ id: a.id, type: a.type, destination: a.destination, ends_at: a.ends_at ?? null }));
+  await audit(deps, input, 'automation', 'automation.executed', { playbook_id: input.playbookId, playbook_version: input.playbookVersion, actions: summary });
+  return { actions: placed };
+}
 
 /** The states a run ends in: each is recorded once (a retried record counts again, as counters may). */
 const endedStatuses: readonly string[] = ['completed', 'withdrawn', 'denied', 'expired', 'failed'];
@@ -150,18 +156,19 @@ export function createAutomationActivities(deps: AutomationActivityDeps): Automa
       return { decision, deniedMessage: decision.decision === 'deny' ? deniedMessage(decision) : '', actions };
     },
 
-    executeAutomation: ({ input, actions, startsAt }) => execute(deps, input, actions, startsAt),
+    // Counted and written under the workspace's lock: two runs at once cannot both pass max_active_mitigations.
+    executeAutomation: ({ input, actions, startsAt }) => deps.withLock(`mitigations-${input.orgId}`, () => execute(deps, input, actions, startsAt)),
 
-    async withdrawMitigations({ input, ids, at, reason, by }) {
+    async withdrawMitigations({ input, ids, at, reason, by, comment }) {
       if (deps.mitigations) {
         for (const id of ids) await deps.mitigations.ledger.withdraw(input.orgId, id, at);
         await deps.mitigations.reconcileNow();
       }
       const action = { withdrawn: 'automation.withdraw', expired: 'automation.expired', failed: 'automation.failed' }[reason];
-      await audit(deps, input, by ?? 'automation', action, { mitigations: ids });
+      await audit(deps, input, by ?? 'automation', action, { mitigations: ids, ...(comment ? { comment } : {}) });
     },
 
-    async extendMitigations({ input, actions, minutes, by }) {
+    async extendMitigations({ input, actions, minutes, by, comment }) {
       // An extension is a decision under the same rules: the whole duration, from the start, must be within the policies.
       const total = (a: PlannedAction) => Math.ceil((a.ends_at! + minutes * 60_000 - a.starts_at!) / 60_000);
       const decision = await evaluate(deps, input, await loadIncident(deps, input), actions, total);
@@ -170,7 +177,7 @@ export function createAutomationActivities(deps: AutomationActivityDeps): Automa
       for (const a of extended) {
         if (a.mitigation && deps.mitigations) await deps.mitigations.ledger.put({ id: a.id, org_id: input.orgId, mitigation: a.mitigation, starts_at: a.starts_at!, ends_at: a.ends_at });
       }
-      await audit(deps, input, by, 'automation.extend', { minutes, mitigations: extended.map((a) => ({ id: a.id, ends_at: a.ends_at })) });
+      await audit(deps, input, by, 'automation.extend', { minutes, mitigations: extended.map((a) => ({ id: a.id, ends_at: a.ends_at })), ...(comment ? { comment } : {}) });
       return { actions: extended };
     },
 
@@ -178,15 +185,15 @@ export function createAutomationActivities(deps: AutomationActivityDeps): Automa
   };
 }
 
-/** A withdraw or extend request's proof and key, checked as a decision's; the playbook's author may withdraw (it only makes things safer). */
+/** A withdraw or extend request's proof (an extension's minutes included) and key, checked as a decision's. */
 async function changeVerdict(deps: AutomationActivityDeps, input: AutomationInput, workflowId: string, change: 'withdraw' | 'extend', request: ChangeInput) {
   const now = (deps.now ?? Date.now)();
-  const claims = { orgId: input.orgId, runId: input.automationId, workflowId, approverKeyId: request.approverKeyId, decision: change };
+  const claims = { orgId: input.orgId, runId: input.automationId, workflowId, approverKeyId: request.approverKeyId, decision: change, ...(change === 'extend' ? { detail: String(request.minutes) } : {}) };
   const proof = deps.decisionTokens.verify(request.decisionToken, claims, now);
   if (!proof.ok) return { ok: false as const, message: proof.message };
   const key = request.approverKeyId ? await deps.keys.get(request.approverKeyId) : undefined;
-  const subject = { kind: 'automation' as const, orgId: input.orgId, id: input.automationId, requestedBy: input.requestedBy };
-  const verdict = approverVerdict(key, subject, request.approverKeyId, now);
-  if (!verdict.ok && !(change === 'withdraw' && verdict.reason === 'requester')) return { ok: false as const, message: verdict.message };
-  return { ok: true as const };
+  // Ending a mitigation early only makes things safer: the playbook's author may withdraw (every other check holds).
+  const requestedBy = change === 'withdraw' ? '' : input.requestedBy;
+  const verdict = approverVerdict(key, { kind: 'automation', orgId: input.orgId, id: input.automationId, requestedBy }, request.approverKeyId, now);
+  return verdict.ok ? { ok: true as const } : { ok: false as const, message: verdict.message };
 }
