@@ -7,7 +7,7 @@ import { createLogger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
 import { automationNames } from '../../streams/names';
 import type { AuditEntryView, AutomationView, DataOf, IncidentView, MitigationView, Page } from '../support/api-types';
-import { birdc, birdFlowTable, birdSocket, localBird } from '../support/bird';
+import { birdc, birdFlowTable, birdSocket, localBird } from '../../bench/bird';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { orgIs, waitForStoredCount } from '../support/stored-count';
 import { waitFor } from '../support/wait';
