@@ -1,3 +1,5 @@
+import { connect } from 'nats';
+import { automationNames } from '../streams/names';
 import { birdRouteEvents, type BirdRouteEvent } from './bird';
 import { call, mintKey } from './client';
 import { percentile } from './data';
@@ -103,6 +105,23 @@ async function runsOf(stack: BenchStack, key: string, since: number, count: numb
   return { incidents, runs };
 }
 
+/**
+ * Deliveries of the automation starter's consumer so far, and the triggers
+ * among them: a trigger whose incident is not stored yet when the starter
+ * reads it is offered again a second later (the correlator publishes before
+ * it writes), and each such offer is a delivery more.
+ */
+async function starterDeliveries(stack: BenchStack) {
+  const nc = await connect({ servers: stack.natsUrl });
+  try {
+    const n = automationNames(stack.natsPrefix);
+    const info = await (await nc.jetstreamManager()).consumers.info(n.triggers, n.starter);
+    return { deliveries: info.delivered.consumer_seq, triggers: info.delivered.stream_seq };
+  } finally {
+    await nc.close();
+  }
+}
+
 /** When the workflow recorded each run's expiry (its `automation.expired` audit entry), by run. */
 async function expiries(stack: BenchStack, adminKey: string): Promise<Map<string, number>> {
   const page = await call<{ data: Array<{ action: string; target: string; at: string }> }>(stack.url, 'GET', '/v1/audit?limit=1000', adminKey);
@@ -123,18 +142,21 @@ export async function automationLatency(stack: BenchStack, flowsPerSecond: numbe
   let stopped: Promise<number> | undefined;
   const stopLoad = () => (stopped ??= load.stop());
   const since = Date.now();
+  const before = await starterDeliveries(stack);
   try {
     const accepted = await openIncidents(stack, operator.key, sizes);
     const routes = () => new Map([...accepted].map(([address, t]) => [address, routeTimes(birdRouteEvents(birdDir), address, t)]));
     await settle(() => [...routes().values()].every((r) => r.added !== undefined), 120_000);
     const { incidents, runs } = await runsOf(stack, operator.key, since, accepted.size);
+    const after = await starterDeliveries(stack);
+    const starter = { triggers: after.triggers - before.triggers, deliveries: after.deliveries - before.deliveries };
     if (sizes.withdraw) {
       const lastEnd = Math.max(...[...runs.values()].map((r) => at(r.actions[0]?.ends_at) ?? 0));
       log(`automation: every route announced; the last mitigation ends at ${new Date(lastEnd).toISOString()}`);
       await settle(() => [...routes().values()].every((r) => r.removed !== undefined), Math.max(0, lastEnd - Date.now()) + 60_000);
     }
     const flowsPosted = await stopLoad();
-    return summary(accepted, routes(), incidents, runs, sizes.withdraw ? await expiries(stack, admin.key) : new Map<string, number>(), { sizes, flowsPerSecond, flowsPosted });
+    return summary(accepted, routes(), incidents, runs, sizes.withdraw ? await expiries(stack, admin.key) : new Map<string, number>(), { sizes, flowsPerSecond, flowsPosted, starter });
   } finally {
     await stopLoad();
   }
@@ -147,7 +169,7 @@ function summary(
   incidents: Map<string, { id: string; updated_at: string }>,
   runs: Map<string, RunView>,
   expired: Map<string, number>,
-  settings: { sizes: AutomationSizes; flowsPerSecond: number; flowsPosted: number },
+  settings: { sizes: AutomationSizes; flowsPerSecond: number; flowsPosted: number; starter: { triggers: number; deliveries: number } },
 ) {
   const rows = [...accepted].map(([address, t]) => {
     const route = routes.get(address)!;
@@ -157,7 +179,8 @@ function summary(
     return {
       address,
       accepted_at: new Date(t).toISOString(),
-      incident_stored_ms: ms(at(incident?.updated_at), t),
+      // The correlator's time for the version it opened, taken before it publishes the trigger and writes the incident.
+      incident_opened_ms: ms(at(incident?.updated_at), t),
       run_requested_ms: ms(at(run?.requested_at), t),
       execute_started_ms: ms(at(run?.actions[0]?.starts_at), t),
       announced_ms: ms(route.added, t),
@@ -177,10 +200,11 @@ function summary(
       settings: { incidents: settings.sizes.incidents, spacing_ms: settings.sizes.spacingMs, load_flows_per_s: Math.round(settings.flowsPerSecond), flows_posted: settings.flowsPosted },
       detect_to_announce: announce,
       withdraw_lag: withdraw,
+      starter_deliveries: settings.starter,
       missing: { announced: rows.filter((r) => r.announced_ms === Infinity).length, withdrawn: rows.filter((r) => r.withdraw_lag_ms === Infinity).length },
       stages: {
-        signal_to_incident_stored: spread(of('incident_stored_ms')),
-        incident_stored_to_run_requested: stage(of('run_requested_ms'), of('incident_stored_ms')),
+        signal_to_incident_opened: spread(of('incident_opened_ms')),
+        incident_opened_to_run_requested: stage(of('run_requested_ms'), of('incident_opened_ms')),
         run_requested_to_execute: stage(of('execute_started_ms'), of('run_requested_ms')),
         execute_to_route_in_bird: stage(of('announced_ms'), of('execute_started_ms')),
         end_to_expiry_recorded: settings.sizes.withdraw ? spread(of('expiry_recorded_ms')) : null,

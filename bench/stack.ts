@@ -23,6 +23,8 @@ export interface ServiceRun {
   /** The service's DATA_DIR; with chDB its tables live in `chdb/` under it. */
   dataDir: string;
   database: string;
+  /** Its NATS_PREFIX, which names its streams and consumers. */
+  natsPrefix: string;
   stop(): Promise<void>;
 }
 
@@ -116,11 +118,12 @@ async function launchService(
   opts: { dataDir: string; database: string; natsUrl?: string; natsPrefix?: string; cpuProfileDir?: string },
 ): Promise<ServiceRun> {
   const port = await freePort();
+  const natsPrefix = opts.natsPrefix ?? `bench${randomBytes(4).toString('hex')}`;
   const env: NodeJS.ProcessEnv = {
     ...baseEnv,
     DATA_DIR: opts.dataDir,
     CLICKHOUSE_DATABASE: opts.database,
-    NATS_PREFIX: opts.natsPrefix ?? `bench${randomBytes(4).toString('hex')}`,
+    NATS_PREFIX: natsPrefix,
     // The roles of one service seal and open webhook secrets with one key (required with a ClickHouse server).
     WEBHOOK_SECRETS_KEY: baseEnv.WEBHOOK_SECRETS_KEY ?? randomBytes(32).toString('base64url'),
   };
@@ -141,7 +144,7 @@ async function launchService(
     for (const role of roles) processes.push({ role, child: await startService(role, env, port, opts.cpuProfileDir) });
     const url = `http://127.0.0.1:${port}`;
     await waitHealthy(url);
-    return { url, processes, dataDir: opts.dataDir, database: opts.database, stop };
+    return { url, processes, dataDir: opts.dataDir, database: opts.database, natsPrefix, stop };
   } catch (err) {
     await stop();
     throw err;
