@@ -102,10 +102,20 @@ export async function backgroundFlows(stack: Pick<BenchStack, 'url' | 'adminKey'
   const intervalMs = (batchSize / flowsPerSecond) * 1000;
   let running = true;
   let posted = 0;
+  // A stop cuts the wait for the next batch short (at a low rate it is long).
+  let wake: () => void = () => undefined;
   const posting = (async () => {
     for (let i = 0; running; i += 1) {
       const due = started + i * intervalMs;
-      if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+      if (due > Date.now()) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, due - Date.now());
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
       if (!running) break;
       void call(stack.url, 'POST', '/flow', load.key, bodies[i % bodies.length]!, 'application/x-ndjson');
       posted += batchSize;
@@ -115,6 +125,7 @@ export async function backgroundFlows(stack: Pick<BenchStack, 'url' | 'adminKey'
     /** Stops posting; resolves with the flows posted. */
     async stop(): Promise<number> {
       running = false;
+      wake();
       await posting;
       return posted;
     },
