@@ -18,6 +18,10 @@ export interface BenchResult {
   incident_latency_p50_ms: number;
   incident_latency_p99_ms: number;
   webhook_delivery_p99_ms: number;
+  /** Scenario 13: from a signal accepted to its incident's blackhole route in BIRD, with no approval asked, under scenario 3's load. */
+  automation_detect_to_announce_p99_ms: number;
+  /** Scenario 13: from a mitigation's end (the run's `ends_at`) to its route gone from BIRD. */
+  automation_withdraw_lag_p99_ms: number;
   query_1h_p99_ms: number;
   query_1d_p99_ms: number;
   top_1h_p99_ms: number;
@@ -75,6 +79,18 @@ export const targets: Target[] = [
   { key: 'single_ingest_rps', label: 'one flow per request', text: '≥ 0.6 × bare http', holds: (r) => r.single_ingest_rps >= 0.6 * r.bare_http_rps },
   { key: 'single_ingest_p99_ms', label: 'one flow per request p99', text: '≤ 20 ms at concurrency 64', holds: (r) => r.single_ingest_p99_ms <= 20 },
   { key: 'incident_latency_p99_ms', label: 'incident latency p99 under load', text: '≤ 1,500 ms', holds: (r) => r.incident_latency_p99_ms <= 1500 },
+  {
+    key: 'automation_detect_to_announce_p99_ms',
+    label: 'automation: signal accepted to route in BIRD, p99 under load',
+    text: '≤ 2,000 ms',
+    holds: (r) => r.automation_detect_to_announce_p99_ms <= 2000,
+  },
+  {
+    key: 'automation_withdraw_lag_p99_ms',
+    label: "automation: a mitigation's end to its route gone from BIRD, p99",
+    text: '≤ 1,000 ms',
+    holds: (r) => r.automation_withdraw_lag_p99_ms <= 1000,
+  },
   { key: 'query_1h_p99_ms', label: 'analyst queries p99, one hour', text: '≤ 300 ms', holds: (r) => r.query_1h_p99_ms <= 300 },
   { key: 'query_1d_p99_ms', label: 'analyst queries p99, one day', text: '≤ 2,000 ms', holds: (r) => r.query_1d_p99_ms <= 2000 },
   { key: 'top_1h_p99_ms', label: 'top talkers p99, last hour of 30 days', text: '≤ 100 ms', holds: (r) => r.top_1h_p99_ms <= 100 },

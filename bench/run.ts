@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../service/config';
+import { automationLatency, automationSizes } from './automation';
 import { mintKey } from './client';
 import { collectorScenario, collectorSizes } from './collector';
 import { flowBatches } from './data';
@@ -35,6 +36,8 @@ const quick = args.has('--quick');
 // --only=e2e,single,... runs a subset while profiling; a run that skips any scenario never writes BENCHMARKS.md.
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 const runs = (name: string) => !only || only.includes(name);
+// Scenario 13 holds each mitigation for its minute and more: a full run, or one that names it, not the smoke run.
+const runsAutomation = only ? only.includes('automation') : !quick;
 const skipped = { flows_per_s: NaN, accepted_flows_per_s: NaN };
 const sizes = quick ? quickSizes : fullSizes;
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
@@ -68,13 +71,15 @@ async function measure(stack: BenchStack, config: Config) {
   const single = runs('single') ? await singleIngest(stack, ingestKey.key, sizes.singleSeconds) : { service: noLoad, baseline: noLoad };
 
   log(`incident latency for ${sizes.incidentSeconds}s under half the peak flow load`);
+  const halfPeak = (Number.isNaN(e2e.flows_per_s) ? 50_000 : e2e.flows_per_s) / 2;
   // Webhook delivery latency is measured beside the incident latency, under the same load.
   const probe = runs('incident') ? await webhookProbe(stack.url) : undefined;
-  const measured = runs('incident')
-    ? await incidentLatency(stack, stack.adminKey, sizes.incidentSeconds, (Number.isNaN(e2e.flows_per_s) ? 50_000 : e2e.flows_per_s) / 2, (key) => probe!.subscribe(key))
-    : undefined;
+  const measured = runs('incident') ? await incidentLatency(stack, stack.adminKey, sizes.incidentSeconds, halfPeak, (key) => probe!.subscribe(key)) : undefined;
   const incidents = measured ? { p50_ms: measured.p50_ms, p99_ms: measured.p99_ms, signals: measured.signals, missing: measured.missing } : { p50_ms: NaN, p99_ms: NaN };
   const webhooks = probe && measured ? await probe.result(measured.posted) : { p50_ms: NaN, p99_ms: NaN };
+  const automationRun = quick ? automationSizes.quick : automationSizes.full;
+  log(`automation: ${automationRun.incidents} incidents under the same load, each blackholed for a minute, the routes timed in BIRD`);
+  const automation = runsAutomation ? await automationLatency(stack, halfPeak, automationRun, log) : undefined;
 
   log(`analyst queries over ${sizes.storedFlows} stored flows`);
   const noQuery = { p50_ms: NaN, p99_ms: NaN };
@@ -86,7 +91,7 @@ async function measure(stack: BenchStack, config: Config) {
   const rss = serviceRss(stack);
   const collector = runs('collector') ? await collectorScenario(stack, config, quick ? collectorSizes.quick : collectorSizes.full, log) : undefined;
   const rssAfterCollector = collector && serviceRss(stack);
-  return { syncing, rawJs, rawCh, engine, e2e, e2eRows, recovery, single, incidents, webhooks, queries, replay, rss, collector, rssAfterCollector };
+  return { syncing, rawJs, rawCh, engine, e2e, e2eRows, recovery, single, incidents, webhooks, automation, queries, replay, rss, collector, rssAfterCollector };
 }
 
 /** Peak RSS of the API process and of the workers' process, read while they still run. */
@@ -140,6 +145,8 @@ function report(stack: BenchStack, m: Measured) {
     incident_latency_p50_ms: Math.round(m.incidents.p50_ms),
     incident_latency_p99_ms: Math.round(m.incidents.p99_ms),
     webhook_delivery_p99_ms: Math.round(m.webhooks.p99_ms),
+    automation_detect_to_announce_p99_ms: Math.round(m.automation?.announce.p99_ms ?? NaN),
+    automation_withdraw_lag_p99_ms: Math.round(m.automation?.withdraw.p99_ms ?? NaN),
     query_1h_p99_ms: round1(m.queries.hour.p99_ms),
     query_1d_p99_ms: round1(m.queries.day.p99_ms),
     top_1h_p99_ms: round1(m.top?.p99_ms['1h'] ?? NaN),
@@ -163,6 +170,7 @@ function report(stack: BenchStack, m: Measured) {
     bare_http: m.single.baseline,
     incidents: m.incidents,
     webhooks: m.webhooks,
+    automation: m.automation?.details,
     queries: m.queries,
     top_talkers: m.top && { seed: m.top.seed, ranges: m.top.ranges },
     replay: m.replay,
@@ -177,7 +185,7 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const profileDir = args.has('--profile') ? fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-profile-')) : undefined;
   allowLoopbackWebhooks();
-  const stack = await startBenchStack({ cpuProfileDir: profileDir });
+  const stack = await startBenchStack({ cpuProfileDir: profileDir, router: runsAutomation });
   const extra: Record<string, unknown> = { mode: quick ? 'quick' : 'full', sizes, machine: machine() };
   try {
     const running = await measure(stack, config);

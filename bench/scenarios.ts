@@ -89,6 +89,49 @@ export async function singleIngest(stack: BenchStack, key: string, seconds: numb
   return { service, baseline };
 }
 
+/**
+ * Scenario 3's load, which the automation scenario runs under too: flows in
+ * 5,000-flow batches at `flowsPerSecond`, into a workspace of their own,
+ * posted without waiting for the answers until `stop()`. `seconds` of
+ * distinct bodies are made; a longer run posts them again from the first.
+ */
+export async function backgroundFlows(stack: Pick<BenchStack, 'url' | 'adminKey'>, flowsPerSecond: number, seconds: number) {
+  const load = await mintKey(stack.url, stack.adminKey);
+  const started = Date.now();
+  const bodies = flowBatches({ flows: Math.ceil(flowsPerSecond * seconds) + batchSize, batchSize, from: started - 3_600_000, spanMs: 3_600_000, seed: 3 }).bodies;
+  const intervalMs = (batchSize / flowsPerSecond) * 1000;
+  let running = true;
+  let posted = 0;
+  // A stop cuts the wait for the next batch short (at a low rate it is long).
+  let wake: () => void = () => undefined;
+  const posting = (async () => {
+    for (let i = 0; running; i += 1) {
+      const due = started + i * intervalMs;
+      if (due > Date.now()) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, due - Date.now());
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      if (!running) break;
+      void call(stack.url, 'POST', '/flow', load.key, bodies[i % bodies.length]!, 'application/x-ndjson');
+      posted += batchSize;
+    }
+  })();
+  return {
+    /** Stops posting; resolves with the flows posted. */
+    async stop(): Promise<number> {
+      running = false;
+      wake();
+      await posting;
+      return posted;
+    },
+  };
+}
+
 /** Scenario 3: a signal every 100 ms under half the peak flow load; latency from POST to the listed incident. */
 export async function incidentLatency(
   stack: BenchStack,
@@ -100,18 +143,9 @@ export async function incidentLatency(
 ) {
   const signals = await mintKey(stack.url, adminKey);
   await beforeSignals?.(signals.key);
-  const load = await mintKey(stack.url, adminKey);
+  const background = await backgroundFlows({ url: stack.url, adminKey }, halfPeakFlowsPerSecond, seconds);
   const started = Date.now();
   const stopAt = started + seconds * 1000;
-  const loadBatches = flowBatches({ flows: Math.ceil(halfPeakFlowsPerSecond * seconds) + batchSize, batchSize, from: started - 3_600_000, spanMs: 3_600_000, seed: 3 });
-  const intervalMs = (batchSize / halfPeakFlowsPerSecond) * 1000;
-  const background = (async () => {
-    for (let i = 0; Date.now() < stopAt && i < loadBatches.bodies.length; i += 1) {
-      const due = started + i * intervalMs;
-      if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
-      void call(stack.url, 'POST', '/flow', load.key, loadBatches.bodies[i]!, 'application/x-ndjson');
-    }
-  })();
   const posted = new Map<string, number>();
   const seen = new Map<string, number>();
   let polling = true;
@@ -131,7 +165,7 @@ export async function incidentLatency(
     await new Promise((r) => setTimeout(r, 100));
   }
   polling = false;
-  await Promise.all([background, poller]);
+  await Promise.all([background.stop(), poller]);
   const latencies = [...posted.entries()].map(([s, t]) => (seen.get(s) ?? Infinity) - t);
   return { p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99), signals: posted.size, missing: latencies.filter((l) => l === Infinity).length, posted };
 }

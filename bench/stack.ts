@@ -8,6 +8,7 @@ import { localNatsServer, localTemporalServer } from '../engines/engines';
 import { freePort, type LocalProcess } from '../engines/local-process';
 import { loadConfig, type Config } from '../service/config';
 import { createLogger, type Logger } from '../observability/logger';
+import { benchRouter, type BenchRouter } from './router';
 
 /**
  * The stack under measurement, started as `npm start` starts it: the
@@ -22,6 +23,8 @@ export interface ServiceRun {
   /** The service's DATA_DIR; with chDB its tables live in `chdb/` under it. */
   dataDir: string;
   database: string;
+  /** Its NATS_PREFIX, which names its streams and consumers. */
+  natsPrefix: string;
   stop(): Promise<void>;
 }
 
@@ -41,6 +44,8 @@ export interface BenchStack extends ServiceRun {
   dir: string;
   /** The collector's UDP ports on 127.0.0.1 (NetFlow v9/IPFIX, sFlow). */
   collectorPorts: { netflow: number; sflow: number };
+  /** The gobgpd and BIRD the stack's service announces mitigations through and to, when asked for (else the service runs no speaker). */
+  router?: BenchRouter;
   /**
    * Another service on the same engines, on its own data folder and database (e.g. one seeded beforehand);
    * `natsUrl` puts it on another NATS, and `withoutCollector` leaves out the collector, whose ports the stack's service holds.
@@ -67,9 +72,10 @@ export function benchNatsServer(config: Config, dir: string, port: number, sync:
   return localNatsServer({ dir, port, binPath: config.binPath, toolsDir: config.toolsDir, server: config.nats.server, maxFileStoreBytes, sync }, log);
 }
 
-/** Local engines in `dir` for what the environment does not name. */
-async function benchEngines(config: Config, dir: string, log: Logger) {
-  const engines: LocalProcess[] = [];
+/** Local engines in `dir` for what the environment does not name, and the BGP peers when asked for. */
+async function benchEngines(config: Config, dir: string, log: Logger, withRouter: boolean) {
+  const router = withRouter ? await benchRouter(config, path.join(dir, 'router'), log) : undefined;
+  const engines: LocalProcess[] = [...(router?.engines ?? [])];
   let natsUrl = config.nats.url;
   if (!natsUrl) {
     const port = await freePort();
@@ -83,7 +89,7 @@ async function benchEngines(config: Config, dir: string, log: Logger) {
     temporalAddress = `127.0.0.1:${port}`;
   }
   await Promise.all(engines.map((e) => e.start()));
-  return { engines, natsUrl, temporalAddress };
+  return { engines, natsUrl, temporalAddress, router };
 }
 
 /** Starts the compiled service with these roles; resolves once an api process printed that it is up. */
@@ -112,11 +118,12 @@ async function launchService(
   opts: { dataDir: string; database: string; natsUrl?: string; natsPrefix?: string; cpuProfileDir?: string },
 ): Promise<ServiceRun> {
   const port = await freePort();
+  const natsPrefix = opts.natsPrefix ?? `bench${randomBytes(4).toString('hex')}`;
   const env: NodeJS.ProcessEnv = {
     ...baseEnv,
     DATA_DIR: opts.dataDir,
     CLICKHOUSE_DATABASE: opts.database,
-    NATS_PREFIX: opts.natsPrefix ?? `bench${randomBytes(4).toString('hex')}`,
+    NATS_PREFIX: natsPrefix,
     // The roles of one service seal and open webhook secrets with one key (required with a ClickHouse server).
     WEBHOOK_SECRETS_KEY: baseEnv.WEBHOOK_SECRETS_KEY ?? randomBytes(32).toString('base64url'),
   };
@@ -137,7 +144,7 @@ async function launchService(
     for (const role of roles) processes.push({ role, child: await startService(role, env, port, opts.cpuProfileDir) });
     const url = `http://127.0.0.1:${port}`;
     await waitHealthy(url);
-    return { url, processes, dataDir: opts.dataDir, database: opts.database, stop };
+    return { url, processes, dataDir: opts.dataDir, database: opts.database, natsPrefix, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -156,10 +163,11 @@ export function freeUdpPort(): Promise<number> {
   });
 }
 
-export async function startBenchStack(opts: { cpuProfileDir?: string }): Promise<BenchStack> {
+/** `router`: a gobgpd and a BIRD 2 for the automation scenario, the stack's service announcing through the one to the other. */
+export async function startBenchStack(opts: { cpuProfileDir?: string; router?: boolean }): Promise<BenchStack> {
   const config = loadConfig(process.env);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-bench-'));
-  const { engines, natsUrl, temporalAddress } = await benchEngines(config, dir, createLogger('warn', 'bench'));
+  const { engines, natsUrl, temporalAddress, router } = await benchEngines(config, dir, createLogger('warn', 'bench'), opts.router ?? false);
   const adminKey = `nta_bench_${randomBytes(16).toString('hex')}`;
   const collectorPorts = { netflow: await freeUdpPort(), sflow: 0 };
   while (!collectorPorts.sflow || collectorPorts.sflow === collectorPorts.netflow) collectorPorts.sflow = await freeUdpPort();
@@ -169,7 +177,7 @@ export async function startBenchStack(opts: { cpuProfileDir?: string }): Promise
     ADMIN_API_KEY: adminKey,
     NATS_URL: natsUrl,
     TEMPORAL_ADDRESS: temporalAddress,
-    // No scenario measures mitigations yet: no speaker.
+    // No speaker, but for the stack's own service when the automation scenario runs (below).
     BGP_SPEAKER_ADDRESS: 'off',
     LOG_LEVEL: 'warn',
     COLLECTOR_NETFLOW_PORT: String(collectorPorts.netflow),
@@ -178,15 +186,16 @@ export async function startBenchStack(opts: { cpuProfileDir?: string }): Promise
     DECISION_SIGNING_KEY: process.env.DECISION_SIGNING_KEY ?? randomBytes(32).toString('base64url'),
   };
   const roles = config.clickhouse.url ? ['api', 'stream-workers,temporal-worker,collector'] : ['api,stream-workers,temporal-worker,collector'];
-  const launch = ({ withoutCollector, ...o }: LaunchOptions) => {
+  const launch = ({ withoutCollector, ...o }: LaunchOptions, env: NodeJS.ProcessEnv = baseEnv) => {
     const launched = withoutCollector ? roles.map((r) => r.split(',').filter((role) => role !== 'collector').join(',')) : roles;
-    return launchService(baseEnv, launched, { ...o, cpuProfileDir: opts.cpuProfileDir });
+    return launchService(env, launched, { ...o, cpuProfileDir: opts.cpuProfileDir });
   };
   const stopEngines = async () => {
     await Promise.all(engines.map((e) => e.stop()));
     fs.rmSync(dir, { recursive: true, force: true });
   };
-  const service = await launch({ dataDir: path.join(dir, 'service'), database: `bench_${randomBytes(4).toString('hex')}` }).catch(async (err: unknown) => {
+  const own = { dataDir: path.join(dir, 'service'), database: `bench_${randomBytes(4).toString('hex')}` };
+  const service = await launch(own, { ...baseEnv, ...router?.serviceEnv }).catch(async (err: unknown) => {
     await stopEngines();
     throw err;
   });
@@ -197,7 +206,8 @@ export async function startBenchStack(opts: { cpuProfileDir?: string }): Promise
     engines,
     dir,
     collectorPorts,
-    launch,
+    router,
+    launch: (o) => launch(o),
     stopService: () => service.stop(),
     async stop() {
       await service.stop();

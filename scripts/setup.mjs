@@ -4,7 +4,7 @@
 // the Temporal CLI and GoFlow2 (built with Go into a cache shared by every
 // clone), the real flow exporters the tests drive (softflowd, pmacct, nfdump,
 // from Debian, daemons left stopped), the BGP speaker and router the tests
-// peer (gobgpd and bird2 from Debian, daemons left stopped; gobgpd's .proto
+// and the bench peer (gobgpd and bird2 from Debian, daemons left stopped; gobgpd's .proto
 // files from the module proxy), and the compiled service. Each step is skipped when its result is already there.
 // Plain Node with no dependencies: it runs before node_modules exists.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -316,7 +316,8 @@ try {
   const bgpSpeaker = mode === 'start' ? (env.BGP_SPEAKER_ADDRESS ?? '').trim() : '';
   if (bgpSpeaker === '') gobgpd();
   if (bgpSpeaker !== 'off') gobgpProto();
-  if (mode === 'test') debianPackagesWithoutDaemons([['bird', 'bird2']]);
+  // The bench's automation scenario peers gobgpd with BIRD 2 too.
+  if (mode === 'test' || mode === 'bench') debianPackagesWithoutDaemons([['bird', 'bird2']]);
   build();
 } catch (err) {
   log(`set-up failed: ${err.message}`);

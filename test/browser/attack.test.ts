@@ -7,7 +7,7 @@ import { freePort, type LocalProcess } from '../../engines/local-process';
 import { createLogger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
 import type { AuditEntryView, AutomationView, IncidentView, Page } from '../support/api-types';
-import { birdc, birdFlowTable, birdSocket, localBird } from '../support/bird';
+import { birdc, birdFlowTable, birdSocket, localBird } from '../../bench/bird';
 import { registerExporter, startCollectorStack } from '../support/collector';
 import { softflowdExport } from '../support/flow-exporters';
 import { writePcap, type PcapFlow } from '../support/pcap';

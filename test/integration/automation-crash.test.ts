@@ -8,7 +8,7 @@ import { createLogger } from '../../observability/logger';
 import { createRegistry } from '../../observability/metrics';
 import { loadConfig } from '../../service/config';
 import type { AutomationView, IncidentView, Page } from '../support/api-types';
-import { birdc, birdSocket, localBird } from '../support/bird';
+import { birdc, birdSocket, localBird } from '../../bench/bird';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
 import { startWorkerProcess } from '../support/worker-process';

@@ -7,7 +7,7 @@ import { createLogger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
 import { automationNames } from '../../streams/names';
 import type { AuditEntryView, AutomationView, DataOf, ErrorBody, IncidentView, MitigationView, Page, ReplayView } from '../support/api-types';
-import { birdc, birdFlowTable, birdFlowTable6, birdSocket, localBird } from '../support/bird';
+import { birdc, birdFlowTable, birdFlowTable6, birdSocket, localBird } from '../../bench/bird';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { orgIs, waitForStoredCount } from '../support/stored-count';
 import { waitFor } from '../support/wait';

@@ -9,7 +9,7 @@ import { createLogger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
 import { BgpSpeaker, SpeakerUnavailableError } from '../../workers/mitigation/bgp-speaker';
 import type { Mitigation } from '../../core/mitigation';
-import { birdc, birdFlowTable, birdFlowTable6, birdSocket, localBird } from '../support/bird';
+import { birdc, birdFlowTable, birdFlowTable6, birdSocket, localBird } from '../../bench/bird';
 import { waitFor } from '../support/wait';
 
 /**

@@ -14,7 +14,7 @@ import { names } from '../../streams/names';
 import { BgpSpeaker } from '../../workers/mitigation/bgp-speaker';
 import { MitigationReconciler } from '../../workers/mitigation/mitigation-reconciler';
 import type { Mitigation } from '../../core/mitigation';
-import { birdc, birdFlowTable, birdFlowTable6, birdSocket, localBird } from '../support/bird';
+import { birdc, birdFlowTable, birdFlowTable6, birdSocket, localBird } from '../../bench/bird';
 import { metricTotal } from '../support/metrics';
 import { waitFor } from '../support/wait';
 

@@ -2,16 +2,18 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { requireExecutable } from '../../engines/binaries';
-import { LocalProcess } from '../../engines/local-process';
-import type { Logger } from '../../observability/logger';
+import { requireExecutable } from '../engines/binaries';
+import { LocalProcess } from '../engines/local-process';
+import type { Logger } from '../observability/logger';
 
 const run = promisify(execFile);
 
 /**
- * BIRD 2 (Debian's bird2) as the router the tests peer the BGP speaker with:
- * in the foreground, on its own control socket, listening on one loopback
- * address only (`strict bind`), with the unicast and flowspec families.
+ * BIRD 2 (Debian's bird2) as the router the tests and the bench peer the BGP
+ * speaker with: in the foreground, on its own control socket, listening on one
+ * loopback address only (`strict bind`), with the unicast and flowspec
+ * families. Its log traces every route the speaker adds or removes, stamped
+ * to the millisecond by BIRD's own clock (what the bench times routes by).
  */
 export interface BirdOptions {
   dir: string;
@@ -31,7 +33,8 @@ export const birdFlowTable6 = 'flowtab6';
 
 export function birdConfigText(o: BirdOptions): string {
   return `router id ${o.address};
-log "${path.join(path.resolve(o.dir), 'bird-events.log')}" all;
+timeformat log "%s.%3f";
+log "${birdEventsLog(o.dir)}" all;
 protocol device { }
 flow4 table ${birdFlowTable};
 flow6 table ${birdFlowTable6};
@@ -43,12 +46,38 @@ protocol bgp speaker {
   strict bind yes;
   hold time 9;
   connect retry time 1;
+  debug { routes };
   ipv4 { import all; export none; };
   ipv6 { import all; export none; };
   flow4 { table ${birdFlowTable}; import all; export none; };
   flow6 { table ${birdFlowTable6}; import all; export none; };
 }
 `;
+}
+
+/** BIRD's log: its events, and a line for each route the speaker adds or removes. */
+export function birdEventsLog(dir: string): string {
+  return path.join(path.resolve(dir), 'bird-events.log');
+}
+
+/** A route the speaker added to or removed from one of BIRD's tables, at BIRD's time (ms since the epoch). */
+export interface BirdRouteEvent {
+  at: number;
+  change: 'added' | 'removed';
+  prefix: string;
+}
+
+/** `1795820511.790 <TRACE> speaker.ipv4 > added [best] 198.51.100.9/32 0L 3G blackhole`, as `debug { routes }` and the log's time format write it. */
+const routeTrace = /^(\d+\.\d{3}) <TRACE> \S+ > (added|removed) \[\w+\] (\S+)/;
+
+/** Every route change BIRD's log holds so far, oldest first. */
+export function birdRouteEvents(dir: string): BirdRouteEvent[] {
+  const file = birdEventsLog(dir);
+  if (!fs.existsSync(file)) return [];
+  return fs.readFileSync(file, 'utf8').split('\n').flatMap((line) => {
+    const m = routeTrace.exec(line);
+    return m ? [{ at: Math.round(Number(m[1]) * 1000), change: m[2] as BirdRouteEvent['change'], prefix: m[3]! }] : [];
+  });
 }
 
 export function birdSocket(dir: string): string {

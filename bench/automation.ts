@@ -1,0 +1,218 @@
+import { connect } from 'nats';
+import { automationNames } from '../streams/names';
+import { birdRouteEvents, type BirdRouteEvent } from './bird';
+import { call, mintKey } from './client';
+import { percentile } from './data';
+import { backgroundFlows } from './scenarios';
+import type { BenchStack } from './stack';
+
+/**
+ * Scenario 13, automation: incidents open one after another under scenario
+ * 3's flow load, each on its own destination; a playbook blackholes the
+ * destination for a minute and no policy asks for approval. Each run is
+ * timed from the moment the signal that opens its incident was accepted
+ * (the bench read the 202 answer to `POST /ingest`) to the moment BIRD put
+ * the route in its table, and from the run's `ends_at` to the moment BIRD
+ * removed it; both ends of each route are BIRD's own log lines, stamped to
+ * the millisecond by its clock (the bench's and BIRD's are the same machine's).
+ */
+export interface AutomationSizes {
+  incidents: number;
+  /** Between two signals. */
+  spacingMs: number;
+  /** Whether to wait out each mitigation's minute and time its withdrawal. */
+  withdraw: boolean;
+}
+
+export const automationSizes: { full: AutomationSizes; quick: AutomationSizes } = {
+  full: { incidents: 30, spacingMs: 1_000, withdraw: true },
+  quick: { incidents: 20, spacingMs: 250, withdraw: false },
+};
+
+const approvedPrefix = '198.51.100.0/24';
+const addressOf = (n: number) => `198.51.100.${10 + n}`;
+/** The playbook's shortest duration (core/playbooks.ts: 1 to 10,080 minutes). */
+const playbooks = [{ id: 'bench-rtbh', name: 'Blackhole the destination for a minute', match: {}, actions: [{ type: 'blackhole', duration_minutes: 1 }] }];
+
+interface RunView {
+  automation_id: string;
+  incident_id: string;
+  status: string;
+  requested_at: string;
+  actions: Array<{ starts_at: string | null; ends_at: string | null }>;
+}
+
+function expectStatus(res: { status: number; body: unknown }, status: number, what: string): void {
+  if (res.status !== status) throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+}
+
+/** A workspace with an approved /24 and the playbook, and no policy: its runs go from evaluating to active with nobody deciding. */
+async function automationWorkspace(stack: BenchStack) {
+  const admin = await mintKey(stack.url, stack.adminKey, { role: 'admin' });
+  const operator = await mintKey(stack.url, stack.adminKey, { role: 'operator', org_id: admin.org_id });
+  const declared = await call<{ id: string }>(stack.url, 'POST', '/v1/prefixes', admin.key, { prefix: approvedPrefix });
+  expectStatus(declared, 201, 'POST /v1/prefixes');
+  expectStatus(await call(stack.url, 'POST', `/v1/prefixes/${declared.body.id}/approve`, stack.adminKey), 200, 'the prefix approval');
+  expectStatus(await call(stack.url, 'PUT', '/v1/playbooks', operator.key, { playbooks }), 200, 'PUT /v1/playbooks');
+  return { admin, operator };
+}
+
+/** One BGP signal per destination, `spacingMs` apart; when each was accepted, by destination. */
+async function openIncidents(stack: BenchStack, key: string, sizes: AutomationSizes): Promise<Map<string, number>> {
+  const accepted = new Map<string, number>();
+  const started = Date.now();
+  for (let n = 0; n < sizes.incidents; n += 1) {
+    const due = started + n * sizes.spacingMs;
+    if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+    const service = addressOf(n);
+    const res = await call(stack.url, 'POST', '/ingest', key, { telemetry: 'bgp', service, environment: 'prod', region: 'eu', asn: 64500, latency_ms: 40 });
+    accepted.set(service, Date.now());
+    expectStatus(res, 202, 'POST /ingest');
+  }
+  return accepted;
+}
+
+/** Each route's first addition after `since` and the last removal after that, from BIRD's log. */
+function routeTimes(events: BirdRouteEvent[], address: string, since: number) {
+  const mine = events.filter((e) => e.prefix === `${address}/32` && e.at >= since - 1_000);
+  const added = mine.find((e) => e.change === 'added');
+  const removed = added && mine.filter((e) => e.change === 'removed' && e.at >= added.at).pop();
+  const readded = removed ? mine.some((e) => e.change === 'added' && e.at > removed.at) : false;
+  return { added: added?.at, removed: readded ? undefined : removed?.at, flaps: mine.filter((e) => e.change === 'added').length - 1 };
+}
+
+/** Polls `done` every 200 ms until it holds or `timeoutMs` passed; whether it held. */
+async function settle(done: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return true;
+}
+
+/** The workspace's incidents by service and its runs by incident, once every run has put its mitigation in place. */
+async function runsOf(stack: BenchStack, key: string, since: number, count: number) {
+  const incidents = new Map<string, { id: string; updated_at: string }>();
+  const runs = new Map<string, RunView>();
+  await settle(async () => {
+    const listed = await call<{ data: Array<{ id: string; service: string; updated_at: string }> }>(stack.url, 'GET', `/v1/incidents?limit=1000&since=${since - 60_000}`, key);
+    for (const i of listed.body.data ?? []) incidents.set(i.service, i);
+    const page = await call<{ data: RunView[] }>(stack.url, 'GET', '/v1/automations?limit=1000', key);
+    for (const r of page.body.data ?? []) runs.set(r.incident_id, r);
+    return [...runs.values()].filter((r) => r.actions[0]?.starts_at).length >= count;
+  }, 60_000);
+  return { incidents, runs };
+}
+
+/**
+ * Deliveries of the automation starter's consumer so far, and the triggers
+ * among them: a trigger whose incident is not stored yet when the starter
+ * reads it is offered again a second later (the correlator publishes before
+ * it writes), and each such offer is a delivery more.
+ */
+async function starterDeliveries(stack: BenchStack) {
+  const nc = await connect({ servers: stack.natsUrl });
+  try {
+    const n = automationNames(stack.natsPrefix);
+    const info = await (await nc.jetstreamManager()).consumers.info(n.triggers, n.starter);
+    return { deliveries: info.delivered.consumer_seq, triggers: info.delivered.stream_seq };
+  } finally {
+    await nc.close();
+  }
+}
+
+/** When the workflow recorded each run's expiry (its `automation.expired` audit entry), by run. */
+async function expiries(stack: BenchStack, adminKey: string): Promise<Map<string, number>> {
+  const page = await call<{ data: Array<{ action: string; target: string; at: string }> }>(stack.url, 'GET', '/v1/audit?limit=1000', adminKey);
+  return new Map((page.body.data ?? []).filter((e) => e.action === 'automation.expired').map((e) => [e.target, Date.parse(e.at)]));
+}
+
+const ms = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || Number.isNaN(a) || Number.isNaN(b) ? Infinity : a - b);
+const at = (text: string | null | undefined) => (text ? Date.parse(text) : undefined);
+const spread = (values: number[]) => ({ p50_ms: percentile(values, 50), p99_ms: percentile(values, 99) });
+
+/** Scenario 13: see the file's comment. `flowsPerSecond` is scenario 3's load (half of scenario 1's rate). */
+export async function automationLatency(stack: BenchStack, flowsPerSecond: number, sizes: AutomationSizes, log: (msg: string) => void) {
+  if (!stack.router) throw new Error('the automation scenario needs the stack started with its router');
+  const birdDir = stack.router.birdDir;
+  await stack.router.established(60_000);
+  const { admin, operator } = await automationWorkspace(stack);
+  const load = await backgroundFlows(stack, flowsPerSecond, 20);
+  let stopped: Promise<number> | undefined;
+  const stopLoad = () => (stopped ??= load.stop());
+  const since = Date.now();
+  const before = await starterDeliveries(stack);
+  try {
+    const accepted = await openIncidents(stack, operator.key, sizes);
+    const routes = () => new Map([...accepted].map(([address, t]) => [address, routeTimes(birdRouteEvents(birdDir), address, t)]));
+    await settle(() => [...routes().values()].every((r) => r.added !== undefined), 120_000);
+    const { incidents, runs } = await runsOf(stack, operator.key, since, accepted.size);
+    const after = await starterDeliveries(stack);
+    const starter = { triggers: after.triggers - before.triggers, deliveries: after.deliveries - before.deliveries };
+    if (sizes.withdraw) {
+      const lastEnd = Math.max(...[...runs.values()].map((r) => at(r.actions[0]?.ends_at) ?? 0));
+      log(`automation: every route announced; the last mitigation ends at ${new Date(lastEnd).toISOString()}`);
+      await settle(() => [...routes().values()].every((r) => r.removed !== undefined), Math.max(0, lastEnd - Date.now()) + 60_000);
+    }
+    // The reconciler's pass often withdraws a route before the run's own timer records its expiry.
+    let expired = new Map<string, number>();
+    if (sizes.withdraw) await settle(async () => (expired = await expiries(stack, admin.key)).size >= runs.size, 60_000);
+    const flowsPosted = await stopLoad();
+    return summary(accepted, routes(), incidents, runs, expired, { sizes, flowsPerSecond, flowsPosted, starter });
+  } finally {
+    await stopLoad();
+  }
+}
+
+/** Each run's times, from its signal's acceptance (announce) and from its end (withdrawal), and the figures over all of them. */
+function summary(
+  accepted: Map<string, number>,
+  routes: Map<string, ReturnType<typeof routeTimes>>,
+  incidents: Map<string, { id: string; updated_at: string }>,
+  runs: Map<string, RunView>,
+  expired: Map<string, number>,
+  settings: { sizes: AutomationSizes; flowsPerSecond: number; flowsPosted: number; starter: { triggers: number; deliveries: number } },
+) {
+  const rows = [...accepted].map(([address, t]) => {
+    const route = routes.get(address)!;
+    const incident = incidents.get(address);
+    const run = incident && runs.get(incident.id);
+    const endsAt = at(run?.actions[0]?.ends_at);
+    return {
+      address,
+      accepted_at: new Date(t).toISOString(),
+      // The correlator's time for the version it opened, taken before it publishes the trigger and writes the incident.
+      incident_opened_ms: ms(at(incident?.updated_at), t),
+      run_requested_ms: ms(at(run?.requested_at), t),
+      execute_started_ms: ms(at(run?.actions[0]?.starts_at), t),
+      announced_ms: ms(route.added, t),
+      withdraw_lag_ms: settings.sizes.withdraw ? ms(route.removed, endsAt) : NaN,
+      expiry_recorded_ms: settings.sizes.withdraw ? ms(run && expired.get(run.automation_id), endsAt) : NaN,
+      route_flaps: route.flaps,
+    };
+  });
+  const of = (key: keyof (typeof rows)[number]) => rows.map((r) => r[key] as number);
+  const stage = (to: number[], from: number[]) => spread(to.map((v, i) => v - from[i]!));
+  const announce = spread(of('announced_ms'));
+  const withdraw = settings.sizes.withdraw ? spread(of('withdraw_lag_ms')) : { p50_ms: NaN, p99_ms: NaN };
+  return {
+    announce,
+    withdraw,
+    details: {
+      settings: { incidents: settings.sizes.incidents, spacing_ms: settings.sizes.spacingMs, load_flows_per_s: Math.round(settings.flowsPerSecond), flows_posted: settings.flowsPosted },
+      detect_to_announce: announce,
+      withdraw_lag: withdraw,
+      starter_deliveries: settings.starter,
+      missing: { announced: rows.filter((r) => r.announced_ms === Infinity).length, withdrawn: rows.filter((r) => r.withdraw_lag_ms === Infinity).length },
+      stages: {
+        signal_to_incident_opened: spread(of('incident_opened_ms')),
+        incident_opened_to_run_requested: stage(of('run_requested_ms'), of('incident_opened_ms')),
+        run_requested_to_execute: stage(of('execute_started_ms'), of('run_requested_ms')),
+        execute_to_route_in_bird: stage(of('announced_ms'), of('execute_started_ms')),
+        end_to_expiry_recorded: settings.sizes.withdraw ? spread(of('expiry_recorded_ms')) : null,
+      },
+      runs: rows,
+    },
+  };
+}
