@@ -1,6 +1,7 @@
 import type { JsMsg } from 'nats';
 import { z } from 'zod';
 import { automationIdOf } from '../../application/automation-runs';
+import { backoffDelayMs, type Backoff } from '../../core/backoff';
 import { matchingPlaybooks, type VersionedPlaybooks } from '../../core/playbooks';
 import type { Logger } from '../../observability/logger';
 import { counter, type Registry } from '../../observability/metrics';
@@ -26,9 +27,13 @@ const triggerSchema = z.object({
   data: z.object({ id: z.string().regex(/^inc_[0-9a-f]{20}$/) }),
 });
 
-/** How often a trigger whose incident is not stored yet is offered again (the correlator publishes before it writes). */
-const incidentWaits = 30;
-const incidentWaitMs = 1_000;
+/**
+ * A trigger whose incident is not stored yet (the correlator publishes before
+ * it writes, usually a few milliseconds before) is offered again soon, then
+ * less often: 50 ms doubling to 1 s, up to 40 times (about half a minute).
+ */
+const incidentWaits = 40;
+const incidentWait: Backoff = { firstMs: 50, maxMs: 1_000 };
 
 export interface AutomationStarterDeps {
   prefix: string;
@@ -67,7 +72,7 @@ export function automationStarter(deps: AutomationStarterDeps) {
     }
     const incident = await deps.incidents.get(trigger.workspace, trigger.data.id);
     if (!incident) {
-      if (m.info.redeliveryCount < incidentWaits) return m.nak(incidentWaitMs);
+      if (m.info.redeliveryCount < incidentWaits) return m.nak(backoffDelayMs(incidentWait, m.info.redeliveryCount));
       triggers.inc({ outcome: 'incident_missing' });
       m.term();
       return;

@@ -1,7 +1,7 @@
 import { PeriodicRound } from '../../core/periodic-round';
 import type { Logger } from '../../observability/logger';
 import { counter, gauge, type Registry } from '../../observability/metrics';
-import { endOf, isActive, type MitigationLedger } from '../../streams/mitigation-ledger';
+import { endOf, isActive, type MitigationLedger, type MitigationRecord } from '../../streams/mitigation-ledger';
 import type { BgpSpeaker, Neighbour } from './bgp-speaker';
 import type { Mitigation } from '../../core/mitigation';
 import { mitigationPath } from './mitigations';
@@ -64,6 +64,8 @@ const reconcilerMetrics = (registry: Registry) => ({
 export class MitigationReconciler {
   private readonly rounds: PeriodicRound;
   private lastSuccess = 0;
+  /** A pass at the next moment the ledger's desired state changes (a start or an end), sooner than the interval would. */
+  private nextChange?: NodeJS.Timeout;
   private lastError?: string;
   private readonly metrics;
 
@@ -81,7 +83,23 @@ export class MitigationReconciler {
   }
 
   stop(): Promise<void> {
+    clearTimeout(this.nextChange);
     return this.rounds.stop();
+  }
+
+  /**
+   * Schedules a pass just after the earliest start or end still to come: the
+   * route of a mitigation leaves the routers at its end, not up to an
+   * interval later.
+   */
+  private passAtNextChange(records: readonly MitigationRecord[], now: number): void {
+    const upcoming = records.flatMap((r) => [r.starts_at, endOf(r)]).filter((t) => t > now);
+    clearTimeout(this.nextChange);
+    if (!upcoming.length) return;
+    const wait = Math.min(...upcoming) - now + 5;
+    if (wait >= this.config.intervalMs) return;
+    this.nextChange = setTimeout(() => void this.rounds.runFresh(), wait);
+    this.nextChange.unref();
   }
 
   /** A reconciliation that reads the ledger after this call (the automation runs ask for one after each change they write). */
@@ -139,6 +157,7 @@ export class MitigationReconciler {
   private async matchRoutes(failed: string[]): Promise<void> {
     const now = (this.deps.now ?? Date.now)();
     const { records, unreadable } = await this.deps.ledger.all();
+    this.passAtNextChange(records, now);
     const desired = new Map<string, Mitigation>();
     let refused = unreadable.length;
     for (const record of records.filter((r) => isActive(r, now))) {
