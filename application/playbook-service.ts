@@ -1,7 +1,7 @@
 import { canonicalJson } from '../core/canonical-json';
 import { conflict, notFound, validationError, type ErrorDetail } from '../core/errors';
 import { prefixWithin, type StoredPolicy } from '../core/mitigation-policy';
-import { noPlaybooks, type Playbook, type PlaybooksDocument, type VersionedPlaybooks } from '../core/playbooks';
+import { noPlaybooks, outsideOperatorBounds, type OperatorBounds, type Playbook, type PlaybooksDocument, type VersionedPlaybooks } from '../core/playbooks';
 import type { PlaybooksRepo } from '../storage/playbooks-repo';
 import type { PoliciesRepo } from '../storage/policies-repo';
 import type { AuditLedger } from './audit-ledger';
@@ -50,6 +50,8 @@ export class PlaybookService {
       approvedPrefixes: (orgId: string) => Promise<string[]>;
       /** The workspace's active policies: an action may not last longer than one of them allows. */
       policies: Pick<PoliciesRepo, 'active'>;
+      /** The communities and next hops the operator lets a blackhole carry. */
+      operatorBounds: OperatorBounds;
       now?: () => number;
     },
   ) {}
@@ -72,6 +74,8 @@ export class PlaybookService {
     const [approved, policies] = await Promise.all([this.deps.approvedPrefixes(orgId), this.deps.policies.active(orgId)]);
     const outside = outsideApproved(document.playbooks, approved);
     if (outside.length) throw validationError('a playbook names a destination outside the approved prefixes', outside);
+    const steering = outsideOperatorBounds(document.playbooks, this.deps.operatorBounds);
+    if (steering.length) throw validationError('a blackhole carries a community or next hop the operator does not allow', steering);
     const tooLong = overPolicyDuration(document.playbooks, policies);
     if (tooLong.length) throw validationError("a playbook action lasts longer than a policy's max_duration_minutes", tooLong);
     const { written, previous } = await this.deps.withLock(`playbooks-${orgId}`, async () => {

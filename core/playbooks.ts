@@ -265,3 +265,28 @@ export function playbookAuthor(versions: readonly VersionedPlaybooks[], playbook
   for (let i = versions.length - 2; i >= 0 && text(versions[i]!) === current; i -= 1) author = versions[i]!.actor;
   return author;
 }
+
+/** What the operator lets a workspace's blackhole carry (BGP_ALLOWED_COMMUNITIES, BGP_ALLOWED_NEXT_HOPS and the default next hops). */
+export interface OperatorBounds {
+  communities: readonly string[];
+  nextHops: readonly string[];
+}
+
+/**
+ * The blackhole communities and next hops the operator did not allow, each
+ * named by its path: a community can steer the routers and a next hop sends
+ * the destination's traffic elsewhere, so neither is a workspace's to choose.
+ */
+export function outsideOperatorBounds(playbooks: readonly Playbook[], bounds: OperatorBounds): Array<{ path: string; message: string }> {
+  return playbooks.flatMap((p, i) =>
+    p.actions.flatMap((a, j) => {
+      if (a.type !== 'blackhole') return [];
+      const at = `playbooks.${i}.actions.${j}`;
+      const communities = a.communities.flatMap((c, k) =>
+        c === '65535:666' || bounds.communities.includes(c) ? [] : [{ path: `${at}.communities.${k}`, message: `community ${c} is not one the operator allows (BGP_ALLOWED_COMMUNITIES)` }],
+      );
+      const nextHop = a.next_hop !== null && !bounds.nextHops.includes(a.next_hop) ? [{ path: `${at}.next_hop`, message: `next hop ${a.next_hop} is not one the operator allows (BGP_ALLOWED_NEXT_HOPS)` }] : [];
+      return [...communities, ...nextHop];
+    }),
+  );
+}

@@ -78,6 +78,16 @@ const shape = {
     z.string().refine((v) => net.isIPv6(v), 'BGP_BLACKHOLE_NEXT_HOP_V6 must be an IPv6 address').default('100::1'),
     "an IPv6 blackhole route's next hop when its playbook action names none (RFC 6666's discard prefix)",
   ),
+  BGP_ALLOWED_COMMUNITIES: setting(
+    commaList().refine((items) => items.every((c) => /^\d{1,5}:\d{1,5}$/.test(c)), 'BGP_ALLOWED_COMMUNITIES: each entry is ASN:VALUE'),
+    "the communities a workspace's blackhole may attach besides BLACKHOLE (65535:666), comma-separated `ASN:VALUE`: the operator's, since a community can steer the routers (announce upstream, prepend)",
+    'none',
+  ),
+  BGP_ALLOWED_NEXT_HOPS: setting(
+    commaList().refine((items) => items.every((a) => net.isIP(a) !== 0), 'BGP_ALLOWED_NEXT_HOPS: each entry is an IP address'),
+    "the next hops a workspace's blackhole may name besides the BGP_BLACKHOLE_NEXT_HOP_V4/_V6 defaults, comma-separated: a next hop sends the destination's traffic wherever it points",
+    'none',
+  ),
   GOBGPD: setting(optionalText(), 'the gobgpd binary the embedded default runs', "Debian's, or the set-up's build"),
 };
 
@@ -99,6 +109,8 @@ export const bgpSettings = defineSettings('The BGP speaker', shape, (e) => ({
     neighbours: e.BGP_NEIGHBORS,
     holdTimeSeconds: e.BGP_HOLD_TIME_SECONDS,
     blackholeNextHop: { ipv4: e.BGP_BLACKHOLE_NEXT_HOP_V4, ipv6: e.BGP_BLACKHOLE_NEXT_HOP_V6 },
+    /** What a workspace's blackhole may carry: the operator's communities and next hops (the default next hops always). */
+    allowed: { communities: e.BGP_ALLOWED_COMMUNITIES, nextHops: [e.BGP_BLACKHOLE_NEXT_HOP_V4, e.BGP_BLACKHOLE_NEXT_HOP_V6, ...e.BGP_ALLOWED_NEXT_HOPS] },
     embeddedApiPort: e.EMBEDDED_GOBGP_API_PORT,
     embeddedBgpPort: e.EMBEDDED_GOBGP_BGP_PORT,
     gobgpd: e.GOBGPD,

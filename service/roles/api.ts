@@ -99,7 +99,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
     automations,
     exporters: new ExporterService({ exporters: new ExportersRepo(a.clickhouse), audit, withLock }),
     prefixes: new PrefixService({ prefixes, audit, withLock, announced: async (orgId) => (await automations.active(orgId)).map((m) => m.destination) }),
-    playbooks: new PlaybookService({ repo: new PlaybooksRepo(a.clickhouse), audit, withLock, approvedPrefixes: (orgId) => prefixes.approved(orgId), policies }),
+    playbooks: new PlaybookService({ repo: new PlaybooksRepo(a.clickhouse), audit, withLock, approvedPrefixes: (orgId) => prefixes.approved(orgId), policies, operatorBounds: config.bgp.allowed }),
     detectionRules: new DetectionRulesService({ repo: new DetectionRulesRepo(a.clickhouse), cache: rules, audit, withLock }),
     webhooks: new WebhookService({
       webhooks: new WebhooksRepo(a.clickhouse),

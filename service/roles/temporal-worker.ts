@@ -60,7 +60,7 @@ export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a
       replays,
       history: new ReplayHistory(a.clickhouse),
       rules: detectionRulesCacheOf(a),
-      playbooks: { clickhouse: a.clickhouse, blackholeNextHop: config.bgp.blackholeNextHop, inForce: async (orgId) => (await playbooks.latest(orgId)) ?? noPlaybooks },
+      playbooks: { clickhouse: a.clickhouse, blackholeNextHop: config.bgp.blackholeNextHop, operatorBounds: config.bgp.allowed, inForce: async (orgId) => (await playbooks.latest(orgId)) ?? noPlaybooks },
     }),
     ...automationActivities(config, a, playbooks, common, mitigation),
   };
@@ -95,7 +95,7 @@ export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a
 }
 
 /** The automation workflow's activities: they read playbook versions and approved prefixes, and write the mitigation ledger. */
-function automationActivities(config: Config, a: Adapters, playbooks: PlaybooksRepo, common: Omit<AutomationActivityDeps, 'automations' | 'clickhouse' | 'playbookActions' | 'approvedPrefixes' | 'blackholeNextHop' | 'previewMinutes' | 'withLock'>, mitigation?: ReturnType<typeof mitigationRole>) {
+function automationActivities(config: Config, a: Adapters, playbooks: PlaybooksRepo, common: Omit<AutomationActivityDeps, 'automations' | 'clickhouse' | 'playbookActions' | 'approvedPrefixes' | 'blackholeNextHop' | 'operatorBounds' | 'previewMinutes' | 'withLock'>, mitigation?: ReturnType<typeof mitigationRole>) {
   const prefixes = new PrefixesRepo(a.clickhouse);
   return createAutomationActivities({
     ...common,
@@ -105,6 +105,7 @@ function automationActivities(config: Config, a: Adapters, playbooks: PlaybooksR
     approvedPrefixes: (orgId) => prefixes.approved(orgId),
     ...(mitigation ? { mitigations: { ledger: mitigation.ledger, reconcileNow: () => mitigation.reconciler.reconcileNow() } } : {}),
     blackholeNextHop: config.bgp.blackholeNextHop,
+    operatorBounds: config.bgp.allowed,
     withLock: (name, work) => a.locks.withLock(name, work),
     previewMinutes,
   });

@@ -51,6 +51,7 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
       BGP_SPEAKER_ADDRESS: `127.0.0.1:${apiPort}`,
       BGP_NEIGHBORS: `127.0.0.2:${birdPort}@${asn}`,
       BGP_BLACKHOLE_NEXT_HOP_V4: discardNextHop,
+      BGP_ALLOWED_COMMUNITIES: '65010:1',
     });
     await waitFor(async () => ((await birdc(birdSocket(path.join(dir, 'bird')), config.binPath, ['show', 'protocols'])).includes('Established') ? true : undefined), 30_000, 'the BGP session');
   }, 120_000);

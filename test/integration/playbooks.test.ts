@@ -12,7 +12,7 @@ const webhookOnly = (id: string) => ({ id, name: `playbook ${id}`, actions: [{ t
 describe.each(transports)('playbooks per workspace on %s', (transport) => {
   let t: TestStack;
   beforeAll(async () => {
-    t = await startTestStack(transport, { ROLES: 'api' });
+    t = await startTestStack(transport, { ROLES: 'api', BGP_ALLOWED_COMMUNITIES: '65010:1', BGP_ALLOWED_NEXT_HOPS: '192.0.2.9' });
   });
   afterAll(async () => {
     await t.stop();
@@ -103,6 +103,15 @@ describe.each(transports)('playbooks per workspace on %s', (transport) => {
     expect(refused.body.error.details).toEqual([{ path: 'playbooks.0.actions.1.duration_minutes', message: `31 minutes exceeds policy ${policy.body.id} (short): at most 30` }]);
     expect((await get(operator.key)).body.version).toBe(0);
     expect((await put(operator.key, { playbooks: [{ ...long, actions: [{ type: 'flowspec_discard', duration_minutes: 30 }] }] })).status).toBe(200);
+  });
+
+  test("a blackhole's community or next hop the operator did not allow is 400 naming it; the allowed ones pass", async () => {
+    const { operator } = await workspace();
+    const rtbh = (communities: string[], next_hop: string | null) => ({ id: 'rtbh', name: 'rtbh', actions: [{ type: 'blackhole', duration_minutes: 10, communities, next_hop }] });
+    const refused = await put(operator.key, { playbooks: [rtbh(['65010:1', '65000:120'], '203.0.113.66')] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details?.map((d) => d.path)).toEqual(['playbooks.0.actions.0.communities.1', 'playbooks.0.actions.0.next_hop']);
+    expect((await put(operator.key, { playbooks: [rtbh(['65010:1'], '192.0.2.9')] })).status).toBe(200);
   });
 
   test('invalid playbooks are 400 naming each field', async () => {

@@ -1,5 +1,5 @@
 import { zodIssueDetails } from '../../core/errors';
-import { incidentDestination, matchingPlaybooks, playbookAuthor, playbooksSchema, type IncidentFacts, type Playbook } from '../../core/playbooks';
+import { incidentDestination, matchingPlaybooks, outsideOperatorBounds, playbookAuthor, playbooksSchema, type IncidentFacts, type Playbook } from '../../core/playbooks';
 
 const blackhole = { type: 'blackhole', duration_minutes: 30 };
 const webhook = { type: 'webhook' };
@@ -201,5 +201,24 @@ describe('who wrote a playbook, for the four-eyes rule', () => {
   test('is unknown for a playbook the latest version does not hold', () => {
     expect(playbookAuthor([version(1, 'key_a', [pb('rtbh', 10)])], 'ntp')).toBeUndefined();
     expect(playbookAuthor([], 'rtbh')).toBeUndefined();
+  });
+});
+
+describe("a blackhole's communities and next hop, within what the operator allows", () => {
+  const blackhole = (communities: string[], nextHop: string | null) => ({
+    id: 'rtbh', name: 'rtbh', enabled: true, match: { rules: [], kinds: [], severities: [], environments: [], services: [], destinations: [] },
+    actions: [{ type: 'webhook' as const }, { type: 'blackhole' as const, duration_minutes: 10, communities, next_hop: nextHop }],
+  });
+  const bounds = { communities: ['65010:1'], nextHops: ['192.0.2.1', '100::1'] };
+
+  test('an allowed community, BLACKHOLE itself and a default or allowed next hop pass', () => {
+    expect(outsideOperatorBounds([blackhole(['65010:1', '65535:666'], '192.0.2.1'), blackhole([], null)], bounds)).toEqual([]);
+  });
+
+  test('a community or a next hop the operator did not allow is named by its path', () => {
+    expect(outsideOperatorBounds([blackhole(['65010:1', '65000:120'], '203.0.113.66')], bounds)).toEqual([
+      { path: 'playbooks.0.actions.1.communities.1', message: 'community 65000:120 is not one the operator allows (BGP_ALLOWED_COMMUNITIES)' },
+      { path: 'playbooks.0.actions.1.next_hop', message: 'next hop 203.0.113.66 is not one the operator allows (BGP_ALLOWED_NEXT_HOPS)' },
+    ]);
   });
 });

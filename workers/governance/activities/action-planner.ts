@@ -1,6 +1,6 @@
 import { mitigationOf, previewFilterOf, type ActionPreview, type ActionSpec, type PlannedAction } from '../../../core/automation-plan';
 import type { Incident } from '../../../core/correlation';
-import { incidentDestination } from '../../../core/playbooks';
+import { incidentDestination, type OperatorBounds } from '../../../core/playbooks';
 import type { ClickHouse } from '../../../storage/clickhouse';
 import { previewVolumes } from '../../../storage/mitigation-preview';
 
@@ -14,6 +14,8 @@ export interface ActionPlannerDeps {
   clickhouse: ClickHouse;
   /** A blackhole's next hop when its action names none. */
   blackholeNextHop: { ipv4: string; ipv6: string };
+  /** What a blackhole may carry: checked again here, since the operator may have narrowed it after the playbook was written. */
+  operatorBounds: OperatorBounds;
 }
 
 const networkActions: ReadonlyArray<PlannedAction['type']> = ['blackhole', 'flowspec_discard', 'flowspec_rate_limit'];
@@ -37,6 +39,14 @@ async function preview(deps: ActionPlannerDeps, orgId: string, spec: ActionSpec,
   };
 }
 
+/** Why a blackhole's communities or next hop are outside what the operator allows, if they are. */
+function operatorRefusal(spec: ActionSpec, bounds: OperatorBounds): string | undefined {
+  const community = (spec.communities ?? []).find((c) => c !== '65535:666' && !bounds.communities.includes(c));
+  if (community) return `community ${community} is not one the operator allows (BGP_ALLOWED_COMMUNITIES)`;
+  if (spec.next_hop && !bounds.nextHops.includes(spec.next_hop)) return `next hop ${spec.next_hop} is not one the operator allows (BGP_ALLOWED_NEXT_HOPS)`;
+  return undefined;
+}
+
 /**
  * The actions planned on the incident's destination (ids `<runId>-<index>`),
  * or why they cannot be: a network action needs the incident's service to be
@@ -55,6 +65,8 @@ export async function planActions(
     const network = networkActions.includes(spec.type);
     const mitigation = network && address ? (mitigationOf(spec, address, deps.blackholeNextHop) ?? null) : null;
     if (network && !mitigation) return `incident ${incident.id} has no destination address to act on`;
+    const steering = spec.type === 'blackhole' ? operatorRefusal(spec, deps.operatorBounds) : undefined;
+    if (steering) return steering;
     actions.push({
       id: `${runId}-${index}`,
       type: spec.type,
