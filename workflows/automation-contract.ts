@@ -52,8 +52,13 @@ export interface ChangeInput {
 export interface AutomationActivities extends ApprovalActivities {
   /** Writes the run's state (and publishes its webhook event); the version is the workflow's step, so a late retry never overwrites a newer state. */
   recordAutomationState(args: { input: AutomationInput; state: AutomationState; version: number }): Promise<void>;
-  /** Loads the incident and the playbook version, plans its actions with their previews, and evaluates the policies as they are now. */
+  /**
+   * Loads the incident and the playbook version, plans its actions, and evaluates the policies as they are now; the
+   * actions carry their previews when the policies ask for approval (people decide on them).
+   */
   prepareAutomation(input: AutomationInput): Promise<PreparedAutomation>;
+  /** The actions with their previews, for a run that announced without waiting: computed off the announcement's path. */
+  previewAutomation(args: { input: AutomationInput; actions: PlannedAction[] }): Promise<PlannedAction[]>;
   /**
    * Evaluates the policies again (time passed while people decided) and, when they still allow it, writes the
    * mitigations to the ledger from `startsAt` and has the speaker announce them; answers the actions with their

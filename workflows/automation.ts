@@ -41,6 +41,8 @@ const { recordAutomationState, prepareAutomation, executeAutomation } = proxyAct
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20, nonRetryableErrorTypes: ['NOT_FOUND'] },
 });
+// Off the announcement's path, and only informative: a few tries.
+const { previewAutomation } = proxyActivities<AutomationActivities>({ startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', maximumAttempts: 3 } });
 // The safety path: a withdrawal is tried until it is written (the ledger's end withdraws the route meanwhile).
 const { withdrawMitigations } = proxyActivities<AutomationActivities>({
   startToCloseTimeout: '30 seconds',
@@ -196,7 +198,22 @@ class AutomationRun {
     if ('denied' in executed) return this.finish('denied', { code: 'POLICY_DENIED', message: executed.denied });
     this.state.actions = executed.actions;
     await this.moveTo('active');
+    if (this.state.actions.some((a) => a.mitigation !== null && a.preview === null)) await this.addPreviews();
     return undefined;
+  }
+
+  /** A run no one had to approve shows its preview too, computed once its mitigations are announced; a failure costs only the preview. */
+  private async addPreviews(): Promise<void> {
+    try {
+      const previewed = await previewAutomation({ input: this.input, actions: this.state.actions });
+      const byId = new Map(previewed.map((a) => [a.id, a.preview]));
+      await this.exclusively(async () => {
+        this.state.actions = this.state.actions.map((a) => ({ ...a, preview: byId.get(a.id) ?? a.preview }));
+        await this.record();
+      });
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+    }
   }
 
   /** The durable timer: sleeps until the next end, wakes early for a withdraw request or an extension. */

@@ -171,7 +171,12 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     expect((await t.request('POST', '/flow', { key: w.operator.key, body: [flow('tcp', 3_000_000), flow('udp', 1_000_000)] })).status).toBe(201);
     await waitForStoredCount(t.stack.clickhouse, 'flows', 2, { where: orgIs(w.admin.org_id), what: 'the flows stored' });
 
-    const run = await runFor(w, '2001:db8:77::7', 'active');
+    const announced = await runFor(w, '2001:db8:77::7', 'active');
+    // No policy held it: its preview comes once it is announced, off the announcement's path.
+    const run = await waitFor(async () => {
+      const r = (await t.request<AutomationView>('GET', `/v1/automations/${announced.automation_id}`, { key: w.operator.key })).body;
+      return r.actions[0]?.preview ? r : undefined;
+    }, 30_000, 'the preview of a run that announced at once');
     // Flows keep no TCP flags: every TCP flow to port 443 counts, an upper bound, and the preview says so.
     expect(run.actions[0]).toMatchObject({ destination: '2001:db8:77::7/128', preview: { approximate: true, share: 0.75, matched_bits_per_second: Math.round((3_000_000 * 8) / 300) } });
     await tableUntil(birdFlowTable6, (text) => /flow6 \{ dst 2001:db8:77::7\/128; dport 443; tcp flags 0x2\/0x2; \}/.test(text), 'the IPv6 flowspec rule in BIRD');

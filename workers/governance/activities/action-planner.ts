@@ -57,7 +57,8 @@ export async function planActions(
   runId: string,
   incident: Pick<Incident, 'id' | 'org_id' | 'service'>,
   specs: readonly ActionSpec[],
-  window: { from: number; to: number },
+  /** The stored flows each action is previewed on; null: no preview (planned only). */
+  window: { from: number; to: number } | null,
 ): Promise<PlannedAction[] | string> {
   const address = incidentDestination(incident);
   const actions: PlannedAction[] = [];
@@ -73,7 +74,7 @@ export async function planActions(
       destination: mitigation ? (mitigation.action === 'blackhole' ? mitigation.destination : mitigation.match.destination) : null,
       duration_minutes: network ? (spec.duration_minutes ?? 0) : 0,
       mitigation,
-      preview: network && address ? await preview(deps, incident.org_id, spec, address, window) : null,
+      preview: network && address && window ? await preview(deps, incident.org_id, spec, address, window) : null,
     });
   }
   return actions;

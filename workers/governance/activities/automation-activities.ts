@@ -94,6 +94,19 @@ async function evaluate(deps: AutomationActivityDeps, input: AutomationInput, in
   return combined([base, ...decisions]);
 }
 
+/** The playbook version's actions the run follows. */
+async function playbookActions(deps: AutomationActivityDeps, input: AutomationInput): Promise<ActionSpec[]> {
+  const specs = await deps.playbookActions(input.orgId, input.playbookId, input.playbookVersion);
+  if (!specs) throw ApplicationFailure.nonRetryable(`playbook ${input.playbookId} version ${input.playbookVersion} not found`, 'NOT_FOUND');
+  return specs;
+}
+
+/** The stored flows of the last minutes, what a run's preview reads. */
+function previewWindow(deps: AutomationActivityDeps): { from: number; to: number } {
+  const to = (deps.now ?? Date.now)();
+  return { from: to - deps.previewMinutes * 60_000, to };
+}
+
 const audit = (deps: AutomationActivityDeps, input: AutomationInput, actor: string, action: string, details: Record<string, unknown>) =>
   deps.audit.append({ orgId: input.orgId, actor, action, target: input.automationId, details });
 
@@ -144,16 +157,25 @@ export function createAutomationActivities(deps: AutomationActivityDeps): Automa
 
     async prepareAutomation(input) {
       const incident = await loadIncident(deps, input);
-      const specs = await deps.playbookActions(input.orgId, input.playbookId, input.playbookVersion);
-      if (!specs) throw ApplicationFailure.nonRetryable(`playbook ${input.playbookId} version ${input.playbookVersion} not found`, 'NOT_FOUND');
-      const to = now();
-      const actions = await planActions(deps, input.automationId, incident, specs, { from: to - deps.previewMinutes * 60_000, to });
-      if (typeof actions === 'string') {
-        const denial: PolicyDecision = { decision: 'deny', policy_id: 'playbook', policy_name: input.playbookId, reason: actions };
+      const specs = await playbookActions(deps, input);
+      // Planned first without previews: the policies decide whether anyone will read one before the announcement.
+      const planned = await planActions(deps, input.automationId, incident, specs, null);
+      if (typeof planned === 'string') {
+        const denial: PolicyDecision = { decision: 'deny', policy_id: 'playbook', policy_name: input.playbookId, reason: planned };
         return { decision: denial, deniedMessage: deniedMessage(denial), actions: [] };
       }
-      const decision = await evaluate(deps, input, incident, actions);
-      return { decision, deniedMessage: decision.decision === 'deny' ? deniedMessage(decision) : '', actions };
+      const decision = await evaluate(deps, input, incident, planned);
+      if (decision.decision !== 'approval_required') return { decision, deniedMessage: decision.decision === 'deny' ? deniedMessage(decision) : '', actions: planned };
+      // Approvers decide on the preview: it is computed before they are asked.
+      const actions = await planActions(deps, input.automationId, incident, specs, previewWindow(deps));
+      return { decision, deniedMessage: '', actions: typeof actions === 'string' ? planned : actions };
+    },
+
+    async previewAutomation({ input, actions }) {
+      const previewed = await planActions(deps, input.automationId, await loadIncident(deps, input), await playbookActions(deps, input), previewWindow(deps));
+      if (typeof previewed === 'string') return actions;
+      const byId = new Map(previewed.map((a) => [a.id, a.preview]));
+      return actions.map((a) => ({ ...a, preview: byId.get(a.id) ?? a.preview }));
     },
 
     // Counted and written under the workspace's lock: two runs at once cannot both pass max_active_mitigations.
