@@ -133,6 +133,20 @@ async function execute(deps: AutomationActivityDeps, input: AutomationInput, act
   return { actions: placed };
 }
 
+/** Holds the active mitigations longer when the policies allow the whole duration, counted from the start. */
+async function extend(deps: AutomationActivityDeps, args: Parameters<AutomationActivities['extendMitigations']>[0]): Promise<{ actions: PlannedAction[] } | { denied: string }> {
+  const { input, actions, minutes, by, comment } = args;
+  const total = (a: PlannedAction) => Math.ceil((a.ends_at! + minutes * 60_000 - a.starts_at!) / 60_000);
+  const decision = await evaluate(deps, input, await loadIncident(deps, input), actions, total);
+  if (decision.decision === 'deny') return { denied: deniedMessage(decision) };
+  const extended = actions.map((a) => ({ ...a, ends_at: a.ends_at! + minutes * 60_000 }));
+  for (const a of extended) {
+    if (a.mitigation && deps.mitigations) await deps.mitigations.ledger.put({ id: a.id, org_id: input.orgId, mitigation: a.mitigation, starts_at: a.starts_at!, ends_at: a.ends_at });
+  }
+  await audit(deps, input, by, 'automation.extend', { minutes, mitigations: extended.map((a) => ({ id: a.id, ends_at: a.ends_at })), ...(comment ? { comment } : {}) });
+  return { actions: extended };
+}
+
 /** The states a run ends in: each is recorded once (a retried record counts again, as counters may). */
 const endedStatuses: readonly string[] = ['completed', 'withdrawn', 'denied', 'expired', 'failed'];
 
@@ -190,18 +204,7 @@ export function createAutomationActivities(deps: AutomationActivityDeps): Automa
       await audit(deps, input, by ?? 'automation', action, { mitigations: ids, ...(comment ? { comment } : {}) });
     },
 
-    async extendMitigations({ input, actions, minutes, by, comment }) {
-      // An extension is a decision under the same rules: the whole duration, from the start, must be within the policies.
-      const total = (a: PlannedAction) => Math.ceil((a.ends_at! + minutes * 60_000 - a.starts_at!) / 60_000);
-      const decision = await evaluate(deps, input, await loadIncident(deps, input), actions, total);
-      if (decision.decision === 'deny') return { denied: deniedMessage(decision) };
-      const extended = actions.map((a) => ({ ...a, ends_at: a.ends_at! + minutes * 60_000 }));
-      for (const a of extended) {
-        if (a.mitigation && deps.mitigations) await deps.mitigations.ledger.put({ id: a.id, org_id: input.orgId, mitigation: a.mitigation, starts_at: a.starts_at!, ends_at: a.ends_at });
-      }
-      await audit(deps, input, by, 'automation.extend', { minutes, mitigations: extended.map((a) => ({ id: a.id, ends_at: a.ends_at })), ...(comment ? { comment } : {}) });
-      return { actions: extended };
-    },
+    extendMitigations: (args) => extend(deps, args),
 
     checkChange: ({ input, workflowId, change, request }) => changeVerdict(deps, input, workflowId, change, request),
   };
