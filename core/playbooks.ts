@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { Severity } from './correlation';
 import { normalizeAddress } from './exporter';
 import { tcpFlagNames, type TcpFlag } from './mitigation';
-import { parsePrefix, prefixWithin } from './mitigation-policy';
+import { hostRoute } from './automation-plan';
+import { mitigationActions, parsePrefix, prefixWithin } from './mitigation-policy';
 import { isAddressText, labelSchema, telemetryKinds, type TelemetryKind } from './telemetry';
 
 /**
@@ -212,7 +213,7 @@ export function incidentDestination(incident: Pick<IncidentFacts, 'service'>): s
   return isAddressText(incident.service) ? normalizeAddress(incident.service) : undefined;
 }
 
-const networkActions: ReadonlySet<string> = new Set(['blackhole', 'flowspec_discard', 'flowspec_rate_limit']);
+const networkActions: ReadonlySet<string> = new Set(mitigationActions);
 
 /** Whether the playbook acts on the network (announces a route), so needs an address to act on. */
 export const hasNetworkAction = (p: Pick<Playbook, 'actions'>) => p.actions.some((a) => networkActions.has(a.type));
@@ -221,7 +222,6 @@ export const hasNetworkAction = (p: Pick<Playbook, 'actions'>) => p.actions.some
 const ruleMatches = (name: string, rule: string) => rule === name || (rule.startsWith(name) && /^[[<>]/.test(rule.slice(name.length)));
 
 /** The host route of an address, as CIDR. */
-const hostRoute = (address: string) => `${address}/${address.includes(':') ? 128 : 32}`;
 
 function matchHolds(m: PlaybookMatch, incident: IncidentFacts, destination: string | undefined): boolean {
   const any = <T>(list: readonly T[], holds: (item: T) => boolean) => list.length === 0 || list.some(holds);
@@ -231,7 +231,7 @@ function matchHolds(m: PlaybookMatch, incident: IncidentFacts, destination: stri
     any(m.severities, (s) => s === incident.severity) &&
     any(m.environments, (e) => e === incident.environment) &&
     any(m.services, (s) => s === incident.service) &&
-    any(m.destinations, (prefix) => destination !== undefined && prefixWithin(hostRoute(destination), prefix))
+    any(m.destinations, (prefix) => destination !== undefined && prefixWithin(hostRoute(destination) ?? '', prefix))
   );
 }
 

@@ -1,5 +1,6 @@
 import { mitigationOf, previewFilterOf, type ActionPreview, type ActionSpec, type PlannedAction } from '../../../core/automation-plan';
 import type { Incident } from '../../../core/correlation';
+import { mitigationActions } from '../../../core/mitigation-policy';
 import { incidentDestination, type OperatorBounds } from '../../../core/playbooks';
 import type { ClickHouse } from '../../../storage/clickhouse';
 import { previewVolumes } from '../../../storage/mitigation-preview';
@@ -17,8 +18,6 @@ export interface ActionPlannerDeps {
   /** What a blackhole may carry: checked again here, since the operator may have narrowed it after the playbook was written. */
   operatorBounds: OperatorBounds;
 }
-
-const networkActions: ReadonlyArray<PlannedAction['type']> = ['blackhole', 'flowspec_discard', 'flowspec_rate_limit'];
 
 /** What an action would have matched in the stored flows of `window` towards `address`. */
 async function preview(deps: ActionPlannerDeps, orgId: string, spec: ActionSpec, address: string, window: { from: number; to: number }): Promise<ActionPreview | null> {
@@ -63,7 +62,7 @@ export async function planActions(
   const address = incidentDestination(incident);
   const actions: PlannedAction[] = [];
   for (const [index, spec] of specs.entries()) {
-    const network = networkActions.includes(spec.type);
+    const network = (mitigationActions as readonly string[]).includes(spec.type);
     const mitigation = network && address ? (mitigationOf(spec, address, deps.blackholeNextHop) ?? null) : null;
     if (network && !mitigation) return `incident ${incident.id} has no destination address to act on`;
     const steering = spec.type === 'blackhole' ? operatorRefusal(spec, deps.operatorBounds) : undefined;
