@@ -99,3 +99,16 @@ describe('mitigations as GoBGP paths', () => {
     expect(() => mitigationPath(m)).toThrow(reason);
   });
 });
+
+describe('paths the speaker holds that are no mitigation of ours', () => {
+  const any = (name: string, fields: object) => ({ '@type': `type.googleapis.com/apipb.${name}`, ...fields });
+  test.each<[string, object]>([
+    ['an empty answer', {}],
+    ['a unicast route learnt from a router, without BLACKHOLE', { nlri: any('IPAddressPrefix', { prefix: '203.0.113.0', prefix_len: 24 }), pattrs: [any('CommunitiesAttribute', { communities: [65001 * 65536 + 1] })] }],
+    ['a flowspec rule without a destination', { nlri: any('FlowSpecNLRI', { rules: [any('FlowSpecComponent', { type: 3, items: [{ op: 1, value: 17 }] })] }), pattrs: [any('ExtendedCommunitiesAttribute', { communities: [any('TrafficRateExtended', { asn: 0, rate: 0 })] })] }],
+    ['a flowspec rule without a traffic rate', { nlri: any('FlowSpecNLRI', { rules: [any('FlowSpecIPPrefix', { type: 1, prefix: '198.51.100.7', prefix_len: 32 })] }), pattrs: [] }],
+    ['an NLRI of an unknown type', { nlri: any('LabeledVPNIPAddressPrefix', { prefix: '10.0.0.0', prefix_len: 8 }), pattrs: [] }],
+  ])('%s reads as no mitigation, so the reconciler never takes it for one', (_name, path) => {
+    expect(mitigationOfPath(path as never)).toBeUndefined();
+  });
+});
