@@ -3,7 +3,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { hasJsonLinesShape } from '../core/json-lines';
 import { ClickHouseError, UnsafeInsertError, wrap, type ClickHouse } from './clickhouse';
-import { dialectOf, type Dialect } from './dialect';
+import { dialectOf, insertSettingsClause, type Dialect } from './dialect';
 import { str } from './sql';
 import { removeStaleSpoolFiles, spoolFilePrefix, spoolThresholdBytes } from './spool';
 
@@ -147,9 +147,8 @@ export class ChdbClickHouse implements ClickHouse {
       return this.insertInMemory(table, ndjson);
     }
     try {
-      const settings = Object.entries(this.dialect.insertSettings).map(([k, v]) => `${k} = ${v}`).join(', ');
       await this.open.queryAsync(
-        `INSERT INTO ${this.database}.${table} FROM INFILE ${str(file)} ${settings ? `SETTINGS ${settings}` : ''} FORMAT JSONEachRow`,
+        `INSERT INTO ${this.database}.${table} FROM INFILE ${str(file)}${insertSettingsClause(this.dialect)} FORMAT JSONEachRow`,
         { format: 'TabSeparated' },
       );
     } catch (err) {

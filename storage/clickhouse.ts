@@ -1,7 +1,7 @@
 import { ClickHouseLogLevel, createClient, drainStream, type ClickHouseClient } from '@clickhouse/client';
 import { Readable } from 'node:stream';
 import fs from 'node:fs';
-import { dialectOf, type Dialect } from './dialect';
+import { dialectOf, insertSettingsClause, type Dialect } from './dialect';
 
 /**
  * One narrow interface over both ClickHouse transports: chDB in-process (the
@@ -63,6 +63,19 @@ export function wrap(context: string, err: unknown): ClickHouseError {
     if (m) code = Number(m[1]);
   }
   return new ClickHouseError(`${context}: ${message.split('\n')[0]}`, code, { cause: err });
+}
+
+/**
+ * The statement HttpClickHouse sends to insert rows: it travels in the URL's
+ * `query` parameter, the rows as the body, and ClickHouse's HTTP handler runs
+ * the statement followed by the body. The dialect's insert settings are part
+ * of the statement, so the request is all in this text and the body. Built
+ * apart from the transport: no current ClickHouse server installs here, so
+ * the tests run this statement for the current dialect on chDB, the way the
+ * HTTP handler would (test/integration/storage-http-requests.test.ts).
+ */
+export function httpInsertStatement(database: string, table: string, dialect: Dialect): string {
+  return `INSERT INTO ${database}.${table}${insertSettingsClause(dialect)} FORMAT JSONEachRow`;
 }
 
 /** TLS to the server (an https:// URL): the CA that signed its certificate, and for mutual TLS a client certificate and key. */
@@ -163,10 +176,9 @@ export class HttpClickHouse implements ClickHouse {
   async insertJsonEachRow(table: string, ndjson: string | Buffer, opts: InsertOptions = {}): Promise<void> {
     try {
       const result = await this.open.exec({
-        query: `INSERT INTO ${this.database}.${table} FORMAT JSONEachRow`,
+        query: httpInsertStatement(this.database, table, this.dialect),
         query_id: opts.queryId,
         values: Readable.from([typeof ndjson === 'string' ? Buffer.from(ndjson) : ndjson]),
-        clickhouse_settings: this.dialect.insertSettings,
       });
       // Drain the (empty) response so the socket returns to the pool.
       await drainStream(result.stream);

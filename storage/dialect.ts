@@ -138,6 +138,12 @@ const legacy: Dialect = {
 };
 
 /** The dialect of a server that reports this `version()`. */
+/** The dialect's insert settings as an insert's SETTINGS clause, with a leading space; '' when it has none. */
+export function insertSettingsClause(dialect: Dialect): string {
+  const settings = Object.entries(dialect.insertSettings).map(([name, value]) => `${name} = ${value}`);
+  return settings.length > 0 ? ` SETTINGS ${settings.join(', ')}` : '';
+}
+
 export function dialectOf(version: string): Dialect {
   const major = Number(version.split('.')[0]);
   return Number.isFinite(major) && major < 19 ? legacy : current;
