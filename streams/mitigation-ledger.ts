@@ -1,5 +1,6 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import type { KV } from 'nats';
+import { BucketCopy } from './bucket-copy';
 import { openBucket } from './kv-bucket';
 import type { NatsClient } from './nats-client';
 import { names } from './names';
@@ -40,6 +41,8 @@ const idPattern = /^[A-Za-z0-9_-]{1,128}$/;
  */
 export class MitigationLedger {
   private kv?: KV;
+  /** The entries as a watch keeps them: the reconciler reads the ledger every second, and each automation run counts its active mitigations. */
+  private copy?: BucketCopy;
   private readonly macKey?: Buffer;
 
   /** `signingKey`: the service's decision signing key; without it (the topology job) the ledger can be made, not read or written. */
@@ -48,10 +51,17 @@ export class MitigationLedger {
   }
 
   async start(): Promise<void> {
-    this.kv = await openBucket(this.deps.nats, names(this.deps.prefix).mitigationsBucket, { history: 1, replicas: this.deps.replicas });
+    const bucket = names(this.deps.prefix).mitigationsBucket;
+    this.kv = await openBucket(this.deps.nats, bucket, { history: 1, replicas: this.deps.replicas });
+    // Only a ledger that reads (it has the signing key) keeps a copy; the topology job only makes the bucket.
+    if (!this.macKey) return;
+    this.copy = new BucketCopy(this.kv, async () => (await this.deps.nats.jsm.streams.info(`KV_${bucket}`)).state.last_seq);
+    await this.copy.start();
   }
 
   stop(): Promise<void> {
+    this.copy?.stop();
+    this.copy = undefined;
     return Promise.resolve();
   }
 
@@ -128,18 +138,26 @@ export class MitigationLedger {
   async all(): Promise<{ records: MitigationRecord[]; unreadable: UnreadableEntry[] }> {
     const records: MitigationRecord[] = [];
     const unreadable: UnreadableEntry[] = [];
-    // Keys first, then each entry: nats.js's key listing ends early when the loop awaits a get between two keys.
-    const keys: string[] = [];
-    for await (const key of await this.bucket.keys()) keys.push(key);
-    for (const key of keys) {
-      const entry = await this.bucket.get(key);
-      if (!entry || entry.operation !== 'PUT') continue;
-      const record = this.verified(entry.string());
+    for (const [key, text] of (await this.copy?.entries()) ?? (await this.entriesRead())) {
+      const record = this.verified(text);
       if (typeof record === 'string') unreadable.push({ key, reason: record });
       else if (keyOf(record.org_id, record.id) !== key) unreadable.push({ key, reason: 'its key does not name its workspace and id' });
       else records.push(record);
     }
     return { records, unreadable };
+  }
+
+  /** Every entry holding a value, read from the bucket one request per key (while the watched copy cannot answer). */
+  private async entriesRead(): Promise<Array<[string, string]>> {
+    // Keys first, then each entry: nats.js's key listing ends early when the loop awaits a get between two keys.
+    const keys: string[] = [];
+    for await (const key of await this.bucket.keys()) keys.push(key);
+    const out: Array<[string, string]> = [];
+    for (const key of keys) {
+      const entry = await this.bucket.get(key);
+      if (entry && entry.operation === 'PUT') out.push([key, entry.string()]);
+    }
+    return out;
   }
 }
 
