@@ -144,8 +144,9 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     expect((await runIn(w, run.automation_id, 'withdrawn')).actions.every((a) => a.withdrawn_at !== null)).toBe(true);
     const audit = (await t.request<Page<AuditEntryView>>('GET', '/v1/audit?limit=100', { key: w.admin.key })).body.data.filter((e) => e.target === run.automation_id);
     expect(audit.map((e) => e.action).reverse()).toEqual(['automation.decision_refused', 'automation.approve', 'automation.executed', 'automation.extend', 'automation.withdraw']);
-    const outcomes = (await t.stack.registry.getSingleMetric('nettel_automation_runs_total')?.get())?.values ?? [];
-    expect(outcomes.find((v) => v.labels.outcome === 'withdrawn')?.value).toBeGreaterThanOrEqual(1);
+    // Counted once the ended state is recorded, just after its event is published: waited for, not assumed.
+    const withdrawnRuns = async () => ((await t.stack.registry.getSingleMetric('nettel_automation_runs_total')?.get())?.values ?? []).find((v) => v.labels.outcome === 'withdrawn')?.value;
+    expect(await waitFor(withdrawnRuns, 10_000, 'the withdrawn run counted')).toBeGreaterThanOrEqual(1);
   });
 
   test('a denied run never reaches BIRD', async () => {
