@@ -249,11 +249,14 @@ class AutomationRun {
 export async function automationWorkflow(input: AutomationInput): Promise<AutomationState> {
   const run = new AutomationRun(input);
   run.installHandlers();
-  await run.record();
+  // The first record and the preparation run side by side: the record stores `evaluating` for the API, and the
+  // preparation reads the incident, the playbook and the policies; neither waits on the other's ClickHouse call.
+  const recorded = run.record();
   let prepared: Awaited<ReturnType<typeof prepareAutomation>>;
   try {
-    prepared = await prepareAutomation(input);
+    [prepared] = await Promise.all([prepareAutomation(input), recorded]);
   } catch (err) {
+    await recorded.catch(() => undefined);
     // Nothing was written to the ledger yet: the run ends failed, stored as such.
     const message = `the run could not be prepared: ${err instanceof ActivityFailure ? (err.cause?.message ?? err.message) : (err as Error).message}`;
     await run.moveTo('failed', { code: 'AUTOMATION_FAILED', message });
