@@ -61,8 +61,9 @@ export interface AutomationActivities extends ApprovalActivities {
   previewAutomation(args: { input: AutomationInput; actions: PlannedAction[] }): Promise<PlannedAction[]>;
   /**
    * Evaluates the policies again (time passed while people decided) and, when they still allow it, writes the
-   * mitigations to the ledger from `startsAt` and has the speaker announce them; answers the actions with their
-   * ends, or the policy's refusal. Audited.
+   * mitigations to the ledger from `startsAt`, or from the attempt's own write when that is later (a retried attempt
+   * holds its mitigations for their whole duration), and has the speaker announce them; answers the actions with
+   * their starts and ends, or the policy's refusal. Audited.
    */
   executeAutomation(args: { input: AutomationInput; actions: PlannedAction[]; startsAt: number }): Promise<{ actions: PlannedAction[] } | { denied: string }>;
   /** Marks the mitigations withdrawn at `at` in the ledger and has the speaker withdraw them; audited with `reason`. */

@@ -122,7 +122,10 @@ async function execute(deps: AutomationActivityDeps, input: AutomationInput, act
   if (actions.some((a) => a.mitigation !== null) && !deps.mitigations) {
     throw ApplicationFailure.nonRetryable('no BGP speaker is configured (BGP_SPEAKER_ADDRESS=off): the mitigations cannot be announced', 'NO_SPEAKER');
   }
-  const placed = actions.map((a) => (a.mitigation ? { ...a, starts_at: startsAt, ends_at: startsAt + a.duration_minutes * 60_000 } : a));
+  // A mitigation's duration counts from this attempt's write: an attempt retried after NATS or ClickHouse failed for
+  // a while must not write a mitigation whose end has already passed (announced never, yet the run would complete).
+  const start = Math.max(startsAt, (deps.now ?? Date.now)());
+  const placed = actions.map((a) => (a.mitigation ? { ...a, starts_at: start, ends_at: start + a.duration_minutes * 60_000 } : a));
   for (const a of placed) {
     if (a.mitigation) await deps.mitigations!.ledger.put({ id: a.id, org_id: input.orgId, mitigation: a.mitigation, starts_at: a.starts_at!, ends_at: a.ends_at! });
   }
