@@ -126,7 +126,8 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     const stranger = await t.mintKey({ role: 'operator' });
     expect((await t.request<DataOf<MitigationView>>('GET', '/v1/mitigations', { key: stranger.key })).body.data).toEqual([]);
     expect((await t.request('GET', `/v1/automations/${run.automation_id}`, { key: stranger.key })).status).toBe(404);
-    expect((await t.request('POST', `/v1/automations/${run.automation_id}/withdraw`, { key: stranger.key })).status).toBe(404);
+    const strangerApprover = await t.mintKey({ role: 'approver', orgId: stranger.org_id });
+    expect((await t.request('POST', `/v1/automations/${run.automation_id}/withdraw`, { key: strangerApprover.key })).status).toBe(404);
 
     // While a mitigation within it is announced, the workspace cannot give its prefix up.
     expect((await t.request('DELETE', `/v1/prefixes/${w.prefixId}`, { key: w.admin.key })).status).toBe(409);
