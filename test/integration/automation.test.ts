@@ -150,6 +150,8 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     expect((await runIn(w, run.automation_id, 'withdrawn')).actions.every((a) => a.withdrawn_at !== null)).toBe(true);
     const audit = (await t.request<Page<AuditEntryView>>('GET', '/v1/audit?limit=100', { key: w.admin.key })).body.data.filter((e) => e.target === run.automation_id);
     expect(audit.map((e) => e.action).reverse()).toEqual(['automation.decision_refused', 'automation.approve', 'automation.executed', 'automation.extend', 'automation.withdraw']);
+    // Each decision and change names the approver's person beside the key; the run's own step names none.
+    expect(audit.reverse().map((e) => e.actor_person)).toEqual([w.operator.owner, w.approver.owner, null, w.approver.owner, w.approver.owner]);
     const outcomes = (await t.stack.registry.getSingleMetric('nettel_automation_runs_total')?.get())?.values ?? [];
     expect(outcomes.find((v) => v.labels.outcome === 'withdrawn')?.value).toBeGreaterThanOrEqual(1);
   });
