@@ -394,3 +394,6 @@ ALTER TABLE nettel.replays ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS reque
 
 -- 0024_automation_requester_person
 ALTER TABLE nettel.automations ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS requested_by_person String DEFAULT '';
+
+-- 0025_playbook_author_person
+ALTER TABLE nettel.playbooks ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS actor_person String DEFAULT '';

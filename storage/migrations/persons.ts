@@ -5,7 +5,8 @@ import { columnsAdded, type Migration } from './migration';
  * `service` for machine keys; keys stored before carry '' and read as a
  * person of their own (storage/keys-repo.ts ownerOfKey), so nothing is
  * rewritten. Replays and automation runs name the person who requested them
- * (JSON); those stored before carry '' and read as their requesting key's
+ * (JSON), and playbook versions the person who wrote them (an automation
+ * run's requester); those stored before carry '' and read as their key's
  * person (core/person.ts storedPerson).
  */
 const keyOwners = ["owner_subject String DEFAULT ''", "owner_name String DEFAULT ''", "owner_email String DEFAULT ''"];
@@ -15,4 +16,5 @@ export const personMigrations: Migration[] = [
   { id: '0022_key_owners', ...columnsAdded('api_keys', keyOwners) },
   { id: '0023_replay_requester_person', ...columnsAdded('replays', requester) },
   { id: '0024_automation_requester_person', ...columnsAdded('automations', requester) },
+  { id: '0025_playbook_author_person', ...columnsAdded('playbooks', ["actor_person String DEFAULT ''"]) },
 ];
