@@ -29,7 +29,7 @@ describe('the browser console', () => {
       TEMPORAL_UI_URL: process.env.TEST_TEMPORAL_UI_URL ?? '',
     });
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: chromiumArgs });
-    const operator = await t.mintKey({ role: 'operator' });
+    const operator = await t.mintKey({ role: 'operator', owner: { subject: 'console-alice', name: 'Alice Operator' } });
     const orgId = operator.org_id;
     keys = {
       operator,

@@ -146,7 +146,7 @@ describe('governance: raw approve and deny signals', () => {
         action: 'replay.approve',
         actor: w.approver.key_id,
         target: w.id,
-        details: { comment: 'checked with the NOC', via: 'signal', attempt: 1, actor_person: w.approver.owner },
+        details: { comment: 'checked with the NOC', via: 'signal', attempt: 1 },
       }),
     ]);
     await w.handle.result();
@@ -159,7 +159,7 @@ describe('governance: raw approve and deny signals', () => {
     const denied = await replayState(w.operator.key, w.id, 'denied');
     expect(denied.error).toEqual({ code: 'POLICY_DENIED', message: `Execution blocked by policy: denied by approver ${w.approver.key_id}` });
     const decisions = (await ledger(w.operator.key)).filter((e) => ['replay.approve', 'replay.deny', 'replay.decision_refused'].includes(e.action));
-    expect(decisions).toEqual([objectContaining({ action: 'replay.deny', actor: w.approver.key_id, target: w.id, details: { via: 'signal', attempt: 1, actor_person: w.approver.owner } })]);
+    expect(decisions).toEqual([objectContaining({ action: 'replay.deny', actor: w.approver.key_id, target: w.id, details: { via: 'signal', attempt: 1 } })]);
   });
 
   test('a refused raw signal leaves the replay to the valid one sent after it', async () => {
@@ -172,7 +172,7 @@ describe('governance: raw approve and deny signals', () => {
     expect(entries.filter((e) => e.action === 'replay.decision_refused')).toEqual([
       objectContaining({ actor: w.operator.key_id, details: objectContaining({ reason: 'requester', attempt: 1 }) }),
     ]);
-    expect(entries.filter((e) => e.action === 'replay.approve')).toEqual([objectContaining({ actor: w.approver.key_id, details: { via: 'signal', attempt: 2, actor_person: w.approver.owner } })]);
+    expect(entries.filter((e) => e.action === 'replay.approve')).toEqual([objectContaining({ actor: w.approver.key_id, details: { via: 'signal', attempt: 2 } })]);
   });
 
   test('a raw signal without an approver key id is refused without failing the workflow', async () => {
@@ -279,7 +279,7 @@ describe('governance: raw approve and deny signals', () => {
     expect(done.approvals).toEqual([objectContaining({ decision: 'approve', approver_key_id: w.approver.key_id, comment: 'via the API' })]);
     const decisions = (await ledger(w.operator.key)).filter((e) => ['replay.approve', 'replay.deny', 'replay.decision_refused'].includes(e.action));
     expect(decisions).toEqual([
-      objectContaining({ action: 'replay.approve', actor: w.approver.key_id, details: { comment: 'via the API', via: 'update', attempt: 2, actor_person: w.approver.owner } }),
+      objectContaining({ action: 'replay.approve', actor: w.approver.key_id, details: { comment: 'via the API', via: 'update', attempt: 2 } }),
       objectContaining({ action: 'replay.decision_refused', actor: w.approver.key_id, details: objectContaining({ via: 'signal', attempt: 1, reason: 'invalid_token' }) }),
     ]);
     const history = historyText(await w.handle.fetchHistory());
