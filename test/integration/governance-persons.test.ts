@@ -92,6 +92,16 @@ describe('governance: four eyes between persons', () => {
     await replayInStatus(t, operator.key, id, 'completed');
   });
 
+  test('an operator who just changed the policy may still deny under it: denying only stops things', async () => {
+    const { operator, id } = await waitingReplay();
+    const author = testPerson('Policy Author');
+    const authorOperator = await t.mintKey({ role: 'operator', orgId: operator.org_id, owner: author });
+    const authorApprover = await t.mintKey({ role: 'approver', orgId: operator.org_id, owner: author });
+    expect((await t.request('POST', '/v1/policies', { key: authorOperator.key, body: { name: 'stricter', requires_approval: true } })).status).toBe(201);
+    expect((await t.request('POST', `/v1/replays/${id}/deny`, { key: authorApprover.key })).status).toBe(202);
+    await replayInStatus(t, operator.key, id, 'denied');
+  });
+
   test("a raw approve signal with a valid token for the requester's own approver key is refused as the requester's, and changes nothing", async () => {
     const { operator, id } = await waitingReplay();
     const ownApprover = await t.mintKey({ role: 'approver', orgId: operator.org_id, owner: operator.owner });

@@ -7,7 +7,7 @@ export const approvalsSettings = defineSettings(
   {
     APPROVAL_POLICY_COOLDOWN_MINUTES: setting(
       integer(0, 7 * 24 * 60).default(defaultPolicyCooldownMinutes),
-      "minutes after a person created, changed or deactivated one of a workspace's policies during which they may not approve or deny its replays and automation runs (refusal `policy_author`); 0 turns the rule off",
+      "minutes after a person created, changed or deactivated one of a workspace's policies during which they may not approve its replays and automation runs nor extend a run (refusal `policy_author`); 0 turns the rule off",
     ),
   },
   (e) => ({

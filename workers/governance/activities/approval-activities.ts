@@ -38,7 +38,7 @@ export interface ApproverFacts {
   key?: KeyRecord;
   /** The person who requested the subject (for a run, who wrote the playbook version it follows); null for a service key or nobody. */
   requester: Person | null;
-  /** The approver's latest change to the workspace's policies within the cooldown, when there is one. */
+  /** The approver's latest change to the workspace's policies within the cooldown, when there is one (asked for approvals and extensions). */
   policyChange?: { at: number; cooldownMinutes: number };
 }
 
@@ -92,14 +92,16 @@ function keyVerdict(subject: DecisionSubject, key: KeyRecord | undefined, approv
 }
 
 /**
- * The facts of a decision whose token verified. `requester` and the policy
- * cooldown are skipped for a change that only makes things safer (withdrawing
- * a run's mitigations): its subject names no requester.
+ * The facts of a decision whose token verified. `requester` is skipped for a
+ * change that only makes things safer (withdrawing a run's mitigations): its
+ * subject names no requester. The policy cooldown holds for what lets a run
+ * act (`approve`, `extend`), not for what stops it (`deny`, `withdraw`).
  */
-export async function approverFacts(deps: ApprovalActivityDeps, subject: DecisionSubject, approver: Approver, now: number): Promise<ApproverFacts> {
+export async function approverFacts(deps: ApprovalActivityDeps, subject: DecisionSubject, approver: Approver, decision: DecisionClaims['decision'], now: number): Promise<ApproverFacts> {
   const key = approver.approverVia === 'api_key' && approver.approverKeyId ? await deps.keys.get(approver.approverKeyId) : undefined;
   const requester = subject.requestedBy === '' ? null : await requesterOf(deps, subject);
-  const policyChange = approver.approverPerson && subject.requestedBy !== '' ? await latestPolicyChange(deps, subject.orgId, approver.approverPerson, now) : undefined;
+  const lets = decision === 'approve' || decision === 'extend';
+  const policyChange = approver.approverPerson && lets ? await latestPolicyChange(deps, subject.orgId, approver.approverPerson, now) : undefined;
   return { approver, ...(key ? { key } : {}), requester, ...(policyChange ? { policyChange } : {}) };
 }
 
@@ -169,7 +171,7 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
       // For a person's token or session the signed person is the proof (the API checked their roles when it signed).
       const proof = deps.decisionTokens.verify(decisionToken, claimsOf(subject, workflowId, approver, decision), now());
       if (!proof.ok) return refused('invalid_token', proof.message);
-      return approverVerdict(subject, await approverFacts(deps, subject, approver, now()), now());
+      return approverVerdict(subject, await approverFacts(deps, subject, approver, decision, now()), now());
     },
 
     async auditDecision({ subject, record }) {

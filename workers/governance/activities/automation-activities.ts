@@ -223,6 +223,6 @@ async function changeVerdict(deps: AutomationActivityDeps, input: AutomationInpu
   const approver = approverFrom(request);
   const proof = deps.decisionTokens.verify(request.decisionToken, claimsOf(subject, workflowId, approver, change, change === 'extend' ? String(request.minutes) : undefined), now);
   if (!proof.ok) return { ok: false as const, message: proof.message };
-  const verdict = approverVerdict(subject, await approverFacts(deps, subject, approver, now), now);
+  const verdict = approverVerdict(subject, await approverFacts(deps, subject, approver, change, now), now);
   return verdict.ok ? { ok: true as const } : { ok: false as const, message: verdict.message };
 }
