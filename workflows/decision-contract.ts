@@ -80,9 +80,10 @@ export interface GatedState {
 /** The approval step's side effects; implemented in workers/governance/activities/approval-activities.ts. */
 export interface ApprovalActivities {
   /**
-   * Whether a decision may be taken: its token proves the API authenticated this key for this decision of this
-   * subject's workflow and has not expired, and the key exists in the subject's workspace, is active, may
-   * `approve`, and did not request it.
+   * Whether a decision may be taken: its token proves the API authenticated this approver (credential, person,
+   * kind) for this decision of this subject's workflow and has not expired; a key exists in the subject's
+   * workspace, is active, may `approve`, did not request it and is owned by the person signed; and that person
+   * is not the requester's, not nobody (a service key), and (for an approval) changed no policy within the cooldown.
    */
   checkApprover(args: { subject: DecisionSubject; workflowId: string; approver: Approver; decision: 'approve' | 'deny'; decisionToken?: string }): Promise<ApproverVerdict>;
   /** Appends `<kind>.approve`, `<kind>.deny` or, for a refused decision, `<kind>.decision_refused` to the workspace's ledger, once. */

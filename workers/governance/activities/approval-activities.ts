@@ -16,7 +16,7 @@ export interface ApprovalActivityDeps {
   /** The ledger's heads, read to find an entry whose append died between claiming and storing it. */
   heads: Pick<AuditHeads, 'read'>;
   registry: Registry;
-  /** APPROVAL_POLICY_COOLDOWN_MINUTES: how long a person who changed a policy may not decide under it; 0 turns the rule off. */
+  /** APPROVAL_POLICY_COOLDOWN_MINUTES: how long a person who changed a policy may not approve (or extend) runs under it; 0 turns the rule off. */
   policyCooldownMinutes?: number;
   now?: () => number;
 }
