@@ -1,9 +1,11 @@
 import type { Context, Next } from 'koa';
 import { AppError, forbidden } from '../core/errors';
 import { clientAddress, throttleKeyOf, type TrustedProxies } from '../core/client-address';
-import { roleAllows, type Permission } from '../core/roles';
+import { rolesAllow, type Permission } from '../core/roles';
+import type { Principal } from '../core/principal';
 import type { AuthThrottle } from '../application/auth-throttle';
-import type { KeysService, Principal } from '../application/keys-service';
+import { actingAs } from '../application/acting-person';
+import type { KeysService } from '../application/keys-service';
 
 export interface AuthState {
   principal: Principal;
@@ -38,8 +40,10 @@ export async function principalFromRequest(ctx: Context, guard: AuthGuard): Prom
 
 export function authenticate(guard: AuthGuard) {
   return async function authenticateRequest(ctx: Context, next: Next): Promise<void> {
-    (ctx.state as AuthState).principal = await principalFromRequest(ctx, guard);
-    await next();
+    const principal = await principalFromRequest(ctx, guard);
+    (ctx.state as AuthState).principal = principal;
+    // Audit entries the request appends name its person (application/acting-person.ts).
+    await actingAs(principal, next);
   };
 }
 
@@ -55,16 +59,21 @@ export function requirePermission(permission: Permission) {
     const allowed =
       principal.kind === 'platform_admin'
         ? permission === 'keys:manage' || permission === 'audit:read'
-        : roleAllows(principal.role, permission);
+        : rolesAllow(principal.roles, permission);
     if (!allowed) {
       throw forbidden(
         principal.kind === 'platform_admin'
           ? 'the platform admin key holds no workspace; mint a workspace key for this call'
-          : `role ${principal.role} lacks permission ${permission}`,
+          : `${rolesNamed(principal.roles)} lacks permission ${permission}`,
       );
     }
     await next();
   };
+}
+
+function rolesNamed(held: readonly string[]): string {
+  if (held.length === 0) return 'no role';
+  return held.length === 1 ? `role ${held[0]}` : `roles ${held.join(', ')}`;
 }
 
 /** Route guard for platform operations (no workspace's data): the platform admin key only. */

@@ -1,3 +1,4 @@
+import { personActing } from './acting-person';
 import { canonicalJson } from '../core/canonical-json';
 import { conflict, notFound, validationError, type ErrorDetail } from '../core/errors';
 import { prefixWithin, type StoredPolicy } from '../core/mitigation-policy';
@@ -84,7 +85,8 @@ export class PlaybookService {
         throw conflict(`the playbooks changed since version ${startedFrom}: version ${current.version} is in force; read it and edit that`);
       }
       if (canonicalJson(current.playbooks) === canonicalJson(document.playbooks)) return { written: undefined, previous: current };
-      const next: VersionedPlaybooks = { version: current.version + 1, playbooks: document.playbooks, created_at: (this.deps.now ?? Date.now)(), actor };
+      // The person behind the request's credential writes the version: its automation runs' four-eyes rule names them.
+      const next: VersionedPlaybooks = { version: current.version + 1, playbooks: document.playbooks, created_at: (this.deps.now ?? Date.now)(), actor, actor_person: personActing(actor) ?? null };
       await this.deps.repo.put(orgId, next);
       return { written: next, previous: current };
     });

@@ -1,3 +1,4 @@
+import type { Person } from './person';
 import { canonicalJson } from './canonical-json';
 import { z } from 'zod';
 import type { Severity } from './correlation';
@@ -79,9 +80,11 @@ export interface VersionedPlaybooks {
   created_at: number | null;
   /** The key that set it; empty for version 0. */
   actor: string;
+  /** The person behind `actor` (null for a service key); versions stored before persons read as the key's person of its own. */
+  actor_person: Person | null;
 }
 
-export const noPlaybooks: VersionedPlaybooks = { version: 0, playbooks: [], created_at: null, actor: '' };
+export const noPlaybooks: VersionedPlaybooks = { version: 0, playbooks: [], created_at: null, actor: '', actor_person: null };
 
 export const maxPlaybooks = 64;
 
@@ -253,7 +256,7 @@ export function matchingPlaybooks(playbooks: readonly Playbook[], incident: Inci
  * automation run's four-eyes rule keeps that person from deciding it, however
  * many others edited other playbooks of the document since.
  */
-export function playbookAuthor(versions: readonly VersionedPlaybooks[], playbookId: string): string | undefined {
+export function playbookAuthor(versions: readonly VersionedPlaybooks[], playbookId: string): Pick<VersionedPlaybooks, 'actor' | 'actor_person'> | undefined {
   const text = (v: VersionedPlaybooks) => {
     const p = v.playbooks.find((x) => x.id === playbookId);
     return p === undefined ? undefined : canonicalJson(p);
@@ -261,9 +264,9 @@ export function playbookAuthor(versions: readonly VersionedPlaybooks[], playbook
   const latest = versions.at(-1);
   const current = latest && text(latest);
   if (current === undefined) return undefined;
-  let author = latest!.actor;
-  for (let i = versions.length - 2; i >= 0 && text(versions[i]!) === current; i -= 1) author = versions[i]!.actor;
-  return author;
+  let author = latest!;
+  for (let i = versions.length - 2; i >= 0 && text(versions[i]!) === current; i -= 1) author = versions[i]!;
+  return { actor: author.actor, actor_person: author.actor_person };
 }
 
 /** What the operator lets a workspace's blackhole carry (BGP_ALLOWED_COMMUNITIES, BGP_ALLOWED_NEXT_HOPS and the default next hops). */

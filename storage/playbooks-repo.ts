@@ -1,3 +1,4 @@
+import { storedPerson } from '../core/person';
 import { parseStoredPlaybooks, type VersionedPlaybooks } from '../core/playbooks';
 import type { ClickHouse } from './clickhouse';
 import { int, str } from './sql';
@@ -22,17 +23,18 @@ export class PlaybooksRepo {
   }
 
   private async read(clauses: string): Promise<VersionedPlaybooks[]> {
-    const rows = await this.ch.query<Record<string, unknown>>(`SELECT version, playbooks, created_at, actor FROM ${this.ch.database}.playbooks FINAL ${clauses}`);
+    const rows = await this.ch.query<Record<string, unknown>>(`SELECT version, playbooks, created_at, actor, actor_person FROM ${this.ch.database}.playbooks FINAL ${clauses}`);
     return rows.map((r) => ({
       version: Number(r.version),
       playbooks: parseStoredPlaybooks(String(r.playbooks)),
       created_at: Number(r.created_at),
       actor: String(r.actor),
+      actor_person: storedPerson(r.actor_person, String(r.actor)),
     }));
   }
 
   async put(orgId: string, v: VersionedPlaybooks): Promise<void> {
-    const row = { org_id: orgId, version: v.version, playbooks: JSON.stringify(v.playbooks), created_at: v.created_at ?? 0, actor: v.actor };
+    const row = { org_id: orgId, version: v.version, playbooks: JSON.stringify(v.playbooks), created_at: v.created_at ?? 0, actor: v.actor, actor_person: JSON.stringify(v.actor_person) };
     await this.ch.insertJsonEachRow('playbooks', JSON.stringify(row) + '\n');
   }
 }

@@ -9,6 +9,8 @@ import type { AutomationStatus, PlannedAction } from '../core/automation-plan';
 import type { PolicyDecision } from '../core/policy';
 import type { Approval } from '../core/replay';
 import type { ApprovalActivities } from './decision-contract';
+import type { Person } from '../core/person';
+import type { CredentialKind } from '../core/principal';
 
 export interface AutomationInput {
   orgId: string;
@@ -19,6 +21,8 @@ export interface AutomationInput {
   playbookVersion: number;
   /** The key that wrote the playbook version the run follows: the four-eyes rule's other person. */
   requestedBy: string;
+  /** The person who wrote that version (null for a service key); absent from runs started before persons: the worker asks the key's owner. */
+  requestedByPerson?: Person | null;
   requestedAt: number;
 }
 
@@ -42,6 +46,8 @@ export interface PreparedAutomation {
 /** An approver's request to end a run's mitigations early, or to hold them longer; proven like a decision. */
 export interface ChangeInput {
   approverKeyId: string;
+  approverPerson?: Person | null;
+  approverVia?: CredentialKind;
   comment?: string;
   decisionToken?: string;
   /** For an extension: minutes added to every active mitigation's end. */
@@ -67,9 +73,9 @@ export interface AutomationActivities extends ApprovalActivities {
    */
   executeAutomation(args: { input: AutomationInput; actions: PlannedAction[]; startsAt: number }): Promise<{ actions: PlannedAction[] } | { denied: string }>;
   /** Marks the mitigations withdrawn at `at` in the ledger and has the speaker withdraw them; audited with `reason`. */
-  withdrawMitigations(args: { input: AutomationInput; ids: string[]; at: number; reason: 'expired' | 'withdrawn' | 'failed'; by?: string; comment?: string }): Promise<void>;
+  withdrawMitigations(args: { input: AutomationInput; ids: string[]; at: number; reason: 'expired' | 'withdrawn' | 'failed'; by?: string; byPerson?: Person | null; comment?: string }): Promise<void>;
   /** Whether the policies allow holding the active mitigations `minutes` longer; when they do, the ledger holds the new ends. Audited. */
-  extendMitigations(args: { input: AutomationInput; actions: PlannedAction[]; minutes: number; by: string; comment?: string }): Promise<{ actions: PlannedAction[] } | { denied: string }>;
+  extendMitigations(args: { input: AutomationInput; actions: PlannedAction[]; minutes: number; by: string; byPerson?: Person | null; comment?: string }): Promise<{ actions: PlannedAction[] } | { denied: string }>;
   /** Checks the proof and the key of a withdraw or extend request, as a decision's (four eyes too for an extension). */
   checkChange(args: { input: AutomationInput; workflowId: string; change: 'withdraw' | 'extend'; request: ChangeInput }): Promise<{ ok: true } | { ok: false; message: string }>;
 }

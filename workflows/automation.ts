@@ -10,6 +10,8 @@
  * the reconciler withdraws it on time even if this run is gone; the run's
  * timer makes the withdrawal a recorded, audited step.
  */
+import type { Person } from '../core/person';
+import { approverFrom } from '../core/principal';
 import {
   ActivityFailure, ApplicationFailure, allHandlersFinished, condition, defineQuery, defineSignal, defineUpdate, proxyActivities, setHandler, workflowInfo,
 } from '@temporalio/workflow';
@@ -65,12 +67,21 @@ const active = (a: PlannedAction) => a.mitigation !== null && a.ends_at !== unde
 class AutomationRun {
   readonly state: AutomationState = { status: 'evaluating', approvals: [], error: null, actions: [] };
   private version = 1;
-  private withdrawRequest?: { by: string; comment?: string };
+  private withdrawRequest?: { by: string; byPerson: Person | null; comment?: string };
   private changing = false;
   private readonly gate: ApprovalGate<AutomationState>;
 
   constructor(private readonly input: AutomationInput) {
-    this.gate = new ApprovalGate({ kind: 'automation', orgId: input.orgId, id: input.automationId, requestedBy: input.requestedBy }, this.state);
+    this.gate = new ApprovalGate(
+      {
+        kind: 'automation',
+        orgId: input.orgId,
+        id: input.automationId,
+        requestedBy: input.requestedBy,
+        ...(input.requestedByPerson === undefined ? {} : { requesterPerson: input.requestedByPerson }),
+      },
+      this.state,
+    );
   }
 
   installHandlers(): void {
@@ -86,7 +97,7 @@ class AutomationRun {
       withdrawAutomationUpdate,
       (request: ChangeInput) =>
         this.change('withdraw', request, async () => {
-          this.withdrawRequest = { by: request.approverKeyId, ...(typeof request.comment === 'string' ? { comment: request.comment.slice(0, 1000) } : {}) };
+          this.withdrawRequest = { by: request.approverKeyId, byPerson: approverFrom(request).approverPerson, ...(typeof request.comment === 'string' ? { comment: request.comment.slice(0, 1000) } : {}) };
           await condition(() => this.state.status !== 'active');
         }),
       { validator: validRequest },
@@ -162,6 +173,7 @@ class AutomationRun {
       actions,
       minutes: request.minutes!,
       by: request.approverKeyId,
+      byPerson: approverFrom(request).approverPerson,
       ...(typeof request.comment === 'string' ? { comment: request.comment.slice(0, 1000) } : {}),
     });
     if ('denied' in outcome) throw ApplicationFailure.create({ type: changeFailures.denied, message: outcome.denied, nonRetryable: true });
@@ -228,7 +240,7 @@ class AutomationRun {
     return this.finish('completed');
   }
 
-  private async withdrawAll(request: { by: string; comment?: string }): Promise<AutomationState> {
+  private async withdrawAll(request: { by: string; byPerson: Person | null; comment?: string }): Promise<AutomationState> {
     const at = Date.now();
     const ids = this.state.actions.filter(active).map((a) => a.id);
     await withdrawMitigations({ input: this.input, ids, at, reason: 'withdrawn', ...request });

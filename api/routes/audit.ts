@@ -1,3 +1,4 @@
+import { actorPersonKey, actorPersonOf } from '../../application/audit-ledger';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
@@ -27,6 +28,7 @@ const cursorSchema = z.object({ seq: z.number().int().min(0) });
 /** Where a verification resumes: the seq the next entry must carry and the hash it must link to. */
 const verifyCursorSchema = z.object({ seq: z.number().int().min(1), prev_hash: z.string().regex(/^(hmac:)?[0-9a-f]{64}$/) });
 
+/** An entry as clients read it: the actor's person beside the actor, not again among the details it is hashed with. */
 function entryView(entry: AuditEntry) {
   let details: unknown;
   try {
@@ -34,10 +36,16 @@ function entryView(entry: AuditEntry) {
   } catch {
     details = entry.details;
   }
+  if (details && typeof details === 'object' && actorPersonKey in details) {
+    const rest = { ...(details as Record<string, unknown>) };
+    delete rest[actorPersonKey];
+    details = rest;
+  }
   return {
     seq: entry.seq,
     at: iso(entry.at),
     actor: entry.actor,
+    actor_person: actorPersonOf(entry),
     action: entry.action,
     target: entry.target,
     details,

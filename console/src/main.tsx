@@ -2,7 +2,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { get, session, type ApiError } from './api';
 import './styles.css';
-import { asApiError, can, ErrorNote, useLoad, type Me } from './ui';
+import { asApiError, can, ErrorNote, useLoad, Who, type Me } from './ui';
 import { AuditView, ExportersView, KeysView, PendingExportersView } from './views/admin';
 import { ApprovalsView } from './views/approvals';
 import { AutomationsView } from './views/automations';
@@ -75,7 +75,7 @@ function Shell({ me, onSignOut }: { me: Me; onSignOut: () => void }) {
           {temporalUi && can(me, 'replays:run') ? <a href={temporalUi} target="_blank" rel="noopener noreferrer">Temporal UI</a> : null}
         </nav>
         <span class="who">
-          <code>{me.key_id}</code> {me.role ?? 'platform admin'}
+          <Who person={me.person} credential={me.key_id} /> {me.kind === 'platform_admin' ? 'platform admin' : me.roles.join(', ')}
           <button type="button" class="secondary" onClick={onSignOut}>Sign out</button>
         </span>
       </header>

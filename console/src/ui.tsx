@@ -68,6 +68,18 @@ export function Section({ title, children, actions }: { title: string; children:
   );
 }
 
+export type Person = NonNullable<Me['person']>;
+
+/** Who did something: the person's name (their key or credential on hover), or the credential alone when it stands for nobody. */
+export function Who({ person, credential }: { person: Person | null | undefined; credential: string }) {
+  if (!person) return <code>{credential}</code>;
+  return <span class="person" title={`${person.subject}${person.email ? ` <${person.email}>` : ''} with ${credential}`}>{person.name || person.email || person.subject}</span>;
+}
+
+/** Whether the signed-in person is `person`: four eyes compares persons, whichever key each holds. */
+export const isMe = (me: Me, person: Person | null | undefined, credential: string) =>
+  credential === me.key_id || (!!me.person && !!person && me.person.subject === person.subject);
+
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString(undefined, { hour12: false }) : '—');
 export const number = (n: number) => n.toLocaleString('en-US');
 

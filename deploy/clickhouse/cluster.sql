@@ -379,3 +379,21 @@ CREATE TABLE IF NOT EXISTS nettel.automations ON CLUSTER '{cluster}' (
   status String, requested_by String, requested_at Int64, updated_at Int64, approvals String, actions String,
   error String, decision_deadline Int64, approval_policies String, version UInt64
   ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.automations', '{replica}', version) ORDER BY (org_id, automation_id);
+
+-- 0022_key_owners
+ALTER TABLE nettel.api_keys ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS owner_subject String DEFAULT '';
+
+-- 0022_key_owners
+ALTER TABLE nettel.api_keys ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS owner_name String DEFAULT '';
+
+-- 0022_key_owners
+ALTER TABLE nettel.api_keys ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS owner_email String DEFAULT '';
+
+-- 0023_replay_requester_person
+ALTER TABLE nettel.replays ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS requested_by_person String DEFAULT '';
+
+-- 0024_automation_requester_person
+ALTER TABLE nettel.automations ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS requested_by_person String DEFAULT '';
+
+-- 0025_playbook_author_person
+ALTER TABLE nettel.playbooks ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS actor_person String DEFAULT '';

@@ -49,6 +49,7 @@ export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a
     policies: new PoliciesRepo(a.clickhouse),
     keys: new KeysRepo(a.clickhouse),
     decisionTokens: decisionTokensOf(config),
+    policyCooldownMinutes: config.approvals.policyCooldownMinutes,
     audit,
     heads,
     registry: a.registry,

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { startTestStack, type TestStack } from '../support/test-stack';
+import { startTestStack, type MintedTestKey, type TestStack } from '../support/test-stack';
 import type { IncidentView, Page as ListPage, ReplayRequested, ReplayView } from '../support/api-types';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
 
@@ -18,7 +18,7 @@ const chromiumArgs = ['--no-sandbox', '--disable-gpu', '--disable-background-net
 describe('the browser console', () => {
   let t: TestStack;
   let browser: Browser;
-  let keys: Record<'admin' | 'operator' | 'approver' | 'analyst', { key: string; key_id: string; org_id: string }>;
+  let keys: Record<'admin' | 'operator' | 'approver' | 'analyst' | 'operatorApprover', MintedTestKey>;
   let incident: IncidentView;
   let replayId: string;
 
@@ -29,9 +29,16 @@ describe('the browser console', () => {
       TEMPORAL_UI_URL: process.env.TEST_TEMPORAL_UI_URL ?? '',
     });
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: chromiumArgs });
-    const operator = await t.mintKey({ role: 'operator' });
+    const operator = await t.mintKey({ role: 'operator', owner: { subject: 'console-alice', name: 'Alice Operator' } });
     const orgId = operator.org_id;
-    keys = { operator, admin: await t.mintKey({ role: 'admin', orgId }), approver: await t.mintKey({ role: 'approver', orgId }), analyst: await t.mintKey({ role: 'analyst', orgId }) };
+    keys = {
+      operator,
+      admin: await t.mintKey({ role: 'admin', orgId }),
+      approver: await t.mintKey({ role: 'approver', orgId, owner: { subject: 'console-bob', name: 'Bob Approver' } }),
+      analyst: await t.mintKey({ role: 'analyst', orgId }),
+      // The operator's own person, with an approver key too: four eyes compares persons.
+      operatorApprover: await t.mintKey({ role: 'approver', orgId, owner: operator.owner }),
+    };
     await seedWorkspace(operator.key);
   });
   afterAll(async () => {
@@ -98,7 +105,7 @@ describe('the browser console', () => {
     expect([unknown.status, unknown.body]).toEqual([404, { error: { code: 'NOT_FOUND', message: 'no route for GET /v1/nothing-here' } }]);
     expect((await t.request('GET', '/v1/console-config')).body).toEqual({ temporal_ui_url: process.env.TEST_TEMPORAL_UI_URL ?? null });
     expect((await t.request('GET', '/v1/whoami', { key: keys.approver.key })).body).toEqual({
-      kind: 'workspace', key_id: keys.approver.key_id, org_id: keys.approver.org_id, role: 'approver', permissions: ['read', 'approve'],
+      kind: 'workspace', key_id: keys.approver.key_id, org_id: keys.approver.org_id, role: 'approver', roles: ['approver'], person: keys.approver.owner, via: 'api_key', permissions: ['read', 'approve', 'audit:read'],
     });
   });
 
@@ -175,8 +182,8 @@ describe('the browser console', () => {
     await page.close();
   });
 
-  test('the requesting key sees the approve button disabled, and why', async () => {
-    const page = await signedIn(keys.operator.key);
+  test("the requester's own approver key sees the approve button disabled, and why", async () => {
+    const page = await signedIn(keys.operatorApprover.key);
     await page.getByRole('link', { name: 'Approvals' }).click();
     const approve = page.getByRole('article', { name: `Replay ${replayId}` }).getByRole('button', { name: 'Approve' });
     await approve.waitFor();

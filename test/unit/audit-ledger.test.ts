@@ -1,7 +1,8 @@
 import { Registry } from 'prom-client';
 import { verifyChain, type AuditEntry } from '../../core/audit-chain';
 import { AppError } from '../../core/errors';
-import { AuditLedger, type AuditEntryStore, type AuditHeadStore } from '../../application/audit-ledger';
+import { actorPersonOf, AuditLedger, type AuditEntryStore, type AuditHeadStore } from '../../application/audit-ledger';
+import { actingAs } from '../../application/acting-person';
 
 /**
  * The ledger's compare-and-set on plain-object heads and entries: the heads
@@ -187,5 +188,36 @@ describe('audit ledger', () => {
     const first = await ledger.verify('org_a', { maxEntries: 2 });
     entries.rows.find((e) => e.seq === 3)!.target = 'forged';
     await expect(ledger.verify('org_a', { from: first.next, maxEntries: 2 })).resolves.toMatchObject({ valid: false, broken_at: 3, complete: true });
+  });
+});
+
+describe('the actor person of ledger entries', () => {
+  const alice = { subject: 'alice', name: 'Alice', email: 'alice@example.net' };
+  const principal = { kind: 'workspace', keyId: 'key_test', orgId: 'org_a', roles: ['operator'], person: alice, via: 'api_key' } as const;
+  const ledgerOf = () => {
+    const entries = fakeEntries();
+    return { entries, ledger: new AuditLedger(entries.store, fakeHeads().store, new Registry(), 'k'.repeat(32)) };
+  };
+
+  test("an entry names its actor's person in its hashed details, and the chain verifies", async () => {
+    const { entries, ledger } = ledgerOf();
+    const entry = await ledger.append({ ...event('t1'), person: alice });
+    expect(actorPersonOf(entry)).toEqual(alice);
+    expect(verifyChain(entries.ofOrg('org_a'), 'k'.repeat(32)).valid).toBe(true);
+  });
+
+  test('an entry appended while a request is served names the person of that request, when the actor is its credential', async () => {
+    const { ledger } = ledgerOf();
+    const [own, other] = await actingAs(principal, () => Promise.all([ledger.append(event('t1')), ledger.append({ ...event('t2'), actor: 'automation' })]));
+    expect([actorPersonOf(own), actorPersonOf(other)]).toEqual([alice, null]);
+  });
+
+  test('an entry written before persons, with no person in its details, still verifies beside new ones and names no person', async () => {
+    const { entries, ledger } = ledgerOf();
+    const old = await ledger.append(event('before persons'));
+    expect(old.details).toBe('{}');
+    await ledger.append({ ...event('after'), person: alice });
+    expect(actorPersonOf(old)).toBeNull();
+    expect(verifyChain(entries.ofOrg('org_a'), 'k'.repeat(32)).valid).toBe(true);
   });
 });

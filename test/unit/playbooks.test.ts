@@ -185,17 +185,19 @@ describe('matching incidents', () => {
 
 describe('who wrote a playbook, for the four-eyes rule', () => {
   const pb = (id: string, minutes: number) => ({ id, name: id, enabled: true, match: { rules: [], kinds: [], severities: [], environments: [], services: [], destinations: [] }, actions: [{ type: 'webhook' as const }, { type: 'flowspec_discard' as const, duration_minutes: minutes, protocols: [], source_ports: [], destination_ports: [], packet_length: null, tcp_flags: [] }] });
-  const version = (n: number, actor: string, playbooks: ReturnType<typeof pb>[]) => ({ version: n, playbooks, created_at: n, actor });
+  const person = (actor: string) => ({ subject: `person-of-${actor}`, name: '', email: '' });
+  const version = (n: number, actor: string, playbooks: ReturnType<typeof pb>[]) => ({ version: n, playbooks, created_at: n, actor, actor_person: person(actor) });
+  const by = (actor: string) => ({ actor, actor_person: person(actor) });
 
-  test('is the actor of the version that last changed it, not of a later edit of another playbook', () => {
+  test('is the actor (and its person) of the version that last changed it, not of a later edit of another playbook', () => {
     const versions = [version(1, 'key_a', [pb('rtbh', 10)]), version(2, 'key_b', [pb('rtbh', 10), pb('ntp', 5)]), version(3, 'key_c', [pb('rtbh', 10), pb('ntp', 6)])];
-    expect(playbookAuthor(versions, 'rtbh')).toBe('key_a');
-    expect(playbookAuthor(versions, 'ntp')).toBe('key_c');
+    expect(playbookAuthor(versions, 'rtbh')).toEqual(by('key_a'));
+    expect(playbookAuthor(versions, 'ntp')).toEqual(by('key_c'));
   });
 
   test('is the actor of the latest change even when an earlier version held the same playbook', () => {
     const versions = [version(1, 'key_a', [pb('rtbh', 10)]), version(2, 'key_b', [pb('rtbh', 20)]), version(3, 'key_c', [pb('rtbh', 10)])];
-    expect(playbookAuthor(versions, 'rtbh')).toBe('key_c');
+    expect(playbookAuthor(versions, 'rtbh')).toEqual(by('key_c'));
   });
 
   test('is unknown for a playbook the latest version does not hold', () => {

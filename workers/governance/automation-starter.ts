@@ -40,8 +40,8 @@ export interface AutomationStarterDeps {
   incidents: Pick<IncidentsRepo, 'get'>;
   /** The workspace's playbooks in force. */
   playbooks(orgId: string): Promise<VersionedPlaybooks>;
-  /** The key that wrote a playbook as it stands in a version: the four-eyes rule's other person for its runs. */
-  authorOf(orgId: string, playbookId: string, version: number): Promise<string | undefined>;
+  /** Who wrote a playbook as it stands in a version (the key, and its person): the four-eyes rule's other person for its runs. */
+  authorOf(orgId: string, playbookId: string, version: number): Promise<Pick<VersionedPlaybooks, 'actor' | 'actor_person'> | undefined>;
   /** Starts a run's workflow; false when that run was started before. */
   start(input: AutomationInput): Promise<boolean>;
   registry: Registry;
@@ -81,14 +81,15 @@ export function automationStarter(deps: AutomationStarterDeps) {
     const matching = matchingPlaybooks(doc.playbooks, incident);
     if (!matching.length) triggers.inc({ outcome: 'no_playbook' });
     for (const playbook of matching) {
-      const author = (await deps.authorOf(trigger.workspace, playbook.id, doc.version)) ?? doc.actor;
+      const author = (await deps.authorOf(trigger.workspace, playbook.id, doc.version)) ?? doc;
       const started = await deps.start({
         orgId: trigger.workspace,
         automationId: automationIdOf(trigger.workspace, incident.id, playbook.id, doc.version),
         incidentId: incident.id,
         playbookId: playbook.id,
         playbookVersion: doc.version,
-        requestedBy: author,
+        requestedBy: author.actor,
+        requestedByPerson: author.actor_person,
         requestedAt: (deps.now ?? Date.now)(),
       });
       triggers.inc({ outcome: started ? 'started' : 'already_started' });

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { del, get, post, type ApiError } from '../api';
-import { asApiError, ErrorNote, Section, Status, useLoad, when } from '../ui';
+import { asApiError, ErrorNote, Section, Status, useLoad, when, Who } from '../ui';
 
 type Role = 'admin' | 'operator' | 'analyst' | 'approver' | 'ingest';
 
@@ -96,11 +96,11 @@ export function KeysView() {
       {action.error ? <ErrorNote error={action.error} /> : null}
       {list.error ? <ErrorNote error={list.error} retry={list.reload} /> : null}
       <table>
-        <thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Expires</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+        <thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Owner</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Expires</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
         <tbody>
           {(list.data?.data ?? []).map((k) => (
             <tr key={k.key_id}>
-              <td><code>{k.key_id}</code></td><td>{k.name}</td><td>{k.role}</td><td><Status value={k.status} /></td><td>{when(k.expires_at)}</td>
+              <td><code>{k.key_id}</code></td><td>{k.name}</td><td>{k.owner === 'service' ? 'service' : <Who person={k.owner} credential={k.key_id} />}</td><td>{k.role}</td><td><Status value={k.status} /></td><td>{when(k.expires_at)}</td>
               <td>{k.status === 'active' ? <button type="button" class="secondary" onClick={() => action.run(() => del('/v1/api-keys/{id}', { params: { id: k.key_id } }))}>Revoke</button> : null}</td>
             </tr>
           ))}
@@ -127,7 +127,7 @@ export function AuditView() {
         <thead><tr><th scope="col">Seq</th><th scope="col">At</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Hash</th></tr></thead>
         <tbody>
           {(list.data?.data ?? []).map((e) => (
-            <tr key={e.seq}><td>{e.seq}</td><td>{when(e.at)}</td><td><code>{e.actor}</code></td><td>{e.action}</td><td><code>{e.target}</code></td><td><code>{e.hash.slice(0, 12)}…</code></td></tr>
+            <tr key={e.seq}><td>{e.seq}</td><td>{when(e.at)}</td><td><Who person={e.actor_person} credential={e.actor} /></td><td>{e.action}</td><td><code>{e.target}</code></td><td><code>{e.hash.slice(0, 12)}…</code></td></tr>
           ))}
         </tbody>
       </table>

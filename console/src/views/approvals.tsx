@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { get, post, type ApiError } from '../api';
 import type { components } from '../schema';
-import { asApiError, can, ErrorNote, Section, timeUntil, useLoad, when, type Me } from '../ui';
+import { asApiError, can, ErrorNote, isMe, Section, timeUntil, useLoad, when, Who, type Me } from '../ui';
 
 type Replay = components['schemas']['Replay'];
 type Policy = components['schemas']['Policy'];
@@ -42,7 +42,7 @@ function WaitingReplay({ me, replay, policies, onDeciding, onDecided }: { me: Me
   const [comment, setComment] = useState('');
   const [error, setError] = useState<ApiError>();
   const [sent, setSent] = useState<string>();
-  const own = replay.requested_by === me.key_id;
+  const own = isMe(me, replay.requested_by_person, replay.requested_by);
   const decide = (decision: 'approve' | 'deny') => () => {
     const path = decision === 'approve' ? '/v1/replays/{id}/approve' : '/v1/replays/{id}/deny';
     onDeciding();
@@ -61,7 +61,7 @@ function WaitingReplay({ me, replay, policies, onDeciding, onDecided }: { me: Me
         <dd><a href={`#/incidents/${replay.incident_id}`}>{replay.incident_id}</a>{i ? ` — ${i.severity}, ${i.service} / ${i.environment} / ${i.region}` : ''}</dd>
         <dt>Policy asking for approval</dt><dd>{askingPolicies(replay, policies)}</dd>
         <dt>Time left</dt><dd>{replay.decision_deadline ? <time dateTime={replay.decision_deadline} title={when(replay.decision_deadline)}>{timeLeft(replay)}</time> : timeLeft(replay)}</dd>
-        <dt>Requested by</dt><dd><code>{replay.requested_by}</code> at {when(replay.requested_at)}</dd>
+        <dt>Requested by</dt><dd><Who person={replay.requested_by_person} credential={replay.requested_by} /> at {when(replay.requested_at)}</dd>
       </dl>
       {can(me, 'approve') ? (
         <div class="decision">

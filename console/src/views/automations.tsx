@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { get, post, type ApiError } from '../api';
 import type { components } from '../schema';
-import { asApiError, can, ErrorNote, Section, timeUntil, useLoad, when, type Me } from '../ui';
+import { asApiError, can, ErrorNote, isMe, Section, timeUntil, useLoad, when, Who, type Me } from '../ui';
 
 type Automation = components['schemas']['Automation'];
 type Mitigation = components['schemas']['Mitigation'];
@@ -56,7 +56,7 @@ function WaitingAutomation({ me, run, onDeciding, onDecided }: { me: Me; run: Au
   const [comment, setComment] = useState('');
   const [error, setError] = useState<ApiError>();
   const [sent, setSent] = useState<string>();
-  const own = run.requested_by === me.key_id;
+  const own = isMe(me, run.requested_by_person, run.requested_by);
   const decide = (decision: 'approve' | 'deny') => () => {
     const path = decision === 'approve' ? '/v1/automations/{id}/approve' : '/v1/automations/{id}/deny';
     onDeciding();
@@ -72,7 +72,7 @@ function WaitingAutomation({ me, run, onDeciding, onDecided }: { me: Me; run: Au
       <dl class="facts">
         <dt>Incident</dt><dd><a href={`#/incidents/${run.incident_id}`}>{run.incident_id}</a></dd>
         <dt>Time left to decide</dt><dd>{timeUntil(run.decision_deadline, 'not set', 'expiring')}</dd>
-        <dt>Playbook written by</dt><dd><code>{run.requested_by}</code> at {when(run.requested_at)}</dd>
+        <dt>Playbook written by</dt><dd><Who person={run.requested_by_person} credential={run.requested_by} /> at {when(run.requested_at)}</dd>
       </dl>
       {run.actions.map((a) => (
         <section key={a.id} aria-label={`Action ${a.type}`}>

@@ -1,6 +1,6 @@
 import { get } from '../api';
 import type { components } from '../schema';
-import { ErrorNote, number, Section, Status, useLoad, when } from '../ui';
+import { ErrorNote, number, Section, Status, useLoad, when, Who } from '../ui';
 
 type Replay = components['schemas']['Replay'];
 const terminal = new Set(['completed', 'denied', 'expired', 'failed']);
@@ -44,7 +44,7 @@ export function ReplayList({ incidentId }: { incidentId?: string }) {
             <td><a href={`#/replays/${r.replay_id}`}>{r.replay_id}</a></td>
             <td><a href={`#/incidents/${r.incident_id}`}>{r.incident_id}</a></td>
             <td><Status value={r.status} /></td>
-            <td><code>{r.requested_by}</code></td>
+            <td><Who person={r.requested_by_person} credential={r.requested_by} /></td>
             <td>{when(r.requested_at)}</td>
           </tr>
         ))}
@@ -72,7 +72,7 @@ function ReplayFacts({ replay: r }: { replay: Replay }) {
       <dl class="facts">
         <dt>Status</dt><dd><span data-testid="replay-status"><Status value={r.status} /></span>{terminal.has(r.status) ? '' : ' (updating)'}</dd>
         <dt>Incident</dt><dd><a href={`#/incidents/${r.incident_id}`}>{r.incident_id}</a></dd>
-        <dt>Requested by</dt><dd><code>{r.requested_by}</code> at {when(r.requested_at)}</dd>
+        <dt>Requested by</dt><dd><Who person={r.requested_by_person} credential={r.requested_by} /> at {when(r.requested_at)}</dd>
         <dt>Window</dt><dd>{r.window_minutes} minutes</dd>
         {r.error ? <><dt>Error</dt><dd><code>{r.error.code}</code> {r.error.message}</dd></> : null}
       </dl>
@@ -81,7 +81,7 @@ function ReplayFacts({ replay: r }: { replay: Replay }) {
           <h3>Decisions</h3>
           <ul>
             {r.approvals.map((a) => (
-              <li key={a.at}>{a.decision} by <code>{a.approver_key_id}</code> at {when(a.at)}{a.comment ? `: “${a.comment}”` : ''}</li>
+              <li key={a.at}>{a.decision} by <Who person={a.person} credential={a.approver_key_id} /> at {when(a.at)}{a.comment ? `: “${a.comment}”` : ''}</li>
             ))}
           </ul>
         </>

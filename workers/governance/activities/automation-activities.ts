@@ -1,3 +1,4 @@
+import { personBeforeOwners, type Person } from '../../../core/person';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { AuditLedger } from '../../../application/audit-ledger';
 import type { ActionSpec, PlannedAction } from '../../../core/automation-plan';
@@ -11,7 +12,8 @@ import { isActive, type MitigationLedger } from '../../../streams/mitigation-led
 import type { EventOutbox } from '../../../streams/outbox';
 import type { AutomationActivities, AutomationInput, AutomationState, ChangeInput } from '../../../workflows/automation-contract';
 import { planActions, type ActionPlannerDeps } from './action-planner';
-import { approverVerdict, createApprovalActivities, type ApprovalActivityDeps } from './approval-activities';
+import { approverFacts, approverVerdict, claimsOf, createApprovalActivities, type ApprovalActivityDeps } from './approval-activities';
+import { approverFrom } from '../../../core/principal';
 
 export interface AutomationActivityDeps extends ApprovalActivityDeps, ActionPlannerDeps {
   incidents: IncidentsRepo;
@@ -40,6 +42,7 @@ function record(input: AutomationInput, state: AutomationState, version: number,
     playbook_version: input.playbookVersion,
     status: state.status,
     requested_by: input.requestedBy,
+    requested_by_person: input.requestedByPerson !== undefined ? input.requestedByPerson : personBeforeOwners(input.requestedBy),
     requested_at: input.requestedAt,
     updated_at: now,
     approvals: state.approvals,
@@ -107,8 +110,9 @@ function previewWindow(deps: AutomationActivityDeps): { from: number; to: number
   return { from: to - deps.previewMinutes * 60_000, to };
 }
 
-const audit = (deps: AutomationActivityDeps, input: AutomationInput, actor: string, action: string, details: Record<string, unknown>) =>
-  deps.audit.append({ orgId: input.orgId, actor, action, target: input.automationId, details });
+/** `person`: the approver's, for a change an approver asked for (proven by its token); none for the run's own steps. */
+const audit = (deps: AutomationActivityDeps, input: AutomationInput, actor: string, action: string, details: Record<string, unknown>, person?: Person | null) =>
+  deps.audit.append({ orgId: input.orgId, actor, action, target: input.automationId, details, ...(person === undefined ? {} : { person }) });
 
 /** Evaluates the policies again, then writes the mitigations to the ledger and has the speaker announce them. */
 async function execute(deps: AutomationActivityDeps, input: AutomationInput, actions: PlannedAction[], startsAt: number): Promise<{ actions: PlannedAction[] } | { denied: string }> {
@@ -138,7 +142,7 @@ async function execute(deps: AutomationActivityDeps, input: AutomationInput, act
 
 /** Holds the active mitigations longer when the policies allow the whole duration, counted from the start. */
 async function extend(deps: AutomationActivityDeps, args: Parameters<AutomationActivities['extendMitigations']>[0]): Promise<{ actions: PlannedAction[] } | { denied: string }> {
-  const { input, actions, minutes, by, comment } = args;
+  const { input, actions, minutes, by, byPerson, comment } = args;
   const total = (a: PlannedAction) => Math.ceil((a.ends_at! + minutes * 60_000 - a.starts_at!) / 60_000);
   const decision = await evaluate(deps, input, await loadIncident(deps, input), actions, total);
   if (decision.decision === 'deny') return { denied: deniedMessage(decision) };
@@ -146,7 +150,7 @@ async function extend(deps: AutomationActivityDeps, args: Parameters<AutomationA
   for (const a of extended) {
     if (a.mitigation && deps.mitigations) await deps.mitigations.ledger.put({ id: a.id, org_id: input.orgId, mitigation: a.mitigation, starts_at: a.starts_at!, ends_at: a.ends_at });
   }
-  await audit(deps, input, by, 'automation.extend', { minutes, mitigations: extended.map((a) => ({ id: a.id, ends_at: a.ends_at })), ...(comment ? { comment } : {}) });
+  await audit(deps, input, by, 'automation.extend', { minutes, mitigations: extended.map((a) => ({ id: a.id, ends_at: a.ends_at })), ...(comment ? { comment } : {}) }, byPerson);
   return { actions: extended };
 }
 
@@ -198,13 +202,13 @@ export function createAutomationActivities(deps: AutomationActivityDeps): Automa
     // Counted and written under the workspace's lock: two runs at once cannot both pass max_active_mitigations.
     executeAutomation: ({ input, actions, startsAt }) => deps.withLock(`mitigations-${input.orgId}`, () => execute(deps, input, actions, startsAt)),
 
-    async withdrawMitigations({ input, ids, at, reason, by, comment }) {
+    async withdrawMitigations({ input, ids, at, reason, by, byPerson, comment }) {
       if (deps.mitigations) {
         for (const id of ids) await deps.mitigations.ledger.withdraw(input.orgId, id, at);
         await deps.mitigations.reconcileNow();
       }
       const action = { withdrawn: 'automation.withdraw', expired: 'automation.expired', failed: 'automation.failed' }[reason];
-      await audit(deps, input, by ?? 'automation', action, { mitigations: ids, ...(comment ? { comment } : {}) });
+      await audit(deps, input, by ?? 'automation', action, { mitigations: ids, ...(comment ? { comment } : {}) }, byPerson);
     },
 
     extendMitigations: (args) => extend(deps, args),
@@ -216,12 +220,12 @@ export function createAutomationActivities(deps: AutomationActivityDeps): Automa
 /** A withdraw or extend request's proof (an extension's minutes included) and key, checked as a decision's. */
 async function changeVerdict(deps: AutomationActivityDeps, input: AutomationInput, workflowId: string, change: 'withdraw' | 'extend', request: ChangeInput) {
   const now = (deps.now ?? Date.now)();
-  const claims = { orgId: input.orgId, runId: input.automationId, workflowId, approverKeyId: request.approverKeyId, decision: change, ...(change === 'extend' ? { detail: String(request.minutes) } : {}) };
-  const proof = deps.decisionTokens.verify(request.decisionToken, claims, now);
-  if (!proof.ok) return { ok: false as const, message: proof.message };
-  const key = request.approverKeyId ? await deps.keys.get(request.approverKeyId) : undefined;
   // Ending a mitigation early only makes things safer: the playbook's author may withdraw (every other check holds).
   const requestedBy = change === 'withdraw' ? '' : input.requestedBy;
-  const verdict = approverVerdict(key, { kind: 'automation', orgId: input.orgId, id: input.automationId, requestedBy }, request.approverKeyId, now);
+  const subject = { kind: 'automation' as const, orgId: input.orgId, id: input.automationId, requestedBy };
+  const approver = approverFrom(request);
+  const proof = deps.decisionTokens.verify(request.decisionToken, claimsOf(subject, workflowId, approver, change, change === 'extend' ? String(request.minutes) : undefined), now);
+  if (!proof.ok) return { ok: false as const, message: proof.message };
+  const verdict = approverVerdict(subject, await approverFacts(deps, subject, approver, change, now), now);
   return verdict.ok ? { ok: true as const } : { ok: false as const, message: verdict.message };
 }
