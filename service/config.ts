@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { apiSettings } from '../api/api.config';
 import { limitsSettings } from '../api/limits.config';
 import { keysSettings } from '../application/keys.config';
+import { oidcSettings } from '../application/identity/oidc.config';
 import { webhooksSettings } from '../application/webhooks.config';
 import { bgpSettings } from '../engines/gobgp.config';
 import { supervisionSettings } from '../engines/supervisor.config';
@@ -26,6 +27,7 @@ export const componentSettings = [
   apiSettings,
   limitsSettings,
   keysSettings,
+  oidcSettings,
   natsSettings,
   clickhouseSettings,
   temporalSettings,
@@ -49,6 +51,7 @@ function composedShape() {
     typeof apiSettings.shape &
     typeof limitsSettings.shape &
     typeof keysSettings.shape &
+    typeof oidcSettings.shape &
     typeof natsSettings.shape &
     typeof clickhouseSettings.shape &
     typeof temporalSettings.shape &
@@ -70,6 +73,7 @@ function configOf(e: Env) {
     ...apiSettings.configOf(e),
     ...limitsSettings.configOf(e),
     ...keysSettings.configOf(e),
+    ...oidcSettings.configOf(e),
     ...natsSettings.configOf(e),
     ...clickhouseSettings.configOf(e),
     ...temporalSettings.configOf(e),
