@@ -1,9 +1,10 @@
 import type { Context, Next } from 'koa';
 import { AppError, forbidden } from '../core/errors';
 import { clientAddress, throttleKeyOf, type TrustedProxies } from '../core/client-address';
-import { roleAllows, type Permission } from '../core/roles';
+import { rolesAllow, type Permission } from '../core/roles';
+import type { Principal } from '../core/principal';
 import type { AuthThrottle } from '../application/auth-throttle';
-import type { KeysService, Principal } from '../application/keys-service';
+import type { KeysService } from '../application/keys-service';
 
 export interface AuthState {
   principal: Principal;
@@ -55,16 +56,21 @@ export function requirePermission(permission: Permission) {
     const allowed =
       principal.kind === 'platform_admin'
         ? permission === 'keys:manage' || permission === 'audit:read'
-        : roleAllows(principal.role, permission);
+        : rolesAllow(principal.roles, permission);
     if (!allowed) {
       throw forbidden(
         principal.kind === 'platform_admin'
           ? 'the platform admin key holds no workspace; mint a workspace key for this call'
-          : `role ${principal.role} lacks permission ${permission}`,
+          : `${rolesNamed(principal.roles)} lacks permission ${permission}`,
       );
     }
     await next();
   };
+}
+
+function rolesNamed(held: readonly string[]): string {
+  if (held.length === 0) return 'no role';
+  return held.length === 1 ? `role ${held[0]}` : `roles ${held.join(', ')}`;
 }
 
 /** Route guard for platform operations (no workspace's data): the platform admin key only. */
