@@ -47,7 +47,7 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   if (deps.console) registerConsoleRoutes(publicRouter, deps.console);
 
   const tenantRouter = new Router();
-  tenantRouter.use(authenticate({ keys: deps.keys, throttle: deps.authThrottle, trustedProxies: deps.trustedProxies }));
+  tenantRouter.use(authenticate({ keys: deps.keys, throttle: deps.authThrottle, trustedProxies: deps.trustedProxies, people: deps.people, ssoRequired: (orgId) => deps.ssoRequirements.isRequired(orgId) }));
   registerKeyRoutes(tenantRouter, deps);
   registerWhoamiRoutes(tenantRouter);
   registerAuditRoutes(tenantRouter, deps);
