@@ -42,7 +42,7 @@ function chosenWorkspace(ctx: Context): string | undefined {
 function credentialOf(ctx: Context, guard: AuthGuard): Promise<Principal> {
   const header = ctx.get('authorization') || undefined;
   const token = /^Bearer (\S+)$/i.exec(header?.trim() ?? '')?.[1];
-  if (guard.people && token && looksLikeJwt(token)) return guard.people.authenticate(token, chosenWorkspace(ctx));
+  if (guard.people && token && looksLikeJwt(token)) return guard.people.authenticate(token, () => chosenWorkspace(ctx));
   return guard.keys.authenticate(header);
 }
 
