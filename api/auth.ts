@@ -5,6 +5,7 @@ import { clientAddress, throttleKeyOf, type TrustedProxies } from '../core/clien
 import { rolesAllow, type Permission } from '../core/roles';
 import type { Principal } from '../core/principal';
 import type { AuthThrottle } from '../application/auth-throttle';
+import { actingAs } from '../application/acting-person';
 import type { KeysService } from '../application/keys-service';
 import { isSignInFailure, looksLikeJwt, type BearerSignIn } from '../application/identity/bearer-sign-in';
 import { workspaceHeader } from '../application/identity/person-access';
@@ -72,8 +73,10 @@ export async function principalFromRequest(ctx: Context, guard: AuthGuard): Prom
 
 export function authenticate(guard: AuthGuard) {
   return async function authenticateRequest(ctx: Context, next: Next): Promise<void> {
-    (ctx.state as AuthState).principal = await principalFromRequest(ctx, guard);
-    await next();
+    const principal = await principalFromRequest(ctx, guard);
+    (ctx.state as AuthState).principal = principal;
+    // Audit entries the request appends name its person (application/acting-person.ts).
+    await actingAs(principal, next);
   };
 }
 
