@@ -17,6 +17,7 @@ import { registerPlaybookRoutes } from './routes/playbooks';
 import { registerPolicyRoutes } from './routes/policies';
 import { registerPrefixRoutes } from './routes/prefixes';
 import { registerReplayRoutes } from './routes/replays';
+import { registerSsoRoutes } from './routes/sso';
 import { registerAutomationRoutes } from './routes/automations';
 import { registerTelemetryRoutes } from './routes/telemetry';
 import { registerKeyRoutes } from './routes/keys';
@@ -46,7 +47,7 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   if (deps.console) registerConsoleRoutes(publicRouter, deps.console);
 
   const tenantRouter = new Router();
-  tenantRouter.use(authenticate({ keys: deps.keys, throttle: deps.authThrottle, trustedProxies: deps.trustedProxies }));
+  tenantRouter.use(authenticate({ keys: deps.keys, throttle: deps.authThrottle, trustedProxies: deps.trustedProxies, people: deps.people, ssoRequired: (orgId) => deps.ssoRequirements.isRequired(orgId) }));
   registerKeyRoutes(tenantRouter, deps);
   registerWhoamiRoutes(tenantRouter);
   registerAuditRoutes(tenantRouter, deps);
@@ -61,6 +62,7 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   registerDetectionRuleRoutes(tenantRouter, deps);
   registerPlaybookRoutes(tenantRouter, deps);
   registerWebhookRoutes(tenantRouter, deps);
+  registerSsoRoutes(tenantRouter, deps);
 
   const routes = routesOf([[publicRouter, false], [tenantRouter, true]]);
   app.use(countRequests(metrics, new Set(routes.map((r) => r.path))));

@@ -1,11 +1,14 @@
 import type { Context, Next } from 'koa';
-import { AppError, forbidden } from '../core/errors';
+import { AppError, forbidden, ssoRequired, validationError } from '../core/errors';
+import { orgIdSchema } from '../core/ids';
 import { clientAddress, throttleKeyOf, type TrustedProxies } from '../core/client-address';
 import { rolesAllow, type Permission } from '../core/roles';
 import type { Principal } from '../core/principal';
 import type { AuthThrottle } from '../application/auth-throttle';
 import { actingAs } from '../application/acting-person';
 import type { KeysService } from '../application/keys-service';
+import { isSignInFailure, looksLikeJwt, type BearerSignIn } from '../application/identity/bearer-sign-in';
+import { workspaceHeader } from '../application/identity/person-access';
 
 export interface AuthState {
   principal: Principal;
@@ -16,6 +19,32 @@ export interface AuthGuard {
   keys: KeysService;
   throttle: AuthThrottle;
   trustedProxies: TrustedProxies;
+  /** People's bearer tokens (JWTs of the OpenID provider); absent when single sign-on is off. */
+  people?: BearerSignIn;
+  /** Whether the platform admin requires single sign-on of the workspace's people: then their API keys are refused. */
+  ssoRequired?: (orgId: string) => Promise<boolean>;
+}
+
+/** A person's API key in a workspace that requires single sign-on is refused; service keys, bearer tokens and sessions pass. */
+async function refuseKeysOfPeopleWhereSsoRequired(principal: Principal, guard: AuthGuard): Promise<void> {
+  if (principal.kind !== 'workspace' || principal.via !== 'api_key' || principal.person === null) return;
+  if (await guard.ssoRequired?.(principal.orgId)) throw ssoRequired(principal.orgId);
+}
+
+/** The workspace a person's bearer token asks to act in, from X-Nettel-Workspace. */
+function chosenWorkspace(ctx: Context): string | undefined {
+  const value = ctx.get(workspaceHeader);
+  if (value === '') return undefined;
+  if (!orgIdSchema.safeParse(value).success) throw validationError(`invalid ${workspaceHeader}`, [{ path: workspaceHeader, message: 'an org id: 1-64 letters, digits, _ or -' }]);
+  return value;
+}
+
+/** A person's bearer token (anything not an API key that reads as a JWT) goes to single sign-on; the rest to the keys. */
+function credentialOf(ctx: Context, guard: AuthGuard): Promise<Principal> {
+  const header = ctx.get('authorization') || undefined;
+  const token = /^Bearer (\S+)$/i.exec(header?.trim() ?? '')?.[1];
+  if (guard.people && token && looksLikeJwt(token)) return guard.people.authenticate(token, () => chosenWorkspace(ctx));
+  return guard.keys.authenticate(header);
 }
 
 /**
@@ -27,12 +56,16 @@ export interface AuthGuard {
  */
 export async function principalFromRequest(ctx: Context, guard: AuthGuard): Promise<Principal> {
   try {
-    return await guard.keys.authenticate(ctx.get('authorization') || undefined);
+    const principal = await credentialOf(ctx, guard);
+    await refuseKeysOfPeopleWhereSsoRequired(principal, guard);
+    return principal;
   } catch (err) {
     if (err instanceof AppError && err.code === 'UNAUTHORIZED') {
-      const client = throttleKeyOf(clientAddress(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for') || undefined, guard.trustedProxies));
+      const address = clientAddress(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for') || undefined, guard.trustedProxies);
+      const client = throttleKeyOf(address);
       guard.throttle.check(client);
       guard.throttle.recordFailure(client);
+      if (isSignInFailure(err)) await guard.people?.recordFailure(err, address);
     }
     throw err;
   }

@@ -5,6 +5,7 @@ import { eventContracts, type EventContract } from './contracts/events';
 import { dataContracts } from './contracts/routes-data';
 import { automationContracts } from './contracts/routes-automation';
 import { governanceContracts } from './contracts/routes-governance';
+import { identityContracts } from './contracts/routes-identity';
 import { metaContracts } from './contracts/routes-meta';
 import { playbookContracts } from './contracts/routes-playbooks';
 
@@ -15,7 +16,7 @@ import { playbookContracts } from './contracts/routes-playbooks';
  * in api/contracts/routes-*.ts; test/unit/openapi.test.ts fails for a route
  * of the app without one.
  */
-export const routeContracts: readonly RouteContract[] = [...metaContracts, ...dataContracts, ...governanceContracts, ...playbookContracts, ...automationContracts];
+export const routeContracts: readonly RouteContract[] = [...metaContracts, ...dataContracts, ...governanceContracts, ...playbookContracts, ...automationContracts, ...identityContracts];
 
 type Json = Record<string, unknown>;
 
@@ -30,8 +31,8 @@ const errorRef = { $ref: '#/components/schemas/Error' };
 const retryAfter = { 'Retry-After': { description: 'seconds until a retry may succeed', schema: { type: 'integer' } } };
 const errorText: Record<number, string> = {
   400: 'VALIDATION_ERROR: a bad field, parameter, cursor or body (`details` names each)',
-  401: 'UNAUTHORIZED: a missing, invalid, expired or revoked key',
-  403: 'FORBIDDEN: the key lacks the permission (or POLICY_DENIED: a policy blocks the replay)',
+  401: "UNAUTHORIZED: a missing, invalid, expired or revoked key, or a person's token that does not verify",
+  403: 'FORBIDDEN: the key lacks the permission (or POLICY_DENIED: a policy blocks the replay; SSO_REQUIRED: a personal key in a workspace that requires single sign-on)',
   404: 'NOT_FOUND: an id the workspace does not have',
   409: "CONFLICT: the change conflicts with the object's state",
   413: 'PAYLOAD_TOO_LARGE: the body, inflated, is over BODY_LIMIT_BYTES',
@@ -202,7 +203,13 @@ export function buildOpenApiDocument(contracts: readonly RouteContract[] = route
     components: {
       schemas: { Error: jsonSchema(errorAnswer, 'output'), ...named.byTitle },
       securitySchemes: {
-        apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'ntk_<id>_<secret>', description: "A workspace key: its role's permissions on its workspace." },
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'ntk_<id>_<secret>, or a JWT of the OpenID provider',
+          description:
+            "A workspace key: its role's permissions on its workspace. With single sign-on on, a person's access token from the OpenID provider goes here too: the roles the workspace's group mappings give the person's groups; a person holding roles in several workspaces names one in the X-Nettel-Workspace header.",
+        },
         platformAdmin: { type: 'http', scheme: 'bearer', description: 'The platform admin key (ADMIN_API_KEY): manages keys, reads any ledger by org_id, lists unknown exporters, approves exporters and prefixes; holds no workspace.' },
       },
     },

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { apiSettings } from '../api/api.config';
 import { limitsSettings } from '../api/limits.config';
 import { keysSettings } from '../application/keys.config';
+import { oidcSettings } from '../application/identity/oidc.config';
 import { webhooksSettings } from '../application/webhooks.config';
 import { bgpSettings } from '../engines/gobgp.config';
 import { supervisionSettings } from '../engines/supervisor.config';
@@ -27,6 +28,7 @@ export const componentSettings = [
   apiSettings,
   limitsSettings,
   keysSettings,
+  oidcSettings,
   natsSettings,
   clickhouseSettings,
   temporalSettings,
@@ -51,6 +53,7 @@ function composedShape() {
     typeof apiSettings.shape &
     typeof limitsSettings.shape &
     typeof keysSettings.shape &
+    typeof oidcSettings.shape &
     typeof natsSettings.shape &
     typeof clickhouseSettings.shape &
     typeof temporalSettings.shape &
@@ -73,6 +76,7 @@ function configOf(e: Env) {
     ...apiSettings.configOf(e),
     ...limitsSettings.configOf(e),
     ...keysSettings.configOf(e),
+    ...oidcSettings.configOf(e),
     ...natsSettings.configOf(e),
     ...clickhouseSettings.configOf(e),
     ...temporalSettings.configOf(e),

@@ -397,3 +397,13 @@ ALTER TABLE nettel.automations ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS r
 
 -- 0025_playbook_author_person
 ALTER TABLE nettel.playbooks ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS actor_person String DEFAULT '';
+
+-- 0026_single_sign_on
+CREATE TABLE IF NOT EXISTS nettel.sso_group_mappings ON CLUSTER '{cluster}' (
+  org_id String, version UInt64, mappings String, created_at Int64, actor String
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.sso_group_mappings', '{replica}') ORDER BY (org_id, version);
+
+-- 0026_single_sign_on
+CREATE TABLE IF NOT EXISTS nettel.sso_requirements ON CLUSTER '{cluster}' (
+  org_id String, required UInt8, version UInt64, updated_at Int64, actor String
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.sso_requirements', '{replica}', version) ORDER BY org_id;

@@ -6,6 +6,11 @@ import { AuthThrottle } from '../../application/auth-throttle';
 import { AuditLedger } from '../../application/audit-ledger';
 import { Correlator } from '../../application/correlator';
 import { DetectionRulesService } from '../../application/detection-rules-service';
+import { CurrentMappingsCache, GroupMappingsService } from '../../application/identity/group-mappings-service';
+import { PersonAccess } from '../../application/identity/person-access';
+import { BearerSignIn } from '../../application/identity/bearer-sign-in';
+import { TokenVerifier } from '../../application/identity/token-verifier';
+import { SsoRequirements } from '../../application/identity/sso-requirements';
 import { ExporterService, type WithLock } from '../../application/exporter-service';
 import { IncidentService } from '../../application/incident-service';
 import { IngestService } from '../../application/ingest-service';
@@ -21,6 +26,7 @@ import { TrustedProxies } from '../../core/client-address';
 import { AnalyticsRepo } from '../../storage/analytics-repo';
 import { AuditRepo } from '../../storage/audit-repo';
 import { DetectionRulesRepo } from '../../storage/detection-rules-repo';
+import { SsoRepo } from '../../storage/sso-repo';
 import { ExportersRepo } from '../../storage/exporters-repo';
 import { IncidentSignals } from '../../storage/incident-signals';
 import { IncidentsRepo } from '../../storage/incidents-repo';
@@ -50,6 +56,22 @@ function engineProbes(a: Adapters): HealthProbe[] {
   ];
 }
 
+/** Single sign-on: the group mappings, what they grant a person, and the platform admin's requirement. */
+function identityServices(config: Config, a: Adapters, audit: AuditLedger, withLock: WithLock) {
+  const repo = new SsoRepo(a.clickhouse);
+  const mappings = new CurrentMappingsCache({ repo });
+  const personAccess = new PersonAccess({ mappings });
+  const people = config.oidc
+    ? new BearerSignIn({ issuer: config.oidc.issuerUrl, verifier: new TokenVerifier(config.oidc), access: personAccess, audit, registry: a.registry, log: a.log })
+    : undefined;
+  return {
+    groupMappings: new GroupMappingsService({ repo, cache: mappings, audit, withLock }),
+    personAccess,
+    people,
+    ssoRequirements: new SsoRequirements({ repo, audit, withLock }),
+  };
+}
+
 /** The domain services the API calls, over this process's adapters. */
 function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
   const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry, config.audit.chainKey);
@@ -72,6 +94,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
   });
   const revocations = new KeyRevocations({ nats: a.nats, prefix: config.nats.prefix, log: a.log, onRevoked: (keyId) => keys.revokedElsewhere(keyId) });
   return {
+    ...identityServices(config, a, audit, withLock),
     audit,
     keys,
     revocations,
