@@ -4,28 +4,46 @@ import { clientAddress, throttleKeyOf, type TrustedProxies } from '../core/clien
 import { roleAllows, type Permission } from '../core/roles';
 import type { AuthThrottle } from '../application/auth-throttle';
 import type { KeysService, Principal } from '../application/keys-service';
+import { currentSession, type ConsoleAuth } from './session-auth';
 
 export interface AuthState {
   principal: Principal;
 }
 
-/** What checks a credential: the keys, and the throttle of clients that fail too often. */
+/** What checks a credential: the keys, the throttle of clients that fail too often, and the console's sessions. */
 export interface AuthGuard {
   keys: KeysService;
   throttle: AuthThrottle;
   trustedProxies: TrustedProxies;
+  /** The console's sessions: a request without an Authorization header may carry the session cookie instead. */
+  console?: ConsoleAuth;
 }
 
 /**
- * The request's principal. A valid credential always passes, whatever its
+ * The request's principal: from its Authorization header, or, without one,
+ * from the console's session cookie (whose unsafe calls need the CSRF token).
+ * A key or bearer token is never a cookie, so a request that carries one is
+ * no cross-site forgery and needs no CSRF token.
+ */
+export async function principalFromRequest(ctx: Context, guard: AuthGuard): Promise<Principal> {
+  const header = ctx.get('authorization') || undefined;
+  if (!header && guard.console) {
+    const session = await currentSession(ctx, guard.console);
+    if (session) return guard.console.principals.principalOf(session.record);
+  }
+  return principalFromHeader(ctx, guard, header);
+}
+
+/**
+ * The principal of an Authorization header. A valid credential always passes, whatever its
  * client address did: behind a proxy that is not trusted, or one shared by
  * many clients, one client's failures must not lock the others out. A bad
  * credential is 401 (counted as a failure of its address), or 429 once its
  * address has used up its failures.
  */
-export async function principalFromRequest(ctx: Context, guard: AuthGuard): Promise<Principal> {
+export async function principalFromHeader(ctx: Context, guard: AuthGuard, header: string | undefined): Promise<Principal> {
   try {
-    return await guard.keys.authenticate(ctx.get('authorization') || undefined);
+    return await guard.keys.authenticate(header);
   } catch (err) {
     if (err instanceof AppError && err.code === 'UNAUTHORIZED') {
       const client = throttleKeyOf(clientAddress(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for') || undefined, guard.trustedProxies));

@@ -13,6 +13,7 @@ import type { AutomationService } from '../application/automation-service';
 import type { ReplayService } from '../application/replay-service';
 import type { WebhookService } from '../application/webhook-service';
 import type { TrustedProxies } from '../core/client-address';
+import type { ConsoleAuth } from './session-auth';
 import type { Logger } from '../observability/logger';
 import type { Registry } from '../observability/metrics';
 import type { KeyRevocations } from '../streams/key-revocations';
@@ -61,6 +62,8 @@ export interface ApiDeps {
   loops: HealthProbe[];
   registry: Registry;
   log: Logger;
+  /** The console's sign-in and sessions (key sessions always; single sign-on when an OpenID provider is configured). */
+  consoleAuth: ConsoleAuth;
   /** The browser console: its built assets, and the Temporal Web UI it links operators to. */
   console?: { dir: string; temporalUiUrl?: string };
 }

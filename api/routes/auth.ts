@@ -1,0 +1,162 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { AppError, forbidden, notFound, validationError } from '../../core/errors';
+import { sessionEndsAt, type SessionRecord } from '../../core/session';
+import { iso } from '../../core/time';
+import type { OidcSignIn } from '../../application/identity/oidc-sign-in';
+import { isSessionSecret } from '../../application/identity/session-service';
+import { principalFromHeader, type AuthGuard } from '../auth';
+import { readBody, readOptionalJson } from '../body';
+import { callbackQuery, keySessionBody, logoutBody, workspaceBody } from '../contracts/routes-auth';
+import { clearCookie, cookiesOf, loginCookie, sessionCookie, setCookie } from '../cookies';
+import { isOwnOrigin, requireSession, type ConsoleAuth } from '../session-auth';
+import { parseOrThrow, refuseQuery, singleQuery } from '../validation';
+
+/** What the /auth routes need: the console's sessions, and the key check (with its throttle) for key sessions. */
+export interface AuthRouteDeps {
+  console: ConsoleAuth;
+  guard: AuthGuard;
+  bodyLimitBytes: number;
+}
+
+/** The session as the console reads it: never the provider's tokens, never the key. */
+async function sessionView(auth: ConsoleAuth, record: SessionRecord) {
+  const held = await auth.principals.workspacesOf(record);
+  const chosen = held.find((w) => w.orgId === record.org_id);
+  const limits = auth.sessions.limits;
+  return {
+    kind: record.kind,
+    person: record.kind === 'person' ? record.person : null,
+    key_id: record.kind === 'key' ? record.key_id : null,
+    workspaces: held.map((w) => ({ org_id: w.orgId, roles: w.roles })),
+    workspace: chosen ? chosen.orgId : null,
+    roles: chosen ? chosen.roles : [],
+    csrf_token: record.csrf,
+    idle_expires_at: iso(sessionEndsAt(record, limits)),
+    expires_at: iso(record.created_at + limits.maxMs),
+  };
+}
+
+/** The session cookie: Strict, and kept no longer than the session's absolute time-out. */
+function setSessionCookie(ctx: Context, auth: ConsoleAuth, id: string): void {
+  setCookie(ctx, sessionCookie, id, { sameSite: 'Strict', maxAgeSeconds: Math.floor(auth.sessions.limits.maxMs / 1000) });
+}
+
+const singleSignOn = (auth: ConsoleAuth): OidcSignIn => {
+  if (!auth.oidc) throw notFound('single sign-on (OIDC_ISSUER_URL is not set)');
+  return auth.oidc;
+};
+
+/** GET /auth/login: the browser goes to the provider; the sign-in under way is kept server side, its id in a Lax cookie. */
+async function startSignIn(ctx: Context, auth: ConsoleAuth): Promise<void> {
+  refuseQuery(ctx.query);
+  const { url, attempt } = await singleSignOn(auth).authorizationRequest();
+  const loginId = await auth.sessions.saveLogin(attempt);
+  setCookie(ctx, loginCookie, loginId, { sameSite: 'Lax', maxAgeSeconds: 600 });
+  ctx.redirect(url);
+}
+
+/**
+ * GET /auth/callback: the provider's answer, checked against the sign-in this
+ * browser began (its Lax cookie), the code exchanged and the ID token checked,
+ * the person's groups mapped to workspaces; a person whose groups map to none
+ * gets a 403 and no session. The session cookie is SameSite=Strict: the
+ * browser keeps it from this answer although the navigation came from the
+ * provider's site, and sends it on the console's own requests that follow
+ * (the redirect to `/` is a page load that needs no cookie).
+ */
+async function finishSignIn(ctx: Context, auth: ConsoleAuth): Promise<void> {
+  const params = parseOrThrow(callbackQuery, singleQuery(ctx.query), 'query');
+  const oidc = singleSignOn(auth);
+  const loginId = cookiesOf(ctx).get(loginCookie);
+  clearCookie(ctx, loginCookie, 'Lax');
+  const attempt = isSessionSecret(loginId) ? await auth.sessions.takeLogin(loginId) : undefined;
+  if (!attempt) throw validationError('no sign-in under way in this browser (or it took longer than 10 minutes): start again at /auth/login');
+  if (params.error) throw new AppError('UNAUTHORIZED', `the OpenID provider refused the sign-in: ${params.error}`);
+  const signedIn = await oidc.callback(params, attempt);
+  const held = await auth.principals.workspacesOfGroups(signedIn.groups);
+  if (held.length === 0) {
+    throw forbidden(`${signedIn.person.name || signedIn.person.subject} signed in, but none of their groups is mapped to a workspace: a workspace admin maps groups to roles (PUT /v1/sso/group-mappings)`);
+  }
+  const orgId = held.length === 1 ? held[0]!.orgId : null;
+  const { id } = await auth.sessions.open({ kind: 'person', person: signedIn.person, groups: signedIn.groups, idToken: signedIn.idToken, orgId });
+  setSessionCookie(ctx, auth, id);
+  ctx.status = 303;
+  ctx.redirect('/');
+}
+
+/**
+ * A browser that comes back from the provider is a person looking at a page:
+ * a refused sign-in takes them to the console's sign-in page, which says why
+ * (in the URL's fragment, which no server receives). Any other client gets
+ * the error as JSON.
+ */
+async function finishSignInOrShow(ctx: Context, auth: ConsoleAuth): Promise<void> {
+  try {
+    await finishSignIn(ctx, auth);
+  } catch (err) {
+    if (!(err instanceof AppError) || ctx.accepts('json', 'html') !== 'html') throw err;
+    auth.refusals.inc({ reason: 'sign_in_failed' });
+    ctx.status = 303;
+    ctx.redirect(`/#/sign-in-failed?reason=${encodeURIComponent(err.message)}`);
+  }
+}
+
+/**
+ * POST /auth/key-session: the key sign-in becomes a session, so the console
+ * keeps no key where a script could read it. Only from the console's own
+ * origin: another site must not sign a browser in with its key (login CSRF).
+ */
+async function openKeySession(ctx: Context, deps: AuthRouteDeps): Promise<void> {
+  if (!isOwnOrigin(ctx, deps.console.publicOrigin)) {
+    deps.console.refusals.inc({ reason: 'origin' });
+    throw forbidden("a key session is opened from the console's own origin only");
+  }
+  const body = parseOrThrow(keySessionBody, (await readBody(ctx, { limitBytes: deps.bodyLimitBytes, accept: ['json'] }))!.value, 'key session');
+  const principal = await principalFromHeader(ctx, deps.guard, `Bearer ${body.key}`);
+  const orgId = principal.kind === 'workspace' ? principal.orgId : null;
+  const { id, record } = await deps.console.sessions.open({ kind: 'key', keyId: principal.keyId, keyCheck: deps.guard.keys.keyCheckOf(body.key), orgId });
+  setSessionCookie(ctx, deps.console, id);
+  ctx.status = 201;
+  ctx.body = await sessionView(deps.console, record);
+}
+
+async function chooseWorkspace(ctx: Context, deps: AuthRouteDeps): Promise<void> {
+  const auth = deps.console;
+  const session = await requireSession(ctx, auth);
+  const body = parseOrThrow(workspaceBody, (await readBody(ctx, { limitBytes: deps.bodyLimitBytes, accept: ['json'] }))!.value, 'workspace');
+  const held = await auth.principals.workspacesOf(session.record);
+  if (!held.some((w) => w.orgId === body.org_id)) throw forbidden(`this session holds no role in workspace ${body.org_id}`);
+  const record = await auth.sessions.choose(session.id, body.org_id);
+  if (!record) throw new AppError('UNAUTHORIZED', 'the console session ended (signed out or timed out); sign in again');
+  ctx.body = await sessionView(auth, record);
+}
+
+/** POST /auth/logout: the session ends here and, where the provider offers it, the browser is sent to end it there too. */
+async function logout(ctx: Context, deps: AuthRouteDeps): Promise<void> {
+  const auth = deps.console;
+  const session = await requireSession(ctx, auth);
+  parseOrThrow(logoutBody, await readOptionalJson(ctx, deps.bodyLimitBytes), 'logout');
+  const record = await auth.sessions.close(session.id);
+  clearCookie(ctx, sessionCookie, 'Strict');
+  const idToken = record?.kind === 'person' ? record.id_token : null;
+  ctx.body = { logout_url: record?.kind === 'person' && auth.oidc ? await auth.oidc.logoutUrl(idToken) : null };
+}
+
+export function registerAuthRoutes(router: Router, deps: AuthRouteDeps): void {
+  router.get('/auth/config', (ctx) => {
+    refuseQuery(ctx.query);
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.body = { single_sign_on: Boolean(deps.console?.oidc) };
+  });
+  router.get('/auth/login', (ctx) => startSignIn(ctx, deps.console));
+  router.get('/auth/callback', (ctx) => finishSignInOrShow(ctx, deps.console));
+  router.post('/auth/key-session', (ctx) => openKeySession(ctx, deps));
+  router.get('/auth/session', async (ctx) => {
+    refuseQuery(ctx.query);
+    const session = await requireSession(ctx, deps.console);
+    ctx.body = await sessionView(deps.console, session.record);
+  });
+  router.post('/auth/workspace', (ctx) => chooseWorkspace(ctx, deps));
+  router.post('/auth/logout', (ctx) => logout(ctx, deps));
+}
