@@ -29,7 +29,7 @@ interface StoredCookie {
  * goes back only under its path (the provider scopes its interaction cookies
  * to `/interaction/<uid>` and `/auth/<uid>`), and an empty value deletes it.
  */
-class CookieJar {
+export class CookieJar {
   private readonly cookies = new Map<string, StoredCookie>();
 
   store(response: Response): void {
@@ -60,7 +60,7 @@ class CookieJar {
 const base64url = (bytes: Buffer) => bytes.toString('base64url');
 
 /** One request of the browser: no redirect followed, cookies kept; answers the response and where it points. */
-async function browse(jar: CookieJar, url: URL, init: RequestInit = {}): Promise<{ response: Response; location?: URL }> {
+export async function browse(jar: CookieJar, url: URL, init: RequestInit = {}): Promise<{ response: Response; location?: URL }> {
   const headers = new Headers(init.headers);
   const cookie = jar.headerFor(url);
   if (cookie) headers.set('cookie', cookie);
@@ -71,7 +71,7 @@ async function browse(jar: CookieJar, url: URL, init: RequestInit = {}): Promise
 }
 
 /** Follows redirects (with GET) until one leaves the provider or a page is shown. */
-async function follow(jar: CookieJar, start: { response: Response; location?: URL }, issuer: URL): Promise<{ response: Response; location?: URL }> {
+export async function follow(jar: CookieJar, start: { response: Response; location?: URL }, issuer: URL): Promise<{ response: Response; location?: URL }> {
   let step = start;
   for (let hops = 0; step.location && step.location.origin === issuer.origin; hops += 1) {
     if (hops > 10) throw new Error('the OpenID provider redirected more than 10 times');
