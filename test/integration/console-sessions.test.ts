@@ -23,6 +23,12 @@ const users = [
   { subject: 'u-nogroup', name: 'Nora Nogroup', email: 'nora@example.org', groups: ['contractors'] },
 ];
 
+/** Jest's asymmetric matchers, typed as what they are to the compiler: values to compare with. */
+const anyString = (): unknown => expect.any(String);
+const matching = (pattern: RegExp): unknown => expect.stringMatching(pattern);
+const containing = (text: string): unknown => expect.stringContaining(text);
+const including = (items: string[]): unknown => expect.arrayContaining(items);
+
 let provider: TestOidcProvider;
 let t: TestStack;
 let origin: string;
@@ -136,7 +142,7 @@ describe('CSRF', () => {
     const { session, view } = await keySession(key);
     const foreign = await asConsole<ErrorBody>('POST', '/v1/policies', { session, csrf: view.csrf_token, origin: 'http://127.0.0.2:9', body: policy });
     const none = await asConsole('POST', '/v1/policies', { session, csrf: view.csrf_token, origin: null, body: policy });
-    expect([foreign.status, foreign.body.error.message, none.status]).toEqual([403, expect.stringContaining('origin'), 403]);
+    expect([foreign.status, foreign.body.error.message, none.status]).toEqual([403, containing('origin'), 403]);
   });
 
   test('an API key needs no CSRF token: it is no cookie a browser sends by itself', async () => {
@@ -157,7 +163,7 @@ describe('logout', () => {
     const { session, view } = await keySession(key);
     const out = await asConsole<{ logout_url: string | null }>('POST', '/auth/logout', { session, csrf: view.csrf_token });
     expect([out.status, out.body.logout_url]).toEqual([200, null]);
-    expect(setCookies(out.res).get(sessionCookieName)).toMatchObject({ value: '', attributes: expect.arrayContaining(['max-age=0']) });
+    expect(setCookies(out.res).get(sessionCookieName)).toMatchObject({ value: '', attributes: including(['max-age=0']) });
     const after = await asConsole<ErrorBody>('GET', '/auth/session', { session, origin: null });
     expect([after.status, after.body.error.code]).toEqual([401, 'UNAUTHORIZED']);
   });
@@ -246,9 +252,9 @@ describe('single sign-on', () => {
       redirect_uri: `${origin}/auth/callback`,
       response_type: 'code',
       code_challenge_method: 'S256',
-      code_challenge: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
-      state: expect.any(String),
-      nonce: expect.any(String),
+      code_challenge: matching(/^[A-Za-z0-9_-]{43}$/),
+      state: anyString(),
+      nonce: anyString(),
     });
     expect(setCookies(res).get('__Host-nettel_login')?.attributes).toEqual(expect.arrayContaining(['path=/', 'secure', 'httponly', 'samesite=lax', 'max-age=600']));
   });
