@@ -35,9 +35,10 @@ export interface CookieOptions {
 
 /**
  * Sets a cookie: always Secure, HttpOnly and Path=/. Secure on plain http
- * still works on loopback (chromium treats http://localhost and
- * http://127.0.0.1 as secure contexts and keeps such cookies), which is how
- * the tests run; anywhere else the console must be served over https.
+ * still works on loopback: chromium (156, tried) keeps Secure and `__Host-`
+ * cookies that http://127.0.0.1 and http://localhost set, as secure
+ * contexts, which is how the tests run; anywhere else the console must be
+ * served over https.
  */
 export function setCookie(ctx: Context, name: string, value: string, options: CookieOptions): void {
   const attributes = [`${name}=${value}`, 'Path=/', 'Secure', 'HttpOnly', `SameSite=${options.sameSite}`];

@@ -60,10 +60,13 @@ async function startSignIn(ctx: Context, auth: ConsoleAuth): Promise<void> {
  * GET /auth/callback: the provider's answer, checked against the sign-in this
  * browser began (its Lax cookie), the code exchanged and the ID token checked,
  * the person's groups mapped to workspaces; a person whose groups map to none
- * gets a 403 and no session. The session cookie is SameSite=Strict: the
- * browser keeps it from this answer although the navigation came from the
- * provider's site, and sends it on the console's own requests that follow
- * (the redirect to `/` is a page load that needs no cookie).
+ * gets a 403 and no session. The session cookie is SameSite=Strict, and the
+ * person arrives from the provider's site: chromium (156, tried) sends no
+ * Strict cookie on this request nor on the redirect to `/` that follows
+ * (Sec-Fetch-Site: cross-site through the chain), but keeps the cookie set
+ * here, and the console's own requests from that page (its script, its
+ * fetches: same-origin) carry it. The console page needs no cookie to load,
+ * so a plain redirect is enough and no page that navigates on is needed.
  */
 async function finishSignIn(ctx: Context, auth: ConsoleAuth): Promise<void> {
   const params = parseOrThrow(callbackQuery, singleQuery(ctx.query), 'query');
