@@ -18,6 +18,7 @@ import { registerPlaybookRoutes } from './routes/playbooks';
 import { registerPolicyRoutes } from './routes/policies';
 import { registerPrefixRoutes } from './routes/prefixes';
 import { registerReplayRoutes } from './routes/replays';
+import { registerSsoRoutes } from './routes/sso';
 import { registerAutomationRoutes } from './routes/automations';
 import { registerTelemetryRoutes } from './routes/telemetry';
 import { registerKeyRoutes } from './routes/keys';
@@ -67,6 +68,7 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   registerDetectionRuleRoutes(tenantRouter, deps);
   registerPlaybookRoutes(tenantRouter, deps);
   registerWebhookRoutes(tenantRouter, deps);
+  registerSsoRoutes(tenantRouter, deps);
 
   const routes = routesOf([[publicRouter, false], [authRouter, false], [tenantRouter, true]]);
   app.use(countRequests(metrics, new Set(routes.map((r) => r.path))));

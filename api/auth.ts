@@ -1,9 +1,10 @@
 import type { Context, Next } from 'koa';
 import { AppError, forbidden } from '../core/errors';
 import { clientAddress, throttleKeyOf, type TrustedProxies } from '../core/client-address';
-import { roleAllows, type Permission } from '../core/roles';
+import { rolesAllow, type Permission } from '../core/roles';
+import type { Principal } from '../core/principal';
 import type { AuthThrottle } from '../application/auth-throttle';
-import type { KeysService, Principal } from '../application/keys-service';
+import type { KeysService } from '../application/keys-service';
 import { currentSession, type ConsoleAuth } from './session-auth';
 
 export interface AuthState {
@@ -29,7 +30,7 @@ export async function principalFromRequest(ctx: Context, guard: AuthGuard): Prom
   const header = ctx.get('authorization') || undefined;
   if (!header && guard.console) {
     const session = await currentSession(ctx, guard.console);
-    if (session) return guard.console.principals.principalOf(session.record);
+    if (session) return guard.console.principals.principalOf(session);
   }
   return principalFromHeader(ctx, guard, header);
 }
@@ -73,16 +74,21 @@ export function requirePermission(permission: Permission) {
     const allowed =
       principal.kind === 'platform_admin'
         ? permission === 'keys:manage' || permission === 'audit:read'
-        : roleAllows(principal.role, permission);
+        : rolesAllow(principal.roles, permission);
     if (!allowed) {
       throw forbidden(
         principal.kind === 'platform_admin'
           ? 'the platform admin key holds no workspace; mint a workspace key for this call'
-          : `role ${principal.role} lacks permission ${permission}`,
+          : `${rolesNamed(principal.roles)} lacks permission ${permission}`,
       );
     }
     await next();
   };
+}
+
+function rolesNamed(held: readonly string[]): string {
+  if (held.length === 0) return 'no role';
+  return held.length === 1 ? `role ${held[0]}` : `roles ${held.join(', ')}`;
 }
 
 /** Route guard for platform operations (no workspace's data): the platform admin key only. */

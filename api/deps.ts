@@ -12,6 +12,8 @@ import type { PrefixService } from '../application/prefix-service';
 import type { AutomationService } from '../application/automation-service';
 import type { ReplayService } from '../application/replay-service';
 import type { WebhookService } from '../application/webhook-service';
+import type { GroupMappingsService } from '../application/identity/group-mappings-service';
+import type { SsoRequirements } from '../application/identity/sso-requirements';
 import type { TrustedProxies } from '../core/client-address';
 import type { ConsoleAuth } from './session-auth';
 import type { Logger } from '../observability/logger';
@@ -56,6 +58,9 @@ export interface ApiDeps {
   detectionRules: DetectionRulesService;
   playbooks: PlaybookService;
   webhooks: WebhookService;
+  /** Single sign-on: each workspace's group mappings, and whether the platform admin requires single sign-on of its people. */
+  groupMappings: GroupMappingsService;
+  ssoRequirements: SsoRequirements;
   /** Engines this process talks to. */
   engines: HealthProbe[];
   /** The long-running loops of this process's roles (stream workers, Temporal worker). */

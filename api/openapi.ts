@@ -5,6 +5,7 @@ import { eventContracts, type EventContract } from './contracts/events';
 import { dataContracts } from './contracts/routes-data';
 import { automationContracts } from './contracts/routes-automation';
 import { governanceContracts } from './contracts/routes-governance';
+import { identityContracts } from './contracts/routes-identity';
 import { metaContracts } from './contracts/routes-meta';
 import { authContracts } from './contracts/routes-auth';
 import { sessionCookie } from './cookies';
@@ -17,7 +18,15 @@ import { playbookContracts } from './contracts/routes-playbooks';
  * in api/contracts/routes-*.ts; test/unit/openapi.test.ts fails for a route
  * of the app without one.
  */
-export const routeContracts: readonly RouteContract[] = [...metaContracts, ...authContracts, ...dataContracts, ...governanceContracts, ...playbookContracts, ...automationContracts];
+export const routeContracts: readonly RouteContract[] = [
+  ...metaContracts,
+  ...authContracts,
+  ...dataContracts,
+  ...governanceContracts,
+  ...playbookContracts,
+  ...automationContracts,
+  ...identityContracts,
+];
 
 type Json = Record<string, unknown>;
 

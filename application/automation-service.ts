@@ -5,7 +5,7 @@ import type { AutomationRecord, AutomationsRepo } from '../storage/automations-r
 import { changeFailures, decideAutomationUpdate, decisionFailures, extendAutomationUpdate, withdrawAutomationUpdate } from '../workflows/automation';
 import type { AutomationState } from '../workflows/automation-contract';
 import { automationWorkflowId } from './automation-runs';
-import type { Principal } from './keys-service';
+import { approverOfPrincipal, type Principal } from '../core/principal';
 
 /** An update waits for a worker to take it: without one polling, the approver gets 503, not a hung request. */
 const updateDeadlineMs = 15_000;
@@ -65,7 +65,7 @@ export class AutomationService {
     const record = await this.get(orgId, automationId);
     if (record.status !== 'awaiting_approval') throw conflict(`the automation is ${record.status}, not awaiting approval`);
     await this.update(orgId, by, automationId, decision, (handle, token) =>
-      handle.executeUpdate(decideAutomationUpdate, { args: [{ decision, approverKeyId: by.keyId, comment, decisionToken: token }] }),
+      handle.executeUpdate(decideAutomationUpdate, { args: [{ decision, ...approverOfPrincipal(by), comment, decisionToken: token }] }),
     );
     return record;
   }
@@ -74,7 +74,7 @@ export class AutomationService {
     const record = await this.get(orgId, automationId);
     if (record.status !== 'active') throw conflict(`the automation is ${record.status}, not active`);
     const state = await this.update(orgId, by, automationId, 'withdraw', (handle, token) =>
-      handle.executeUpdate(withdrawAutomationUpdate, { args: [{ approverKeyId: by.keyId, comment, decisionToken: token }] }),
+      handle.executeUpdate(withdrawAutomationUpdate, { args: [{ ...approverOfPrincipal(by), comment, decisionToken: token }] }),
     );
     return withState(record, state as AutomationState);
   }
@@ -87,7 +87,7 @@ export class AutomationService {
       by,
       automationId,
       'extend',
-      (handle, token) => handle.executeUpdate(extendAutomationUpdate, { args: [{ approverKeyId: by.keyId, comment, minutes, decisionToken: token }] }),
+      (handle, token) => handle.executeUpdate(extendAutomationUpdate, { args: [{ ...approverOfPrincipal(by), comment, minutes, decisionToken: token }] }),
       String(minutes),
     );
     return withState(record, state as AutomationState);
@@ -103,7 +103,9 @@ export class AutomationService {
   ): Promise<unknown> {
     const client = this.deps.client();
     const workflowId = automationWorkflowId(orgId, automationId);
-    const token = this.deps.decisionTokens.mint({ orgId, runId: automationId, workflowId, approverKeyId: by.keyId, decision, ...(detail === undefined ? {} : { detail }) }, Date.now());
+    const approver = approverOfPrincipal(by);
+    const claims = { orgId, runId: automationId, workflowId, approverKeyId: approver.approverKeyId, approverPerson: approver.approverPerson, via: approver.approverVia, decision };
+    const token = this.deps.decisionTokens.mint({ ...claims, ...(detail === undefined ? {} : { detail }) }, Date.now());
     try {
       return await client.withDeadline(Date.now() + updateDeadlineMs, () => send(client.workflow.getHandle(workflowId), token));
     } catch (err) {

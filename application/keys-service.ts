@@ -2,15 +2,22 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError, forbidden, notFound, unauthorized } from '../core/errors';
 import { randomId } from '../core/ids';
 import { defaultRole, type Role } from '../core/roles';
+import { platformAdmin, type Principal } from '../core/principal';
+import type { Person } from '../core/person';
 import type { AuditEntry } from '../core/audit-chain';
 import type { AuditEvent } from './audit-ledger';
 import type { KeyRecord } from '../storage/keys-repo';
 import { counter, engineErrorsCounter, type Registry } from '../observability/metrics';
 
-/** Who is calling: the platform admin, or a key of one workspace. */
-export type Principal =
-  | { kind: 'platform_admin'; keyId: 'platform-admin' }
-  | { kind: 'workspace'; keyId: string; orgId: string; role: Role };
+export type { Principal } from '../core/principal';
+
+/**
+ * The person behind a key. Until keys have owners, each key is a person of
+ * its own (`key:<key_id>`, named as the key): four eyes between keys, as before.
+ */
+export function personOfKey(record: KeyRecord): Person | null {
+  return { subject: `key:${record.key_id}`, name: record.name, email: '' };
+}
 
 export interface MintRequest {
   orgId?: string;
@@ -101,14 +108,14 @@ export class KeysService {
     const token = /^Bearer (\S+)$/i.exec(header?.trim() ?? '')?.[1];
     if (!token) return this.reject('missing');
     const hash = sha256(token);
-    if (this.adminHash && timingSafeEqual(hash, this.adminHash)) return { kind: 'platform_admin', keyId: 'platform-admin' };
+    if (this.adminHash && timingSafeEqual(hash, this.adminHash)) return platformAdmin;
     const match = tokenPattern.exec(token);
     if (!match) return this.reject('malformed');
     const record = await this.lookup(`key_${match[1]}`);
     if (!record || !timingSafeEqual(hash, Buffer.from(record.key_hash, 'hex'))) return this.reject('invalid');
     if (record.revoked_at) return this.reject('revoked');
     if (record.expires_at && record.expires_at <= this.now()) return this.reject('expired');
-    return { kind: 'workspace', keyId: record.key_id, orgId: record.org_id, role: record.role };
+    return { kind: 'workspace', keyId: record.key_id, orgId: record.org_id, roles: [record.role], person: personOfKey(record), via: 'api_key' };
   }
 
   /**
@@ -130,13 +137,14 @@ export class KeysService {
     if (keyId === 'platform-admin') {
       const current = this.adminHash && sha256(this.adminHash.toString('hex')).toString('hex');
       if (current !== keyCheck) return this.reject('invalid');
-      return { kind: 'platform_admin', keyId: 'platform-admin' };
+      return platformAdmin;
     }
     const record = await this.lookup(keyId);
     if (!record || sha256(record.key_hash).toString('hex') !== keyCheck) return this.reject('invalid');
     if (record.revoked_at) return this.reject('revoked');
     if (record.expires_at && record.expires_at <= this.now()) return this.reject('expired');
-    return { kind: 'workspace', keyId: record.key_id, orgId: record.org_id, role: record.role };
+    // Via the key: the session stands in for it, and a decision made through it is checked against the key again.
+    return { kind: 'workspace', keyId: record.key_id, orgId: record.org_id, roles: [record.role], person: personOfKey(record), via: 'api_key' };
   }
 
   /**

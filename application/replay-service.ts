@@ -13,7 +13,7 @@ import type { ReplayRecord, ReplaysRepo } from '../storage/replays-repo';
 import { decideUpdate, decisionFailures, replayStatusQuery, replayWorkflow } from '../workflows/replay';
 import type { ReplayInput } from '../workflows/replay-contract';
 import type { DetectionRulesSource } from './detection-rules-service';
-import type { Principal } from './keys-service';
+import { approverOfPrincipal, type Principal } from '../core/principal';
 
 const decisionDeadlineMs = 15_000;
 /** How long a read waits for the workflow's live status before answering with the stored one. */
@@ -187,12 +187,16 @@ export class ReplayService {
     if (record.requested_by === by.keyId) throw forbidden('a replay cannot be approved or denied with the key that requested it');
     const client = this.deps.client();
     const workflowId = replayWorkflowId(orgId, replayId);
-    const decisionToken = this.deps.decisionTokens.mint({ orgId, runId: replayId, workflowId, approverKeyId: by.keyId, decision }, Date.now());
+    const approver = approverOfPrincipal(by);
+    const decisionToken = this.deps.decisionTokens.mint(
+      { orgId, runId: replayId, workflowId, approverKeyId: approver.approverKeyId, approverPerson: approver.approverPerson, via: approver.approverVia, decision },
+      Date.now(),
+    );
     try {
       // An update waits for a worker to take it: without one polling, the approver gets 503, not a hung request.
       await client.withDeadline(Date.now() + decisionDeadlineMs, () =>
         client.workflow.getHandle(workflowId).executeUpdate(decideUpdate, {
-          args: [{ decision, approverKeyId: by.keyId, comment, decisionToken }],
+          args: [{ decision, ...approver, comment, decisionToken }],
         }),
       );
     } catch (err) {

@@ -1,4 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Person } from './person';
+import type { CredentialKind } from './principal';
 
 /**
  * Proof that a decision (on a replay, or on an automation run) comes from an
@@ -6,7 +8,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * Key ids are not secrets (replays, the ledger and webhook events show them),
  * so a decision that only names one proves nothing. The API signs, with
  * DECISION_SIGNING_KEY, what it authenticated: the workspace, the run and
- * its workflow, the approver's key id, the decision and an expiry a few
+ * its workflow, the approver's credential id, the person behind it and how
+ * the credential was proven (a key, a person's bearer token, a console
+ * session), the decision and an expiry a few
  * minutes ahead. The worker recomputes the signature over the decision it
  * received and compares in constant time: the token is useless for any other
  * run, key or decision, and after its expiry. Only the token enters the
@@ -18,6 +22,10 @@ export interface DecisionClaims {
   runId: string;
   workflowId: string;
   approverKeyId: string;
+  /** The person behind the credential (null for a service key): the four-eyes rule compares persons, so the worker must be able to trust it. */
+  approverPerson: Person | null;
+  /** How the API authenticated the approver: for a key the worker checks the key again; for a person's token or session the signed person is the proof. */
+  via: CredentialKind;
   /** The decision, or the change to an active automation run (withdraw, extend) the approver asked for. */
   decision: 'approve' | 'deny' | 'withdraw' | 'extend';
   /** What else the decision carries that the token must cover: an extension's minutes. */
@@ -31,9 +39,10 @@ export const decisionTokenTtlMs = 5 * 60_000;
 /** DECISION_SIGNING_KEY's shortest length: 32 characters, as many as the HMAC-SHA256 key's 32 bytes. */
 export const decisionSigningKeyMinLength = 32;
 
-const version = 'dt1';
+// dt2 signs the person and the credential's kind besides the key id; a dt1 token (minutes old at most) no longer verifies.
+const version = 'dt2';
 // An expiry is epoch milliseconds in decimal; the signature is 32 bytes in base64url (43 characters).
-const tokenPattern = /^dt1\.(\d{1,15})\.([A-Za-z0-9_-]{43})$/;
+const tokenPattern = /^dt2\.(\d{1,15})\.([A-Za-z0-9_-]{43})$/;
 
 /** Signs and checks decision tokens under one signing key. */
 export class DecisionTokens {
@@ -62,7 +71,7 @@ export class DecisionTokens {
     const expected = this.mac(claims, expiresAt);
     // Both are 32 bytes (the pattern fixes the length), so the comparison takes the same time whatever they hold.
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      return { ok: false, message: 'the decision token was not signed for this decision (another run, key or decision, or not signed by the API)' };
+      return { ok: false, message: 'the decision token was not signed for this decision (another run, approver, person or decision, or not signed by the API)' };
     }
     if (expiresAt <= now) return { ok: false, message: `the decision token expired at ${new Date(expiresAt).toISOString()}` };
     return { ok: true };
@@ -70,7 +79,8 @@ export class DecisionTokens {
 
   /** The signature over every claim and the expiry; a JSON array keeps the fields apart whatever they contain. */
   private mac(claims: DecisionClaims, expiresAt: number): Buffer {
-    const signed = JSON.stringify([version, claims.orgId, claims.runId, claims.workflowId, claims.approverKeyId, claims.decision, claims.detail ?? null, expiresAt]);
+    const person = claims.approverPerson ? [claims.approverPerson.subject, claims.approverPerson.name, claims.approverPerson.email] : null;
+    const signed = JSON.stringify([version, claims.orgId, claims.runId, claims.workflowId, claims.approverKeyId, person, claims.via, claims.decision, claims.detail ?? null, expiresAt]);
     return createHmac('sha256', this.key).update(signed).digest();
   }
 }

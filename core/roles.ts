@@ -37,6 +37,16 @@ export function roleAllows(role: Role, permission: Permission): boolean {
   return grants[role].includes(permission);
 }
 
+/** Whether any of `roles` grants `permission`: a person signed in may hold several roles in one workspace. */
+export function rolesAllow(held: readonly Role[], permission: Permission): boolean {
+  return held.some((role) => roleAllows(role, permission));
+}
+
+/** Every permission any of `held` grants, in the order of `permissions`. */
+export function permissionsOfRoles(held: readonly Role[]): Permission[] {
+  return permissions.filter((p) => rolesAllow(held, p));
+}
+
 export function isRole(value: unknown): value is Role {
   return typeof value === 'string' && (roles as readonly string[]).includes(value);
 }

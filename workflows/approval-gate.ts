@@ -8,6 +8,7 @@ import { ActivityFailure, ApplicationFailure, condition, proxyActivities, workfl
 import type {
   ApprovalActivities, ApprovalInput, ApproverVerdict, DecisionDoor, DecisionInput, DecisionRecord, DecisionSubject, GatedState,
 } from './decision-contract';
+import { approverFrom } from '../core/principal';
 
 /** Why a `decide` update failed, as the ApplicationFailure's type: the API answers 403, 503 and 409. */
 export const decisionFailures = { refused: 'APPROVER_REFUSED', unverifiable: 'APPROVER_UNVERIFIABLE', closed: 'NOT_AWAITING_DECISION' } as const;
@@ -70,8 +71,7 @@ export class ApprovalGate<S extends GatedState> {
         door,
         attempt: this.received,
         at: Date.now(),
-        // Bounded as the API bounds them: no key id is that long, and a comment is at most 1,000 characters.
-        approverKeyId: typeof a.approverKeyId === 'string' && a.approverKeyId.length <= 100 ? a.approverKeyId : '',
+        ...approverFrom(a),
         ...(typeof a.comment === 'string' && a.comment ? { comment: a.comment.slice(0, 1000) } : {}),
       },
       // No token the API signs is that long; a longer one is as good as none.
@@ -136,7 +136,7 @@ export class ApprovalGate<S extends GatedState> {
         subject: this.subject,
         // The token is checked against the workflow it reached, not against what the sender says.
         workflowId: workflowInfo().workflowId,
-        approverKeyId: decision.approverKeyId,
+        approver: { approverKeyId: decision.approverKeyId, approverPerson: decision.approverPerson, approverVia: decision.approverVia },
         decision: decision.decision,
         ...(token ? { decisionToken: token } : {}),
       });

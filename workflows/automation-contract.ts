@@ -9,6 +9,8 @@ import type { AutomationStatus, PlannedAction } from '../core/automation-plan';
 import type { PolicyDecision } from '../core/policy';
 import type { Approval } from '../core/replay';
 import type { ApprovalActivities } from './decision-contract';
+import type { Person } from '../core/person';
+import type { CredentialKind } from '../core/principal';
 
 export interface AutomationInput {
   orgId: string;
@@ -42,6 +44,8 @@ export interface PreparedAutomation {
 /** An approver's request to end a run's mitigations early, or to hold them longer; proven like a decision. */
 export interface ChangeInput {
   approverKeyId: string;
+  approverPerson?: Person | null;
+  approverVia?: CredentialKind;
   comment?: string;
   decisionToken?: string;
   /** For an extension: minutes added to every active mitigation's end. */

@@ -5,6 +5,10 @@
  * workers/governance/activities import this module.
  */
 import type { Approval } from '../core/replay';
+import type { Person } from '../core/person';
+import type { Approver, CredentialKind } from '../core/principal';
+
+export type { Approver } from '../core/principal';
 
 /** What a decision is about: a replay or an automation run of a workspace, and who asked for it (the four-eyes rule's other person). */
 export interface DecisionSubject {
@@ -18,6 +22,9 @@ export interface DecisionSubject {
 
 export interface ApprovalInput {
   approverKeyId: string;
+  /** Absent from a sender that predates persons: its decision token cannot verify then. */
+  approverPerson?: Person | null;
+  approverVia?: CredentialKind;
   comment?: string;
   /** The API's proof that it authenticated this approver for this decision (core/decision-token.ts); a decision without a valid one is refused. */
   decisionToken?: string;
@@ -40,9 +47,8 @@ export type ApproverRefusal = 'invalid_token' | 'unknown_key' | 'revoked' | 'exp
 export type ApproverVerdict = { ok: true } | { ok: false; reason: ApproverRefusal; message: string };
 
 /** A decision the workflow received, as its audit entry records it. */
-export interface DecisionRecord {
+export interface DecisionRecord extends Approver {
   decision: 'approve' | 'deny';
-  approverKeyId: string;
   comment?: string;
   door: DecisionDoor;
   /** The n-th decision this subject received: with the subject's id it names the entry, so a retried append writes it once. */
@@ -66,7 +72,7 @@ export interface ApprovalActivities {
    * subject's workflow and has not expired, and the key exists in the subject's workspace, is active, may
    * `approve`, and did not request it.
    */
-  checkApprover(args: { subject: DecisionSubject; workflowId: string; approverKeyId: string; decision: 'approve' | 'deny'; decisionToken?: string }): Promise<ApproverVerdict>;
+  checkApprover(args: { subject: DecisionSubject; workflowId: string; approver: Approver; decision: 'approve' | 'deny'; decisionToken?: string }): Promise<ApproverVerdict>;
   /** Appends `<kind>.approve`, `<kind>.deny` or, for a refused decision, `<kind>.decision_refused` to the workspace's ledger, once. */
   auditDecision(args: { subject: DecisionSubject; record: DecisionRecord }): Promise<void>;
 }

@@ -32,6 +32,14 @@ export const errorAnswer = z
   .meta({ title: 'Error' });
 
 /** `{data, next_cursor}` of any list. */
+export const personSchema = z
+  .object({
+    subject: z.string().meta({ description: "the OpenID provider's `sub`; `key:<key_id>` for a key minted before keys had owners" }),
+    name: z.string().meta({ description: "'' when unknown" }),
+    email: z.string().meta({ description: "'' when unknown" }),
+  })
+  .meta({ title: 'Person' });
+
 export const pageOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), next_cursor: nextCursor });
 
 /** Without a key only `status`; version, detail and error are for the platform admin key. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { roles } from '../../core/roles';
-import { time } from './answers';
+import { personSchema, time } from './answers';
 import type { RouteContract } from './contract';
 
 /** GET /auth/callback's parameters: the provider's answer (a code, or an error), as RFC 6749 and RFC 9207 name them. */
@@ -21,13 +21,12 @@ export const keySessionBody = z.object({ key: z.string().min(1).max(256) }).stri
 export const workspaceBody = z.object({ org_id: z.string().min(1).max(64) }).strict();
 export const logoutBody = z.object({}).strict();
 
-const person = z.object({ subject: z.string(), name: z.string(), email: z.string() }).meta({ title: 'Person' });
 const heldWorkspace = z.object({ org_id: z.string(), roles: z.array(z.enum(roles)) });
 
 export const sessionAnswer = z
   .object({
     kind: z.enum(['person', 'key']).meta({ description: 'signed in through the OpenID provider, or with an API key' }),
-    person: person.nullable(),
+    person: personSchema.nullable(),
     key_id: z.string().nullable().meta({ description: "a key session's key; null for a person" }),
     workspaces: z.array(heldWorkspace).meta({ description: 'the workspaces the session may act in, with the roles held in each' }),
     workspace: z.string().nullable().meta({ description: 'the chosen workspace (org id); null until one is chosen' }),

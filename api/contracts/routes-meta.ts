@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { permissions, roles } from '../../core/roles';
 import type { RouteContract } from './contract';
+import { credentialKinds, type CredentialKind } from '../../core/principal';
+import { personSchema } from './answers';
 
 /** The description of the API itself, its rendered reference, and what the browser console reads. */
 export const metaContracts: RouteContract[] = [
@@ -26,7 +28,7 @@ export const metaContracts: RouteContract[] = [
     access: 'public', responses: { 200: { description: 'the configuration', schema: z.object({ temporal_ui_url: z.string().nullable() }) } },
   },
   {
-    method: 'get', path: '/v1/whoami', summary: "The calling key's identity and permissions", tag: 'Keys', access: 'admin-or-workspace',
+    method: 'get', path: '/v1/whoami', summary: "The caller's identity, person and permissions", tag: 'Keys', access: 'admin-or-workspace',
     responses: {
       200: {
         description: 'the key',
@@ -34,7 +36,10 @@ export const metaContracts: RouteContract[] = [
           kind: z.enum(['platform_admin', 'workspace']),
           key_id: z.string(),
           org_id: z.string().nullable(),
-          role: z.enum(roles).nullable(),
+          role: z.enum(roles).nullable().describe("a key's one role; null for the platform admin and for a person signed in"),
+          roles: z.array(z.enum(roles)).describe('every role the caller holds in its workspace'),
+          person: personSchema.nullable().describe('the person behind the credential; null for a service key and the platform admin'),
+          via: z.enum(credentialKinds as [CredentialKind, ...CredentialKind[]]).describe('how the caller proved itself'),
           permissions: z.array(z.enum(permissions)),
         }),
       },

@@ -1,12 +1,12 @@
 import type Router from '@koa/router';
-import { permissionsOf } from '../../core/roles';
+import { permissionsOfRoles } from '../../core/roles';
 import { principalOf } from '../auth';
 import { refuseQuery } from '../validation';
 
 /**
- * The calling key's own identity and permissions, so a client (the browser
- * console) shows what the key may do instead of learning it from 403s.
- * Any valid key may ask; the secret is never echoed.
+ * The caller's own identity and permissions, so a client (the browser
+ * console) shows what it may do instead of learning it from 403s, and whose
+ * name it signs with. Any valid credential may ask; the secret is never echoed.
  */
 export function registerWhoamiRoutes(router: Router): void {
   router.get('/v1/whoami', (ctx) => {
@@ -14,7 +14,17 @@ export function registerWhoamiRoutes(router: Router): void {
     const principal = principalOf(ctx);
     ctx.body =
       principal.kind === 'platform_admin'
-        ? { kind: 'platform_admin', key_id: principal.keyId, org_id: null, role: null, permissions: ['keys:manage', 'audit:read'] }
-        : { kind: 'workspace', key_id: principal.keyId, org_id: principal.orgId, role: principal.role, permissions: permissionsOf(principal.role) };
+        ? { kind: 'platform_admin', key_id: principal.keyId, org_id: null, role: null, roles: [], person: null, via: 'api_key', permissions: ['keys:manage', 'audit:read'] }
+        : {
+            kind: 'workspace',
+            key_id: principal.keyId,
+            org_id: principal.orgId,
+            // A key holds exactly one role; a person signed in may hold several, and then `role` names none.
+            role: principal.via === 'api_key' && principal.roles.length === 1 ? principal.roles[0] : null,
+            roles: principal.roles,
+            person: principal.person,
+            via: principal.via,
+            permissions: permissionsOfRoles(principal.roles),
+          };
   });
 }

@@ -40,7 +40,7 @@ function WhoLine({ session, me, onChosen, onSignOut }: { session: ConsoleSession
   return (
     <span class="who">
       {session.person ? <strong>{session.person.name || session.person.email || session.person.subject}</strong> : <code>{me.key_id}</code>}{' '}
-      {session.workspaces.length > 1 ? <WorkspacePicker session={session} onChosen={onChosen} compact /> : null} {me.role ?? 'platform admin'}
+      {session.workspaces.length > 1 ? <WorkspacePicker session={session} onChosen={onChosen} compact /> : null} {me.kind === 'platform_admin' ? 'platform admin' : me.roles.join(', ')}
       <button type="button" class="secondary" onClick={onSignOut}>Sign out</button>
     </span>
   );

@@ -6,6 +6,9 @@ import { AuthThrottle } from '../../application/auth-throttle';
 import { AuditLedger } from '../../application/audit-ledger';
 import { Correlator } from '../../application/correlator';
 import { DetectionRulesService } from '../../application/detection-rules-service';
+import { CurrentMappingsCache, GroupMappingsService } from '../../application/identity/group-mappings-service';
+import { PersonAccess } from '../../application/identity/person-access';
+import { SsoRequirements } from '../../application/identity/sso-requirements';
 import { ExporterService, type WithLock } from '../../application/exporter-service';
 import { IncidentService } from '../../application/incident-service';
 import { IngestService } from '../../application/ingest-service';
@@ -21,6 +24,7 @@ import { TrustedProxies } from '../../core/client-address';
 import { AnalyticsRepo } from '../../storage/analytics-repo';
 import { AuditRepo } from '../../storage/audit-repo';
 import { DetectionRulesRepo } from '../../storage/detection-rules-repo';
+import { SsoRepo } from '../../storage/sso-repo';
 import { ExportersRepo } from '../../storage/exporters-repo';
 import { IncidentSignals } from '../../storage/incident-signals';
 import { IncidentsRepo } from '../../storage/incidents-repo';
@@ -42,8 +46,6 @@ import { decisionTokensOf } from '../decision-signing-key';
 import type { Adapters } from './adapters';
 import { consoleAuthOf } from './console-auth';
 
-// Until person-access (the group mappings) is merged: no group maps to a workspace.
-const noGroupMappings = { workspacesOf: () => Promise.resolve([]) };
 import { detectionRulesCacheOf } from './detection-rules';
 
 function engineProbes(a: Adapters): HealthProbe[] {
@@ -52,6 +54,17 @@ function engineProbes(a: Adapters): HealthProbe[] {
     { name: 'clickhouse', probe: async () => ({ version: await a.clickhouse.version(), detail: a.clickhouse.transport }) },
     { name: 'temporal', probe: () => a.temporal.probe() },
   ];
+}
+
+/** Single sign-on: the group mappings, what they grant a person, and the platform admin's requirement. */
+function identityServices(a: Adapters, audit: AuditLedger, withLock: WithLock) {
+  const repo = new SsoRepo(a.clickhouse);
+  const mappings = new CurrentMappingsCache({ repo });
+  return {
+    groupMappings: new GroupMappingsService({ repo, cache: mappings, audit, withLock }),
+    personAccess: new PersonAccess({ mappings }),
+    ssoRequirements: new SsoRequirements({ repo, audit, withLock }),
+  };
 }
 
 /** The domain services the API calls, over this process's adapters. */
@@ -76,6 +89,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
   });
   const revocations = new KeyRevocations({ nats: a.nats, prefix: config.nats.prefix, log: a.log, onRevoked: (keyId) => keys.revokedElsewhere(keyId) });
   return {
+    ...identityServices(a, audit, withLock),
     audit,
     keys,
     revocations,
@@ -119,7 +133,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
 export function apiRole(config: Config, a: Adapters, loops: HealthProbe[]) {
   const heads = new AuditHeads(a.nats, config.nats.prefix, config.nats.replicas);
   const services = apiServices(config, a, heads);
-  const { consoleAuth, bucket: sessions } = consoleAuthOf(config, a, { keys: services.keys, access: noGroupMappings });
+  const { consoleAuth, bucket: sessions } = consoleAuthOf(config, a, { keys: services.keys, access: services.personAccess });
   const deps: ApiDeps = {
     ...services,
     consoleAuth,

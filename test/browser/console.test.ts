@@ -98,7 +98,7 @@ describe('the browser console', () => {
     expect([unknown.status, unknown.body]).toEqual([404, { error: { code: 'NOT_FOUND', message: 'no route for GET /v1/nothing-here' } }]);
     expect((await t.request('GET', '/v1/console-config')).body).toEqual({ temporal_ui_url: process.env.TEST_TEMPORAL_UI_URL ?? null });
     expect((await t.request('GET', '/v1/whoami', { key: keys.approver.key })).body).toEqual({
-      kind: 'workspace', key_id: keys.approver.key_id, org_id: keys.approver.org_id, role: 'approver', permissions: ['read', 'approve'],
+      kind: 'workspace', key_id: keys.approver.key_id, org_id: keys.approver.org_id, role: 'approver', roles: ['approver'], person: { subject: `key:${keys.approver.key_id}`, name: '', email: '' }, via: 'api_key', permissions: ['read', 'approve'],
     });
   });
 

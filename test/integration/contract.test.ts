@@ -247,6 +247,18 @@ describe('the API against its OpenAPI document', () => {
     await deleteTwice('/v1/webhooks');
   });
 
+  test('single sign-on answers as documented', async () => {
+    const { key: admin } = await t.mintKey({ role: 'admin', orgId: ids.org });
+    const mapping = { version: 0, mappings: [{ group: 'netops', roles: ['operator'] }] };
+    await both('GET', '/v1/sso/group-mappings', { key: admin, status: 200 }, noKey, { key: admin, query: '?colour=red' }, {});
+    // A stale version is 409; a role that does not exist is 400.
+    await both('PUT', '/v1/sso/group-mappings', { key: admin, body: mapping, status: 200 }, noKey, { key: admin, body: mapping }, { key: admin, body: { version: 1, mappings: [{ group: 'x', roles: ['root'] }] } });
+    await both('GET', '/v1/sso/group-mappings/versions', { key: admin, status: 200 }, noKey, { key: admin, query: '?limit=1' });
+    const platform = { key: t.adminKey, fill: { org_id: ids.org! } };
+    await both('GET', '/v1/workspaces/{org_id}/sso', { ...platform, status: 200 }, noKey, { fill: platform.fill }, { ...platform, fill: { org_id: 'no such org!' } });
+    await both('PUT', '/v1/workspaces/{org_id}/sso', { ...platform, body: { required: false }, status: 200 }, noKey, { fill: platform.fill, body: { required: true } }, { ...platform, body: { required: 'yes' } });
+  });
+
   test('every route of the app is in the document, and every operation was called', () => {
     const operations = check.operations();
     const documented = new Set(operations.map((o) => routerPath(o)));

@@ -68,10 +68,14 @@ describe('governance: raw approve and deny signals', () => {
 
   const refusedCount = () => metricTotal(t.stack.registry, 'nettel_decisions_refused_total');
 
+  /** The approver a decision names for a key, as the API names it: the person behind the key. */
+  const as = (keyId: string) => ({ approverKeyId: keyId, approverPerson: { subject: `key:${keyId}`, name: '', email: '' }, approverVia: 'api_key' as const });
+
   /** What the API signs for a decision it authenticated: the tests sign as it does, with the stack's key. */
   const tokens = () => new DecisionTokens(t.stack.config.decisions.signingKey!);
   function tokenFor(w: { operator: { org_id: string }; id: string }, keyId: string, decision: 'approve' | 'deny', now = Date.now()): string {
-    return tokens().mint({ orgId: w.operator.org_id, runId: w.id, workflowId: replayWorkflowId(w.operator.org_id, w.id), approverKeyId: keyId, decision }, now);
+    const { approverPerson, approverVia: via } = as(keyId);
+    return tokens().mint({ orgId: w.operator.org_id, runId: w.id, workflowId: replayWorkflowId(w.operator.org_id, w.id), approverKeyId: keyId, approverPerson, via, decision }, now);
   }
 
   type Awaiting = Awaited<ReturnType<typeof awaitingReplay>>;
@@ -97,7 +101,7 @@ describe('governance: raw approve and deny signals', () => {
     const w = await awaitingReplay();
     const keyId = await keyOf(w);
     const refusedBefore = await refusedCount();
-    await w.handle.signal(approveSignal, { approverKeyId: keyId, comment: 'let me in', decisionToken: tokenFor(w, keyId, 'approve') });
+    await w.handle.signal(approveSignal, { ...as(keyId), comment: 'let me in', decisionToken: tokenFor(w, keyId, 'approve') });
 
     const refused = await waitFor(async () => (await ledger(w.operator.key)).find((e) => e.action === 'replay.decision_refused'), 20_000, 'the refusal');
     expect(refused).toMatchObject({
@@ -124,7 +128,7 @@ describe('governance: raw approve and deny signals', () => {
   test('a raw approve signal from an approver key of the workspace, with the token the API signs, completes the replay and is audited once', async () => {
     const w = await awaitingReplay();
     const decisionToken = tokenFor(w, w.approver.key_id, 'approve');
-    await w.handle.signal(approveSignal, { approverKeyId: w.approver.key_id, comment: 'checked with the NOC', decisionToken });
+    await w.handle.signal(approveSignal, { ...as(w.approver.key_id), comment: 'checked with the NOC', decisionToken });
     const done = await replayState(w.operator.key, w.id, 'completed');
     expect(done.approvals).toEqual([
       objectContaining({ decision: 'approve', approver_key_id: w.approver.key_id, comment: 'checked with the NOC' }),
@@ -145,7 +149,7 @@ describe('governance: raw approve and deny signals', () => {
 
   test('a raw deny signal from an approver key of the workspace, with the token the API signs, ends the replay denied and is audited once', async () => {
     const w = await awaitingReplay();
-    await w.handle.signal(denySignal, { approverKeyId: w.approver.key_id, decisionToken: tokenFor(w, w.approver.key_id, 'deny') });
+    await w.handle.signal(denySignal, { ...as(w.approver.key_id), decisionToken: tokenFor(w, w.approver.key_id, 'deny') });
     const denied = await replayState(w.operator.key, w.id, 'denied');
     expect(denied.error).toEqual({ code: 'POLICY_DENIED', message: `Execution blocked by policy: denied by approver ${w.approver.key_id}` });
     const decisions = (await ledger(w.operator.key)).filter((e) => ['replay.approve', 'replay.deny', 'replay.decision_refused'].includes(e.action));
@@ -154,8 +158,8 @@ describe('governance: raw approve and deny signals', () => {
 
   test('a refused raw signal leaves the replay to the valid one sent after it', async () => {
     const w = await awaitingReplay();
-    await w.handle.signal(approveSignal, { approverKeyId: w.operator.key_id, decisionToken: tokenFor(w, w.operator.key_id, 'approve') });
-    await w.handle.signal(approveSignal, { approverKeyId: w.approver.key_id, decisionToken: tokenFor(w, w.approver.key_id, 'approve') });
+    await w.handle.signal(approveSignal, { ...as(w.operator.key_id), decisionToken: tokenFor(w, w.operator.key_id, 'approve') });
+    await w.handle.signal(approveSignal, { ...as(w.approver.key_id), decisionToken: tokenFor(w, w.approver.key_id, 'approve') });
     const done = await replayState(w.operator.key, w.id, 'completed');
     expect(done.approvals).toEqual([objectContaining({ approver_key_id: w.approver.key_id })]);
     const entries = await ledger(w.operator.key);
@@ -176,7 +180,7 @@ describe('governance: raw approve and deny signals', () => {
   test('a raw decide update from the requester’s key, even with a token signed for it, fails as refused, is recorded, and leaves the replay awaiting approval', async () => {
     const w = await awaitingReplay();
     const decisionToken = tokenFor(w, w.operator.key_id, 'approve');
-    const update = w.handle.executeUpdate(decideUpdate, { args: [{ decision: 'approve', approverKeyId: w.operator.key_id, decisionToken }] });
+    const update = w.handle.executeUpdate(decideUpdate, { args: [{ decision: 'approve', ...as(w.operator.key_id), decisionToken }] });
     const failure = await update.then(() => undefined, (err: unknown) => err);
     expect(failure).toBeInstanceOf(WorkflowUpdateFailedError);
     expect((failure as WorkflowUpdateFailedError).cause).toMatchObject({ type: decisionFailures.refused });
@@ -194,7 +198,7 @@ describe('governance: raw approve and deny signals', () => {
     const audit = new AuditLedger(new AuditRepo(t.stack.clickhouse), heads, t.stack.registry, t.stack.config.audit.chainKey);
     const activities = createApprovalActivities({ keys: new KeysRepo(t.stack.clickhouse), decisionTokens: tokens(), audit, heads, registry: t.stack.registry });
     const subject = { kind: 'replay' as const, orgId: w.operator.org_id, id: w.id, requestedBy: w.operator.key_id };
-    const record = { decision: 'approve' as const, approverKeyId: 'key_00000000000000000000', door: 'signal' as const, attempt: 7, at: Date.now() };
+    const record = { decision: 'approve' as const, ...as('key_00000000000000000000'), door: 'signal' as const, attempt: 7, at: Date.now() };
     const refusal = { reason: 'unknown_key' as const, message: 'not a key of this workspace' };
     try {
       await activities.auditDecision({ subject, record: { ...record, refusal } });
@@ -218,7 +222,7 @@ describe('governance: raw approve and deny signals', () => {
     ['no token', () => undefined, 'no decision token'],
     ['a forged token (signed with another key)', (w) =>
       new DecisionTokens('f'.repeat(32)).mint({
-        orgId: w.operator.org_id, runId: w.id, workflowId: replayWorkflowId(w.operator.org_id, w.id), approverKeyId: w.approver.key_id, decision: 'approve',
+        orgId: w.operator.org_id, runId: w.id, workflowId: replayWorkflowId(w.operator.org_id, w.id), approverKeyId: w.approver.key_id, approverPerson: as(w.approver.key_id).approverPerson, via: 'api_key', decision: 'approve',
       }, Date.now()), 'not signed for this decision'],
     ['an expired token', (w) => tokenFor(w, w.approver.key_id, 'approve', Date.now() - decisionTokenTtlMs - 1_000), 'expired'],
     ['a token signed for another replay', (w) => tokenFor({ operator: w.operator, id: randomId('rep') }, w.approver.key_id, 'approve'), 'not signed for this decision'],
@@ -229,7 +233,7 @@ describe('governance: raw approve and deny signals', () => {
     const w = await awaitingReplay();
     const before = await refusedUnproven('signal');
     const decisionToken = tokenOf(w);
-    await w.handle.signal(approveSignal, { approverKeyId: w.approver.key_id, ...(decisionToken ? { decisionToken } : {}) });
+    await w.handle.signal(approveSignal, { ...as(w.approver.key_id), ...(decisionToken ? { decisionToken } : {}) });
 
     const refused = await waitFor(async () => (await ledger(w.operator.key)).find((e) => e.action === 'replay.decision_refused'), 20_000, 'the refusal');
     expect(refused).toMatchObject({
@@ -247,7 +251,7 @@ describe('governance: raw approve and deny signals', () => {
     const w = await awaitingReplay();
     const before = await refusedUnproven('update');
     const decisionToken = tokenOf(w);
-    const update = w.handle.executeUpdate(decideUpdate, { args: [{ decision: 'approve', approverKeyId: w.approver.key_id, ...(decisionToken ? { decisionToken } : {}) }] });
+    const update = w.handle.executeUpdate(decideUpdate, { args: [{ decision: 'approve', ...as(w.approver.key_id), ...(decisionToken ? { decisionToken } : {}) }] });
     const failure = await update.then(() => undefined, (err: unknown) => err);
 
     expect(failure).toBeInstanceOf(WorkflowUpdateFailedError);
@@ -261,7 +265,7 @@ describe('governance: raw approve and deny signals', () => {
 
   test('the API door signs a token for the approver it authenticated: the replay completes, and its history carries the token, never the signing key', async () => {
     const w = await awaitingReplay();
-    await w.handle.signal(approveSignal, { approverKeyId: w.approver.key_id });
+    await w.handle.signal(approveSignal, { ...as(w.approver.key_id) });
     await waitFor(async () => (await ledger(w.operator.key)).find((e) => e.action === 'replay.decision_refused'), 20_000, 'the refusal');
 
     expect((await t.request('POST', `/v1/replays/${w.id}/approve`, { key: w.approver.key, body: { comment: 'via the API' } })).status).toBe(202);
@@ -273,11 +277,11 @@ describe('governance: raw approve and deny signals', () => {
       objectContaining({ action: 'replay.decision_refused', actor: w.approver.key_id, details: objectContaining({ via: 'signal', attempt: 1, reason: 'invalid_token' }) }),
     ]);
     const history = historyText(await w.handle.fetchHistory());
-    expect(history).toMatch(/"decisionToken":"dt1\.\d+\.[A-Za-z0-9_-]{43}"/);
+    expect(history).toMatch(/"decisionToken":"dt2\.\d+\.[A-Za-z0-9_-]{43}"/);
     expect(history).not.toContain(t.stack.config.decisions.signingKey);
     // Neither the token nor the key reaches what the workspace reads.
-    expect(JSON.stringify(done)).not.toContain('dt1.');
-    expect(JSON.stringify(decisions)).not.toContain('dt1.');
+    expect(JSON.stringify(done)).not.toContain('dt2.');
+    expect(JSON.stringify(decisions)).not.toContain('dt2.');
   });
 
   test('on the embedded default the signing key is generated once into the data folder, readable by its owner only', () => {

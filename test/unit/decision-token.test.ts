@@ -7,6 +7,8 @@ const claims: DecisionClaims = {
   runId: 'rep_00000000000000000001',
   workflowId: 'replay:org_a:rep_00000000000000000001',
   approverKeyId: 'key_00000000000000000001',
+  approverPerson: { subject: 'alice', name: 'Alice', email: 'alice@example.net' },
+  via: 'api_key',
   decision: 'approve',
 };
 const tokens = new DecisionTokens(key);
@@ -14,7 +16,7 @@ const tokens = new DecisionTokens(key);
 describe('decision tokens', () => {
   test('a token proves the decision it was signed for until it expires', () => {
     const token = tokens.mint(claims, now);
-    expect(token).toMatch(/^dt1\.\d+\.[A-Za-z0-9_-]{43}$/);
+    expect(token).toMatch(/^dt2\.\d+\.[A-Za-z0-9_-]{43}$/);
     expect(tokens.verify(token, claims, now)).toEqual({ ok: true });
     expect(tokens.verify(token, claims, now + decisionTokenTtlMs - 1)).toEqual({ ok: true });
   });
@@ -29,6 +31,10 @@ describe('decision tokens', () => {
     ['another run', { runId: 'rep_00000000000000000002' }],
     ['another workflow', { workflowId: 'replay:org_a:rep_00000000000000000002' }],
     ['another key', { approverKeyId: 'key_00000000000000000002' }],
+    ['another person', { approverPerson: { subject: 'mallory', name: 'Alice', email: 'alice@example.net' } }],
+    ["another person's name", { approverPerson: { subject: 'alice', name: 'Mallory', email: 'alice@example.net' } }],
+    ['no person (a service key)', { approverPerson: null }],
+    ['another kind of credential', { via: 'session' }],
     ['the other decision', { decision: 'deny' }],
   ])('a token signed for %s is refused', (_name, other) => {
     const token = tokens.mint(claims, now);
@@ -41,7 +47,7 @@ describe('decision tokens', () => {
     expect(tokens.verify(`${version}.${Number(expiry) + decisionTokenTtlMs}.${mac}`, claims, now).ok).toBe(false);
   });
 
-  test.each([undefined, '', 'dt1', 'dt1.1.abc', `dt2.${now}.${'A'.repeat(43)}`, `dt1.${now}.${'A'.repeat(44)}`, 'key_00000000000000000001'])(
+  test.each([undefined, '', 'dt2', 'dt2.1.abc', `dt1.${now}.${'A'.repeat(43)}`, `dt2.${now}.${'A'.repeat(44)}`, 'key_00000000000000000001'])(
     'a missing or malformed token (%p) is refused',
     (token) => {
       expect(tokens.verify(token, claims, now).ok).toBe(false);
@@ -51,6 +57,11 @@ describe('decision tokens', () => {
   test('fields cannot be shifted from one claim into the next', () => {
     const token = tokens.mint({ ...claims, orgId: 'org', runId: `_a${claims.runId}` }, now);
     expect(tokens.verify(token, { ...claims, orgId: 'org_a', runId: claims.runId }, now).ok).toBe(false);
+  });
+
+  test('a token of the version before persons (dt1) is refused', () => {
+    const [, expiry, mac] = tokens.mint(claims, now).split('.');
+    expect(tokens.verify(`dt1.${expiry}.${mac}`, claims, now).ok).toBe(false);
   });
 
   test('a signing key shorter than 32 characters is refused', () => {

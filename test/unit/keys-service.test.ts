@@ -42,7 +42,7 @@ function keysService(opts: { newKeyHex?: () => string } = {}) {
   };
   const registry = new Registry();
   const service = new KeysService({ repo: store, audit, registry, adminApiKey: 'nta_admin_secret', now: () => clock.now, ...opts });
-  const admin = { kind: 'platform_admin', keyId: 'platform-admin' } as const;
+  const admin = { kind: 'platform_admin', keyId: 'platform-admin', person: null } as const;
   const failures = async (reason: string) =>
     (await registry.getSingleMetric('nettel_auth_failures_total')!.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
   return { service, clock, state, outage, events, admin, failures };
@@ -55,7 +55,7 @@ describe('key service', () => {
   test('a minted key authenticates as a key of its workspace with its role', async () => {
     const { service, admin } = keysService();
     const { key, record } = await service.mint(admin, { orgId: 'org_a', role: 'analyst' });
-    await expect(service.authenticate(bearer(key))).resolves.toEqual({ kind: 'workspace', keyId: record.key_id, orgId: 'org_a', role: 'analyst' });
+    await expect(service.authenticate(bearer(key))).resolves.toEqual({ kind: 'workspace', keyId: record.key_id, orgId: 'org_a', roles: ['analyst'], person: { subject: `key:${record.key_id}`, name: '', email: '' }, via: 'api_key' });
   });
 
   test('a lookup within 5 s of the last is served from the cache', async () => {
@@ -130,7 +130,7 @@ describe('key service', () => {
 
   test('the platform admin key authenticates without a store lookup', async () => {
     const { service, state } = keysService();
-    await expect(service.authenticate(bearer('nta_admin_secret'))).resolves.toEqual({ kind: 'platform_admin', keyId: 'platform-admin' });
+    await expect(service.authenticate(bearer('nta_admin_secret'))).resolves.toEqual({ kind: 'platform_admin', keyId: 'platform-admin', person: null });
     expect(state.gets).toBe(0);
   });
 

@@ -1,4 +1,4 @@
-import { permissions, roleAllows, roles } from '../../core/roles';
+import { permissions, permissionsOfRoles, roleAllows, roles, rolesAllow } from '../../core/roles';
 
 describe('roles', () => {
   test('admin holds every permission', () => {
@@ -31,5 +31,18 @@ describe('roles', () => {
 
   test('only admin manages keys', () => {
     expect(roles.filter((r) => roleAllows(r, 'keys:manage'))).toEqual(['admin']);
+  });
+
+  test('several roles allow what any one of them allows', () => {
+    expect(rolesAllow(['analyst', 'approver'], 'approve')).toBe(true);
+    expect(rolesAllow(['analyst', 'ingest'], 'approve')).toBe(false);
+  });
+
+  test('no role allows nothing', () => {
+    expect(permissions.filter((p) => rolesAllow([], p))).toEqual([]);
+  });
+
+  test("several roles' permissions are the union of each role's, in the order of the permissions", () => {
+    expect(permissionsOfRoles(['approver', 'ingest'])).toEqual(['telemetry:write', 'read', 'approve']);
   });
 });

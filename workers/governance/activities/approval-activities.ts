@@ -1,11 +1,11 @@
 import type { AuditLedger } from '../../../application/audit-ledger';
 import type { AuditEntry } from '../../../core/audit-chain';
-import type { DecisionTokens } from '../../../core/decision-token';
+import type { DecisionClaims, DecisionTokens } from '../../../core/decision-token';
 import { roleAllows } from '../../../core/roles';
 import { counter, type Registry } from '../../../observability/metrics';
 import type { KeyRecord, KeysRepo } from '../../../storage/keys-repo';
 import type { AuditHeads } from '../../../streams/audit-heads';
-import type { ApprovalActivities, ApproverRefusal, ApproverVerdict, DecisionRecord, DecisionSubject } from '../../../workflows/decision-contract';
+import type { ApprovalActivities, Approver, ApproverRefusal, ApproverVerdict, DecisionRecord, DecisionSubject } from '../../../workflows/decision-contract';
 
 export interface ApprovalActivityDeps {
   keys: KeysRepo;
@@ -42,6 +42,20 @@ export function approverVerdict(key: KeyRecord | undefined, subject: DecisionSub
   return { ok: true };
 }
 
+/** What the API signed for this decision (core/decision-token.ts). */
+export function claimsOf(subject: DecisionSubject, workflowId: string, approver: Approver, decision: DecisionClaims['decision'], detail?: string): DecisionClaims {
+  return {
+    orgId: subject.orgId,
+    runId: subject.id,
+    workflowId,
+    approverKeyId: approver.approverKeyId,
+    approverPerson: approver.approverPerson,
+    via: approver.approverVia,
+    decision,
+    ...(detail === undefined ? {} : { detail }),
+  };
+}
+
 /** The ledger entry of a decision: the one taken, or one refused. */
 export function decisionEvent(subject: DecisionSubject, record: DecisionRecord) {
   const common = { via: record.door, attempt: record.attempt, ...(record.comment ? { comment: record.comment } : {}) };
@@ -64,14 +78,15 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
   });
 
   return {
-    async checkApprover({ subject, workflowId, approverKeyId, decision, decisionToken }) {
+    async checkApprover({ subject, workflowId, approver, decision, decisionToken }) {
       // The proof first: a key id is no secret, so without a token signed for this very decision the key is not even looked up.
-      const claims = { orgId: subject.orgId, runId: subject.id, workflowId, approverKeyId, decision };
-      const proof = deps.decisionTokens.verify(decisionToken, claims, now());
+      const proof = deps.decisionTokens.verify(decisionToken, claimsOf(subject, workflowId, approver, decision), now());
       if (!proof.ok) return refused('invalid_token', proof.message);
+      // A person's token or session: the signed person is the proof (the API checked the roles when it signed).
+      if (approver.approverVia !== 'api_key') return { ok: true };
       // The key again: it may have been revoked, or have expired, since the API authenticated it.
-      const key = approverKeyId ? await deps.keys.get(approverKeyId) : undefined;
-      return approverVerdict(key, subject, approverKeyId, now());
+      const key = approver.approverKeyId ? await deps.keys.get(approver.approverKeyId) : undefined;
+      return approverVerdict(key, subject, approver.approverKeyId, now());
     },
 
     async auditDecision({ subject, record }) {

@@ -11,7 +11,8 @@ import { isActive, type MitigationLedger } from '../../../streams/mitigation-led
 import type { EventOutbox } from '../../../streams/outbox';
 import type { AutomationActivities, AutomationInput, AutomationState, ChangeInput } from '../../../workflows/automation-contract';
 import { planActions, type ActionPlannerDeps } from './action-planner';
-import { approverVerdict, createApprovalActivities, type ApprovalActivityDeps } from './approval-activities';
+import { approverVerdict, claimsOf, createApprovalActivities, type ApprovalActivityDeps } from './approval-activities';
+import { approverFrom } from '../../../core/principal';
 
 export interface AutomationActivityDeps extends ApprovalActivityDeps, ActionPlannerDeps {
   incidents: IncidentsRepo;
@@ -213,12 +214,14 @@ export function createAutomationActivities(deps: AutomationActivityDeps): Automa
 /** A withdraw or extend request's proof (an extension's minutes included) and key, checked as a decision's. */
 async function changeVerdict(deps: AutomationActivityDeps, input: AutomationInput, workflowId: string, change: 'withdraw' | 'extend', request: ChangeInput) {
   const now = (deps.now ?? Date.now)();
-  const claims = { orgId: input.orgId, runId: input.automationId, workflowId, approverKeyId: request.approverKeyId, decision: change, ...(change === 'extend' ? { detail: String(request.minutes) } : {}) };
-  const proof = deps.decisionTokens.verify(request.decisionToken, claims, now);
-  if (!proof.ok) return { ok: false as const, message: proof.message };
-  const key = request.approverKeyId ? await deps.keys.get(request.approverKeyId) : undefined;
   // Ending a mitigation early only makes things safer: the playbook's author may withdraw (every other check holds).
   const requestedBy = change === 'withdraw' ? '' : input.requestedBy;
-  const verdict = approverVerdict(key, { kind: 'automation', orgId: input.orgId, id: input.automationId, requestedBy }, request.approverKeyId, now);
+  const subject = { kind: 'automation' as const, orgId: input.orgId, id: input.automationId, requestedBy };
+  const approver = approverFrom(request);
+  const proof = deps.decisionTokens.verify(request.decisionToken, claimsOf(subject, workflowId, approver, change, change === 'extend' ? String(request.minutes) : undefined), now);
+  if (!proof.ok) return { ok: false as const, message: proof.message };
+  if (approver.approverVia !== 'api_key') return { ok: true as const };
+  const key = approver.approverKeyId ? await deps.keys.get(approver.approverKeyId) : undefined;
+  const verdict = approverVerdict(key, subject, approver.approverKeyId, now);
   return verdict.ok ? { ok: true as const } : { ok: false as const, message: verdict.message };
 }
