@@ -47,7 +47,14 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   registerDocsRoutes(publicRouter);
   if (deps.console) registerConsoleRoutes(publicRouter, deps.console);
 
-  const guard: AuthGuard = { keys: deps.keys, throttle: deps.authThrottle, trustedProxies: deps.trustedProxies, console: deps.consoleAuth };
+  const guard: AuthGuard = {
+    keys: deps.keys,
+    throttle: deps.authThrottle,
+    trustedProxies: deps.trustedProxies,
+    people: deps.people,
+    ssoRequired: (orgId) => deps.ssoRequirements.isRequired(orgId),
+    console: deps.consoleAuth,
+  };
   // The console's sign-in and session: each route checks what it needs (nothing, the session, or a key given once).
   const authRouter = new Router();
   registerAuthRoutes(authRouter, { console: deps.consoleAuth, guard, bodyLimitBytes: deps.bodyLimitBytes });

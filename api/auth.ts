@@ -1,10 +1,13 @@
 import type { Context, Next } from 'koa';
-import { AppError, forbidden } from '../core/errors';
+import { AppError, forbidden, ssoRequired, validationError } from '../core/errors';
+import { orgIdSchema } from '../core/ids';
 import { clientAddress, throttleKeyOf, type TrustedProxies } from '../core/client-address';
 import { rolesAllow, type Permission } from '../core/roles';
 import type { Principal } from '../core/principal';
 import type { AuthThrottle } from '../application/auth-throttle';
 import type { KeysService } from '../application/keys-service';
+import { isSignInFailure, looksLikeJwt, type BearerSignIn } from '../application/identity/bearer-sign-in';
+import { workspaceHeader } from '../application/identity/person-access';
 import { currentSession, type ConsoleAuth } from './session-auth';
 
 export interface AuthState {
@@ -18,6 +21,31 @@ export interface AuthGuard {
   trustedProxies: TrustedProxies;
   /** The console's sessions: a request without an Authorization header may carry the session cookie instead. */
   console?: ConsoleAuth;
+  /** People's bearer tokens (JWTs of the OpenID provider); absent when single sign-on is off. */
+  people?: BearerSignIn;
+  /** Whether the platform admin requires single sign-on of the workspace's people: then their API keys are refused. */
+  ssoRequired?: (orgId: string) => Promise<boolean>;
+}
+
+/** A person's API key in a workspace that requires single sign-on is refused; service keys, bearer tokens and sessions pass. */
+async function refuseKeysOfPeopleWhereSsoRequired(principal: Principal, guard: AuthGuard): Promise<void> {
+  if (principal.kind !== 'workspace' || principal.via !== 'api_key' || principal.person === null) return;
+  if (await guard.ssoRequired?.(principal.orgId)) throw ssoRequired(principal.orgId);
+}
+
+/** The workspace a person's bearer token asks to act in, from X-Nettel-Workspace. */
+function chosenWorkspace(ctx: Context): string | undefined {
+  const value = ctx.get(workspaceHeader);
+  if (value === '') return undefined;
+  if (!orgIdSchema.safeParse(value).success) throw validationError(`invalid ${workspaceHeader}`, [{ path: workspaceHeader, message: 'an org id: 1-64 letters, digits, _ or -' }]);
+  return value;
+}
+
+/** A person's bearer token (anything not an API key that reads as a JWT) goes to single sign-on; the rest to the keys. */
+function credentialOf(ctx: Context, guard: AuthGuard, header: string | undefined): Promise<Principal> {
+  const token = /^Bearer (\S+)$/i.exec(header?.trim() ?? '')?.[1];
+  if (guard.people && token && looksLikeJwt(token)) return guard.people.authenticate(token, chosenWorkspace(ctx));
+  return guard.keys.authenticate(header);
 }
 
 /**
@@ -30,7 +58,12 @@ export async function principalFromRequest(ctx: Context, guard: AuthGuard): Prom
   const header = ctx.get('authorization') || undefined;
   if (!header && guard.console) {
     const session = await currentSession(ctx, guard.console);
-    if (session) return guard.console.principals.principalOf(session);
+    if (session) {
+      // A key session is the key: where single sign-on is required, a person's key is refused through the console too.
+      const principal = await guard.console.principals.principalOf(session);
+      await refuseKeysOfPeopleWhereSsoRequired(principal, guard);
+      return principal;
+    }
   }
   return principalFromHeader(ctx, guard, header);
 }
@@ -44,12 +77,16 @@ export async function principalFromRequest(ctx: Context, guard: AuthGuard): Prom
  */
 export async function principalFromHeader(ctx: Context, guard: AuthGuard, header: string | undefined): Promise<Principal> {
   try {
-    return await guard.keys.authenticate(header);
+    const principal = await credentialOf(ctx, guard, header);
+    await refuseKeysOfPeopleWhereSsoRequired(principal, guard);
+    return principal;
   } catch (err) {
     if (err instanceof AppError && err.code === 'UNAUTHORIZED') {
-      const client = throttleKeyOf(clientAddress(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for') || undefined, guard.trustedProxies));
+      const address = clientAddress(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for') || undefined, guard.trustedProxies);
+      const client = throttleKeyOf(address);
       guard.throttle.check(client);
       guard.throttle.recordFailure(client);
+      if (isSignInFailure(err)) await guard.people?.recordFailure(err, address);
     }
     throw err;
   }

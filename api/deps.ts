@@ -14,6 +14,8 @@ import type { ReplayService } from '../application/replay-service';
 import type { WebhookService } from '../application/webhook-service';
 import type { GroupMappingsService } from '../application/identity/group-mappings-service';
 import type { SsoRequirements } from '../application/identity/sso-requirements';
+import type { BearerSignIn } from '../application/identity/bearer-sign-in';
+import type { PersonAccess } from '../application/identity/person-access';
 import type { TrustedProxies } from '../core/client-address';
 import type { ConsoleAuth } from './session-auth';
 import type { Logger } from '../observability/logger';
@@ -61,6 +63,10 @@ export interface ApiDeps {
   /** Single sign-on: each workspace's group mappings, and whether the platform admin requires single sign-on of its people. */
   groupMappings: GroupMappingsService;
   ssoRequirements: SsoRequirements;
+  /** What a signed-in person holds, from their groups (the console's sessions use it too). */
+  personAccess: PersonAccess;
+  /** People's bearer tokens; absent when single sign-on is off (OIDC_ISSUER_URL unset). */
+  people?: BearerSignIn;
   /** Engines this process talks to. */
   engines: HealthProbe[];
   /** The long-running loops of this process's roles (stream workers, Temporal worker). */

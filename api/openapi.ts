@@ -42,7 +42,7 @@ const retryAfter = { 'Retry-After': { description: 'seconds until a retry may su
 const errorText: Record<number, string> = {
   400: 'VALIDATION_ERROR: a bad field, parameter, cursor or body (`details` names each)',
   401: 'UNAUTHORIZED: a missing, invalid, expired or revoked key',
-  403: 'FORBIDDEN: the key lacks the permission (or POLICY_DENIED: a policy blocks the replay)',
+  403: 'FORBIDDEN: the key lacks the permission (or POLICY_DENIED: a policy blocks the replay; SSO_REQUIRED: a personal key in a workspace that requires single sign-on)',
   404: 'NOT_FOUND: an id the workspace does not have',
   409: "CONFLICT: the change conflicts with the object's state",
   413: 'PAYLOAD_TOO_LARGE: the body, inflated, is over BODY_LIMIT_BYTES',

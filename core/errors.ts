@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'VALIDATION_ERROR'
   | 'UNAUTHORIZED'
   | 'FORBIDDEN'
+  | 'SSO_REQUIRED'
   | 'POLICY_DENIED'
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
@@ -26,6 +27,7 @@ const statusOfCode: Record<ErrorCode, number> = {
   VALIDATION_ERROR: 400,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
+  SSO_REQUIRED: 403,
   POLICY_DENIED: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
@@ -75,6 +77,9 @@ export const unauthorized = (message = 'missing or invalid API key') => new AppE
 export const forbidden = (message: string) => new AppError('FORBIDDEN', message);
 export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} not found`);
 export const conflict = (message: string) => new AppError('CONFLICT', message);
+/** A person's API key in a workspace that requires single sign-on of its people. */
+export const ssoRequired = (orgId: string) =>
+  new AppError('SSO_REQUIRED', `workspace ${orgId} requires single sign-on of its people: sign in with single sign-on (a bearer token of the OpenID provider, or the console) instead of a personal API key`);
 export const policyDenied = (message: string) => new AppError('POLICY_DENIED', message);
 
 /** An engine (NATS, ClickHouse, Temporal) could not serve the request; the client may retry. */

@@ -23,6 +23,16 @@ export const hasIdForm = (prefix: IdPrefix, value: string) => value.length === p
 export const orgIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'org_id is 1-64 letters, digits, _ or -');
 
 /**
+ * The ledger of the platform's own events, which name no workspace for sure
+ * (a refused sign-in: its token's claims are not to be trusted). The platform
+ * admin reads it as `GET /v1/audit?org_id=_platform`; no workspace may take the id.
+ */
+export const platformLedgerOrgId = '_platform';
+
+/** An org id a workspace may have: any but the platform ledger's. */
+export const workspaceOrgIdSchema = orgIdSchema.refine((id) => id !== platformLedgerOrgId, `${platformLedgerOrgId} is the platform's ledger, not a workspace`);
+
+/**
  * Event ids of accepted records: `evt_`, the 16 hex digits of the request (or
  * collected batch) and the record's index in 6 hex digits. The rows of one
  * request share their first `requestPrefixLength` characters, which lets the

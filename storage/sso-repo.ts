@@ -28,11 +28,14 @@ export class SsoRepo {
   /** The newest version of every workspace that has one: what person-access looks groups up in. */
   async currentMappings(): Promise<Map<string, VersionedGroupMappings>> {
     const rows = await this.ch.query<Record<string, unknown>>(
-      `SELECT org_id, max(version) AS version, argMax(mappings, version) AS mappings,
-              argMax(created_at, version) AS created_at, argMax(actor, version) AS actor
+      // Aliases unlike the columns: an alias named as a column would stand for the aggregate inside the others.
+      `SELECT org_id, max(version) AS latest, argMax(mappings, version) AS latest_mappings,
+              argMax(created_at, version) AS latest_created_at, argMax(actor, version) AS latest_actor
        FROM ${this.ch.database}.sso_group_mappings GROUP BY org_id`,
     );
-    return new Map(rows.map((r) => [String(r.org_id), versionOf(r)]));
+    return new Map(
+      rows.map((r) => [String(r.org_id), versionOf({ version: r.latest, mappings: r.latest_mappings, created_at: r.latest_created_at, actor: r.latest_actor })]),
+    );
   }
 
   async putMappings(orgId: string, v: VersionedGroupMappings): Promise<void> {

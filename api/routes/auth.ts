@@ -117,6 +117,8 @@ async function openKeySession(ctx: Context, deps: AuthRouteDeps): Promise<void> 
   }
   const body = parseOrThrow(keySessionBody, (await readBody(ctx, { limitBytes: deps.bodyLimitBytes, accept: ['json'] }))!.value, 'key session');
   const principal = await principalFromHeader(ctx, deps.guard, `Bearer ${body.key}`);
+  // A person's bearer token is no key: people open their session through the provider (GET /auth/login).
+  if (principal.kind === 'workspace' && principal.via !== 'api_key') throw validationError('key: an API key; people sign in with single sign-on', [{ path: 'key', message: 'an API key (ntk_…)' }]);
   const orgId = principal.kind === 'workspace' ? principal.orgId : null;
   const { id, record } = await deps.console.sessions.open({ kind: 'key', keyId: principal.keyId, keyCheck: deps.guard.keys.keyCheckOf(body.key), orgId });
   setSessionCookie(ctx, deps.console, id);

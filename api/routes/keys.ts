@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import { z } from 'zod';
-import { orgIdSchema } from '../../core/ids';
+import { orgIdSchema, workspaceOrgIdSchema } from '../../core/ids';
 import { isRole, roles } from '../../core/roles';
 import { isoOrNull } from '../../core/time';
 import type { KeyRecord } from '../../storage/keys-repo';
@@ -12,7 +12,7 @@ import { knownIdForm, parseOrThrow, pathParam, singleQuery } from '../validation
 
 export const mintSchema = z
   .object({
-    org_id: orgIdSchema.optional(),
+    org_id: workspaceOrgIdSchema.optional(),
     role: z.enum(roles).optional(),
     name: z.string().max(200).optional(),
     expires_in_seconds: z.number().int().min(1).max(10 * 365 * 86400).optional(),

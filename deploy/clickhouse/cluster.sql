@@ -379,3 +379,13 @@ CREATE TABLE IF NOT EXISTS nettel.automations ON CLUSTER '{cluster}' (
   status String, requested_by String, requested_at Int64, updated_at Int64, approvals String, actions String,
   error String, decision_deadline Int64, approval_policies String, version UInt64
   ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.automations', '{replica}', version) ORDER BY (org_id, automation_id);
+
+-- 0022_single_sign_on
+CREATE TABLE IF NOT EXISTS nettel.sso_group_mappings ON CLUSTER '{cluster}' (
+  org_id String, version UInt64, mappings String, created_at Int64, actor String
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.sso_group_mappings', '{replica}') ORDER BY (org_id, version);
+
+-- 0022_single_sign_on
+CREATE TABLE IF NOT EXISTS nettel.sso_requirements ON CLUSTER '{cluster}' (
+  org_id String, required UInt8, version UInt64, updated_at Int64, actor String
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.sso_requirements', '{replica}', version) ORDER BY org_id;

@@ -8,6 +8,8 @@ import { Correlator } from '../../application/correlator';
 import { DetectionRulesService } from '../../application/detection-rules-service';
 import { CurrentMappingsCache, GroupMappingsService } from '../../application/identity/group-mappings-service';
 import { PersonAccess } from '../../application/identity/person-access';
+import { BearerSignIn } from '../../application/identity/bearer-sign-in';
+import { TokenVerifier } from '../../application/identity/token-verifier';
 import { SsoRequirements } from '../../application/identity/sso-requirements';
 import { ExporterService, type WithLock } from '../../application/exporter-service';
 import { IncidentService } from '../../application/incident-service';
@@ -57,12 +59,17 @@ function engineProbes(a: Adapters): HealthProbe[] {
 }
 
 /** Single sign-on: the group mappings, what they grant a person, and the platform admin's requirement. */
-function identityServices(a: Adapters, audit: AuditLedger, withLock: WithLock) {
+function identityServices(config: Config, a: Adapters, audit: AuditLedger, withLock: WithLock) {
   const repo = new SsoRepo(a.clickhouse);
   const mappings = new CurrentMappingsCache({ repo });
+  const personAccess = new PersonAccess({ mappings });
+  const people = config.oidc
+    ? new BearerSignIn({ issuer: config.oidc.issuerUrl, verifier: new TokenVerifier(config.oidc), access: personAccess, audit, registry: a.registry, log: a.log })
+    : undefined;
   return {
     groupMappings: new GroupMappingsService({ repo, cache: mappings, audit, withLock }),
-    personAccess: new PersonAccess({ mappings }),
+    personAccess,
+    people,
     ssoRequirements: new SsoRequirements({ repo, audit, withLock }),
   };
 }
@@ -89,7 +96,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
   });
   const revocations = new KeyRevocations({ nats: a.nats, prefix: config.nats.prefix, log: a.log, onRevoked: (keyId) => keys.revokedElsewhere(keyId) });
   return {
-    ...identityServices(a, audit, withLock),
+    ...identityServices(config, a, audit, withLock),
     audit,
     keys,
     revocations,

@@ -100,10 +100,18 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-export async function startTestOidcProvider(options: TestOidcProviderOptions): Promise<TestOidcProvider> {
-  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-oidc-'));
-  const settingsFile = path.join(folder, 'settings.json');
-  const client = {
+interface ProviderClient {
+  client_id: string;
+  client_secret: string;
+  redirect_uris: string[];
+  post_logout_redirect_uris: string[];
+  grant_types: string[];
+  response_types: string[];
+  token_endpoint_auth_method: string;
+}
+
+function clientOf(options: TestOidcProviderOptions): ProviderClient {
+  return {
     client_id: `nettel-${randomBytes(3).toString('hex')}`,
     client_secret: randomBytes(24).toString('base64url'),
     redirect_uris: options.redirectUris ?? ['http://127.0.0.1/auth/callback'],
@@ -112,66 +120,106 @@ export async function startTestOidcProvider(options: TestOidcProviderOptions): P
     response_types: ['code'],
     token_endpoint_auth_method: 'client_secret_basic',
   };
-  const audience = options.audience ?? 'https://api.nettel.test';
-  let keys = [await newSigningKey()];
-  let port = 0;
-  const writeSettings = async () => {
+}
+
+/** The provider process and what the test needs of it; `restart` keeps its port, so its issuer stays. */
+class ProviderProcess implements TestOidcProvider {
+  private readonly folder = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-oidc-'));
+  private readonly settingsFile = path.join(this.folder, 'settings.json');
+  private readonly client: ProviderClient;
+  readonly audience: string;
+  private keys: SigningKey[] = [];
+  private running?: { child: ChildProcess; issuer: string };
+
+  constructor(private readonly options: TestOidcProviderOptions) {
+    this.client = clientOf(options);
+    this.audience = options.audience ?? 'https://api.nettel.test';
+  }
+
+  get issuer(): string {
+    return this.running!.issuer;
+  }
+  get clientId(): string {
+    return this.client.client_id;
+  }
+  get clientSecret(): string {
+    return this.client.client_secret;
+  }
+  get redirectUris(): string[] {
+    return this.client.redirect_uris;
+  }
+  get signingKey(): SigningKey {
+    return this.keys[0]!;
+  }
+
+  async start(): Promise<void> {
+    this.keys = [await newSigningKey()];
+    await this.writeSettings(0);
+    this.running = await spawnProvider(this.settingsFile);
+  }
+
+  tokensFor(subject: string): Promise<PersonTokens> {
+    return signInOverHttp({ issuer: this.issuer, clientId: this.clientId, clientSecret: this.clientSecret, redirectUri: this.redirectUris[0]!, subject });
+  }
+
+  signToken(subject: string, overrides: JWTPayload = {}, options: { key?: SigningKey; header?: Record<string, unknown> } = {}): Promise<string> {
+    const key = options.key ?? this.signingKey;
+    const now = Math.floor(Date.now() / 1000);
+    const user = this.options.users.find((u) => u.subject === subject);
+    const claims: JWTPayload = {
+      iss: this.issuer,
+      aud: this.audience,
+      sub: subject,
+      iat: now,
+      exp: now + 300,
+      jti: randomBytes(8).toString('hex'),
+      client_id: this.clientId,
+      scope: 'api',
+      ...(user ? { name: user.name, email: user.email, groups: user.groups } : {}),
+      ...overrides,
+    };
+    return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid: key.kid, ...options.header }).sign(key.privateKey);
+  }
+
+  foreignKey(kid?: string): Promise<SigningKey> {
+    return newSigningKey(kid);
+  }
+
+  async rotateKey(): Promise<SigningKey> {
+    const port = Number(new URL(this.issuer).port);
+    await stopChild(this.running!.child);
+    this.keys = [await newSigningKey(), ...this.keys];
+    await this.writeSettings(port);
+    this.running = await spawnProvider(this.settingsFile);
+    return this.signingKey;
+  }
+
+  async stop(): Promise<void> {
+    if (this.running) await stopChild(this.running.child);
+    fs.rmSync(this.folder, { recursive: true, force: true });
+  }
+
+  private async writeSettings(port: number): Promise<void> {
     const settings = {
       port,
-      keys: await Promise.all(keys.map(privateJwkOf)),
+      keys: await Promise.all(this.keys.map(privateJwkOf)),
       cookieKeys: [randomBytes(32).toString('base64url')],
-      users: options.users,
-      client,
-      audience,
-      accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? 600,
+      users: this.options.users,
+      client: this.client,
+      audience: this.audience,
+      accessTokenTtlSeconds: this.options.accessTokenTtlSeconds ?? 600,
     };
-    fs.writeFileSync(settingsFile, JSON.stringify(settings), { mode: 0o600 });
-  };
-  await writeSettings();
-  let running = await spawnProvider(settingsFile);
-  port = Number(new URL(running.issuer).port);
+    fs.writeFileSync(this.settingsFile, JSON.stringify(settings), { mode: 0o600 });
+  }
+}
 
-  const handle: TestOidcProvider = {
-    issuer: running.issuer,
-    clientId: client.client_id,
-    clientSecret: client.client_secret,
-    audience,
-    redirectUris: client.redirect_uris,
-    get signingKey() {
-      return keys[0]!;
-    },
-    tokensFor: (subject) =>
-      signInOverHttp({ issuer: handle.issuer, clientId: client.client_id, clientSecret: client.client_secret, redirectUri: client.redirect_uris[0]!, subject }),
-    async signToken(subject, overrides = {}, signOptions = {}) {
-      const key = signOptions.key ?? keys[0]!;
-      const now = Math.floor(Date.now() / 1000);
-      const user = options.users.find((u) => u.subject === subject);
-      const claims: JWTPayload = {
-        iss: handle.issuer,
-        aud: audience,
-        sub: subject,
-        iat: now,
-        exp: now + 300,
-        jti: randomBytes(8).toString('hex'),
-        client_id: client.client_id,
-        scope: 'api',
-        ...(user ? { name: user.name, email: user.email, groups: user.groups } : {}),
-        ...overrides,
-      };
-      return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid: key.kid, ...signOptions.header }).sign(key.privateKey);
-    },
-    foreignKey: (kid) => newSigningKey(kid),
-    async rotateKey() {
-      await stopChild(running.child);
-      keys = [await newSigningKey(), ...keys];
-      await writeSettings();
-      running = await spawnProvider(settingsFile);
-      return keys[0]!;
-    },
-    async stop() {
-      await stopChild(running.child);
-      fs.rmSync(folder, { recursive: true, force: true });
-    },
-  };
-  return handle;
+export async function startTestOidcProvider(options: TestOidcProviderOptions): Promise<TestOidcProvider> {
+  const provider = new ProviderProcess(options);
+  try {
+    await provider.start();
+  } catch (err) {
+    await provider.stop();
+    throw err;
+  }
+  return provider;
 }

@@ -1,0 +1,85 @@
+import { createHash } from 'node:crypto';
+import { platformLedgerOrgId } from '../../core/ids';
+import type { Person } from '../../core/person';
+import type { WorkspacePrincipal } from '../../core/principal';
+import type { Logger } from '../../observability/logger';
+import { counter, type Registry } from '../../observability/metrics';
+import type { AuditEvent } from '../audit-ledger';
+import type { PersonAccess } from './person-access';
+import { SignInFailure, type TokenVerifier } from './token-verifier';
+
+/** A JWT in compact form: three base64url parts, a JSON header first (`eyJ` is `{"`). API keys never look so. */
+const compactJwt = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/;
+
+export const looksLikeJwt = (token: string) => compactJwt.test(token);
+
+/**
+ * The stable id a person's bearer credential goes by (the principal's
+ * `keyId`, which audit entries name as actor): from the issuer and subject,
+ * so that one person is one id across tokens and no subject's text, however
+ * long or odd, becomes an id.
+ */
+export function bearerIdOf(issuer: string, person: Person): string {
+  return `bearer:${createHash('sha256').update(`${issuer}\n${person.subject}`).digest('hex').slice(0, 16)}`;
+}
+
+/**
+ * People's bearer tokens: a token of the OpenID provider, verified, becomes
+ * the person's principal in the workspace the request names (or the only one
+ * they hold), with the roles the workspace's group mappings give their groups.
+ * A refused token is counted by reason and audited as a failed sign-in in the
+ * platform's ledger (its claims name no workspace that can be trusted).
+ */
+export class BearerSignIn {
+  private readonly failures;
+  private readonly auditErrors;
+
+  constructor(
+    private readonly deps: {
+      issuer: string;
+      verifier: Pick<TokenVerifier, 'verify'>;
+      access: Pick<PersonAccess, 'accessIn'>;
+      audit: { append(event: AuditEvent): Promise<unknown> };
+      registry: Registry;
+      log: Logger;
+    },
+  ) {
+    this.failures = counter(deps.registry, { name: 'nettel_sign_in_failures_total', help: "People's tokens refused, by reason", labelNames: ['reason'] as const });
+    this.auditErrors = counter(deps.registry, { name: 'nettel_sign_in_failure_audit_errors_total', help: 'Failed sign-ins that could not be written to the audit ledger' });
+  }
+
+  /** The person's principal; 401 (a SignInFailure, counted) for a token that does not verify, 400/403 for the workspace. */
+  async authenticate(token: string, chosenWorkspace: string | undefined): Promise<WorkspacePrincipal> {
+    let verified;
+    try {
+      verified = await this.deps.verifier.verify(token);
+    } catch (err) {
+      if (isSignInFailure(err)) this.failures.inc({ reason: err.reason });
+      throw err;
+    }
+    const { orgId, roles } = await this.deps.access.accessIn(verified.groups, chosenWorkspace);
+    return { kind: 'workspace', keyId: bearerIdOf(this.deps.issuer, verified.person), orgId, roles, person: verified.person, via: 'bearer' };
+  }
+
+  /**
+   * Audits a refused token, once the failed-auth throttle let it through (so
+   * a client failing in a loop writes at most its allowance). A ledger that
+   * cannot be written is counted and logged: the answer stays 401.
+   */
+  async recordFailure(failure: SignInFailure, client: string): Promise<void> {
+    try {
+      await this.deps.audit.append({
+        orgId: platformLedgerOrgId,
+        actor: 'anonymous',
+        action: 'sign_in.failure',
+        target: failure.reason,
+        details: { via: 'bearer', reason: failure.reason, client, claimed: failure.claimed },
+      });
+    } catch (err) {
+      this.auditErrors.inc();
+      this.deps.log.warn({ err, reason: failure.reason }, 'failed sign-in not audited');
+    }
+  }
+}
+
+export const isSignInFailure = (err: unknown): err is SignInFailure => err instanceof SignInFailure;

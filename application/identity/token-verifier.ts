@@ -1,0 +1,167 @@
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors as jose, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { AppError, unavailable } from '../../core/errors';
+import { personFieldMaxLength, type Person } from '../../core/person';
+import type { OidcConfig } from './oidc.config';
+
+/** Why a person's token was refused: the label of nettel_sign_in_failures_total and the audit entry's target. */
+export type SignInFailureReason =
+  | 'malformed'
+  | 'algorithm'
+  | 'issuer'
+  | 'audience'
+  | 'expired'
+  | 'not_yet_valid'
+  | 'signature'
+  | 'unknown_key'
+  | 'no_subject'
+  | 'claims';
+
+/** What a refused token claimed, unverified and cut short: for the audit entry, never trusted. */
+export interface ClaimedIdentity {
+  iss?: string;
+  sub?: string;
+  kid?: string;
+  alg?: string;
+}
+
+/** A person's token the API refuses: 401 UNAUTHORIZED, carrying why (and what it claimed) for the metric and the audit. */
+export class SignInFailure extends AppError {
+  claimed: ClaimedIdentity = {};
+
+  constructor(readonly reason: SignInFailureReason) {
+    super('UNAUTHORIZED', reason === 'expired' ? 'the bearer token has expired: get a new one from the OpenID provider' : 'invalid bearer token');
+  }
+}
+
+/** A token that verified: who it names, and their groups as the groups claim lists them. */
+export interface VerifiedPerson {
+  person: Person;
+  groups: string[];
+}
+
+/**
+ * Asymmetric algorithms only: `none` and the HMAC ones never verify a token
+ * (an HS256 token "signed" with the provider's public key is the classic
+ * confusion), whatever the token's header asks for.
+ */
+export const allowedAlgorithms = ['RS256', 'PS256', 'ES256', 'EdDSA'];
+const maxTokenLength = 16 * 1024;
+const maxGroups = 1_000;
+const fetchTimeoutMs = 5_000;
+
+/**
+ * Verifies people's access tokens (JWTs) against the OpenID provider: its
+ * keys are found through the issuer's discovery document and fetched with
+ * jose's remote key set (kept; a key id it has not seen fetches them again,
+ * at most once per cooldown, so a rotated key is followed). The issuer,
+ * audience, expiry (with a little leeway) and algorithm are checked.
+ * Discovery happens on the first token, not at start: a provider that is
+ * down must not stop the API, whose keys keep working.
+ */
+export class TokenVerifier {
+  private keys?: Promise<JWTVerifyGetKey>;
+
+  constructor(
+    private readonly config: OidcConfig,
+    private readonly fetchJson: (url: string) => Promise<unknown> = fetchJsonWithTimeout,
+  ) {}
+
+  async verify(token: string): Promise<VerifiedPerson> {
+    if (token.length > maxTokenLength) throw new SignInFailure('malformed');
+    const keys = await this.keySet();
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, keys, {
+        issuer: this.config.issuerUrl,
+        audience: this.config.audience,
+        algorithms: allowedAlgorithms,
+        clockTolerance: this.config.clockToleranceSeconds,
+        requiredClaims: ['sub', 'exp'],
+      }));
+    } catch (err) {
+      throw withClaims(failureOf(err), token);
+    }
+    try {
+      return { person: personOf(payload), groups: groupsOf(payload[this.config.groupsClaim]) };
+    } catch (err) {
+      throw withClaims(err, token);
+    }
+  }
+
+  /** The provider's key set, found once through discovery; a failed discovery is tried again by the next token. */
+  private keySet(): Promise<JWTVerifyGetKey> {
+    if (!this.keys) {
+      const found = this.discover();
+      this.keys = found;
+      found.catch(() => {
+        if (this.keys === found) this.keys = undefined;
+      });
+    }
+    return this.keys;
+  }
+
+  private async discover(): Promise<JWTVerifyGetKey> {
+    const url = `${this.config.issuerUrl.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+    const document = (await this.fetchJson(url).catch((err: unknown) => {
+      throw unavailable('the OpenID provider', err);
+    })) as { issuer?: unknown; jwks_uri?: unknown };
+    // OpenID Connect Discovery 1.0 §4.3: the document must name the issuer it was asked for.
+    if (document?.issuer !== this.config.issuerUrl || typeof document.jwks_uri !== 'string') {
+      throw unavailable('the OpenID provider (its discovery document names another issuer, or no jwks_uri)');
+    }
+    return createRemoteJWKSet(new URL(document.jwks_uri), { cooldownDuration: this.config.jwksCooldownMs, timeoutDuration: fetchTimeoutMs });
+  }
+}
+
+async function fetchJsonWithTimeout(url: string): Promise<unknown> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(fetchTimeoutMs), headers: { accept: 'application/json' } });
+  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+  return response.json();
+}
+
+const claimReasons: Record<string, SignInFailureReason> = { iss: 'issuer', aud: 'audience', nbf: 'not_yet_valid', sub: 'no_subject', exp: 'expired' };
+
+/** A refusal of jose as the reason it stands for; a provider that cannot be reached is 503, not the token's fault. */
+function failureOf(err: unknown): AppError {
+  if (err instanceof jose.JWTExpired) return new SignInFailure('expired');
+  if (err instanceof jose.JWTClaimValidationFailed) return new SignInFailure(claimReasons[err.claim] ?? 'claims');
+  if (err instanceof jose.JOSEAlgNotAllowed) return new SignInFailure('algorithm');
+  if (err instanceof jose.JWSSignatureVerificationFailed) return new SignInFailure('signature');
+  if (err instanceof jose.JWKSNoMatchingKey || err instanceof jose.JWKSMultipleMatchingKeys) return new SignInFailure('unknown_key');
+  if (err instanceof jose.JWKSTimeout) return unavailable('the OpenID provider', err);
+  if (err instanceof jose.JOSEError) return new SignInFailure('malformed');
+  if (err instanceof AppError) return err;
+  // fetch failing to reach the provider's keys.
+  return unavailable('the OpenID provider', err);
+}
+
+const claimedText = (value: unknown) => (typeof value === 'string' ? value.slice(0, 200) : undefined);
+
+/** Notes on a refusal what the token claimed (read without trusting it), for the audit. */
+function withClaims(err: unknown, token: string): unknown {
+  if (!(err instanceof SignInFailure)) return err;
+  try {
+    const header = decodeProtectedHeader(token);
+    err.claimed = { kid: claimedText(header.kid), alg: claimedText(header.alg) };
+    const payload = decodeJwt(token);
+    err.claimed = { ...err.claimed, iss: claimedText(payload.iss), sub: claimedText(payload.sub) };
+  } catch {
+    // Not even a readable JWT: it claimed nothing.
+  }
+  return err;
+}
+
+const text = (value: unknown) => (typeof value === 'string' ? value.slice(0, personFieldMaxLength) : '');
+
+function personOf(payload: JWTPayload): Person {
+  const subject = payload.sub ?? '';
+  if (subject === '' || subject.length > personFieldMaxLength) throw new SignInFailure('no_subject');
+  return { subject, name: text(payload.name) || text(payload.preferred_username), email: text(payload.email) };
+}
+
+/** A list of strings, or one string; anything else holds no group. */
+function groupsOf(claim: unknown): string[] {
+  if (typeof claim === 'string') return [claim];
+  if (!Array.isArray(claim)) return [];
+  return claim.filter((g): g is string => typeof g === 'string' && g.length <= 256).slice(0, maxGroups);
+}
