@@ -23,14 +23,25 @@ export interface ConsoleStack {
   stop: () => Promise<void>;
 }
 
+export interface ConsoleStackOptions {
+  /**
+   * The name the console is reached by. `localhost` puts it on another site
+   * than the provider (127.0.0.1), as a real provider is: the browser then
+   * treats the provider's redirect back as a cross-site navigation.
+   */
+  host?: '127.0.0.1' | 'localhost';
+  /** More settings of the stack (its roles, above all). */
+  env?: Record<string, string>;
+}
+
 /**
  * A whole stack with single sign-on at the tests' OpenID provider: the stack
  * listens on a port chosen first, so the provider knows the console's
  * redirect URI (`<origin>/auth/callback`) and its way back after logout.
  */
-export async function startConsoleStack(users: TestUser[]): Promise<ConsoleStack> {
+export async function startConsoleStack(users: TestUser[], options: ConsoleStackOptions = {}): Promise<ConsoleStack> {
   const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
+  const origin = `http://${options.host ?? '127.0.0.1'}:${port}`;
   const provider = await startTestOidcProvider({ users, redirectUris: [`${origin}/auth/callback`], postLogoutRedirectUris: [`${origin}/`] });
   const t = await startTestStack('chdb', {
     PORT: String(port),
@@ -39,6 +50,7 @@ export async function startConsoleStack(users: TestUser[]): Promise<ConsoleStack
     OIDC_CLIENT_SECRET: provider.clientSecret,
     OIDC_REDIRECT_BASE_URL: origin,
     OIDC_AUDIENCE: provider.audience,
+    ...options.env,
   });
   const asConsole = async <T>(method: string, route: string, opts: ConsoleCall = {}) => {
     const headers: Record<string, string> = {};
