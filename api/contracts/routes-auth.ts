@@ -37,21 +37,32 @@ export const sessionAnswer = z
   })
   .meta({ title: 'ConsoleSession' });
 
-const redirect = { description: 'a redirect', headers: { Location: 'where the browser goes next' } };
+const redirect = (description: string) => ({ description, headers: { Location: 'where the browser goes next' }, schema: z.string(), contentType: 'text/plain' });
 
 /** The console's sign-in (single sign-on, or an API key given once) and its session. */
 export const authContracts: RouteContract[] = [
   {
-    method: 'get', path: '/auth/config', summary: 'Whether single sign-on is configured (what the sign-in page offers)', tag: 'Console sign-in', access: 'public',
-    responses: { 200: { description: 'the sign-in options', schema: z.object({ single_sign_on: z.boolean() }).meta({ title: 'SignInOptions' }) } },
+    method: 'get', path: '/auth/config', summary: 'What the sign-in page offers, and whether the browser is signed in already', tag: 'Console sign-in', access: 'public',
+    responses: {
+      200: {
+        description: 'the sign-in options',
+        schema: z
+          .object({
+            single_sign_on: z.boolean().meta({ description: 'whether people sign in through the OpenID provider (GET /auth/login)' }),
+            signed_in: z.boolean().meta({ description: 'whether this request carries a live console session (then GET /auth/session reads it)' }),
+          })
+          .meta({ title: 'SignInOptions' }),
+      },
+    },
   },
   {
     method: 'get', path: '/auth/login', summary: 'Starts a sign-in at the OpenID provider (authorization code with PKCE)', tag: 'Console sign-in', access: 'public',
-    responses: { 302: redirect }, errors: [400, 404, 503],
+    responses: { 302: redirect('to the provider’s authorization endpoint (the sign-in cookie is set)') }, errors: [400, 404, 503],
   },
   {
     method: 'get', path: '/auth/callback', summary: "The provider's answer: opens a session and sends the browser to the console", tag: 'Console sign-in',
-    access: 'public', query: callbackQuery, responses: { 303: redirect }, errors: [401, 403, 503],
+    access: 'public', query: callbackQuery, errors: [401, 403, 404, 503],
+    responses: { 303: redirect('to the console with the session cookie set; a browser whose sign-in failed goes to `/#/sign-in-failed?reason=…`, other clients get the error') },
   },
   {
     method: 'post', path: '/auth/key-session', summary: 'Opens a console session with an API key, given once', tag: 'Console sign-in', access: 'public',

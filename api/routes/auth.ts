@@ -37,6 +37,27 @@ async function sessionView(auth: ConsoleAuth, record: SessionRecord) {
   };
 }
 
+/** A redirect whose body says where to in plain text, whatever the client accepts (Koa's own answers HTML to browsers). */
+function redirectTo(ctx: Context, url: string, status: 302 | 303): void {
+  ctx.redirect(url);
+  ctx.status = status;
+  ctx.type = 'text/plain';
+  ctx.body = `Redirecting to ${url}`;
+}
+
+/**
+ * Whether the request carries a live session, without refusing it: the
+ * console asks before it reads the session, so a browser signed out loads the
+ * sign-in page without a 401 in its console. A stale cookie is cleared.
+ */
+async function hasSession(ctx: Context, auth: ConsoleAuth): Promise<boolean> {
+  const id = cookiesOf(ctx).get(sessionCookie);
+  if (id === undefined) return false;
+  if (isSessionSecret(id) && (await auth.sessions.find(id))) return true;
+  clearCookie(ctx, sessionCookie, 'Strict');
+  return false;
+}
+
 /** The session cookie: Strict, and kept no longer than the session's absolute time-out. */
 function setSessionCookie(ctx: Context, auth: ConsoleAuth, id: string): void {
   setCookie(ctx, sessionCookie, id, { sameSite: 'Strict', maxAgeSeconds: Math.floor(auth.sessions.limits.maxMs / 1000) });
@@ -53,7 +74,7 @@ async function startSignIn(ctx: Context, auth: ConsoleAuth): Promise<void> {
   const { url, attempt } = await singleSignOn(auth).authorizationRequest();
   const loginId = await auth.sessions.saveLogin(attempt);
   setCookie(ctx, loginCookie, loginId, { sameSite: 'Lax', maxAgeSeconds: 600 });
-  ctx.redirect(url);
+  redirectTo(ctx, url, 302);
 }
 
 /**
@@ -84,8 +105,7 @@ async function finishSignIn(ctx: Context, auth: ConsoleAuth): Promise<void> {
   const orgId = held.length === 1 ? held[0]!.orgId : null;
   const { id } = await auth.sessions.open({ kind: 'person', person: signedIn.person, groups: signedIn.groups, idToken: signedIn.idToken, orgId });
   setSessionCookie(ctx, auth, id);
-  ctx.status = 303;
-  ctx.redirect('/');
+  redirectTo(ctx, '/', 303);
 }
 
 /**
@@ -100,8 +120,7 @@ async function finishSignInOrShow(ctx: Context, auth: ConsoleAuth): Promise<void
   } catch (err) {
     if (!(err instanceof AppError) || ctx.accepts('json', 'html') !== 'html') throw err;
     auth.refusals.inc({ reason: 'sign_in_failed' });
-    ctx.status = 303;
-    ctx.redirect(`/#/sign-in-failed?reason=${encodeURIComponent(err.message)}`);
+    redirectTo(ctx, `/#/sign-in-failed?reason=${encodeURIComponent(err.message)}`, 303);
   }
 }
 
@@ -149,10 +168,9 @@ async function logout(ctx: Context, deps: AuthRouteDeps): Promise<void> {
 }
 
 export function registerAuthRoutes(router: Router, deps: AuthRouteDeps): void {
-  router.get('/auth/config', (ctx) => {
+  router.get('/auth/config', async (ctx) => {
     refuseQuery(ctx.query);
-    ctx.set('Cache-Control', 'no-cache');
-    ctx.body = { single_sign_on: Boolean(deps.console?.oidc) };
+    ctx.body = { single_sign_on: Boolean(deps.console.oidc), signed_in: await hasSession(ctx, deps.console) };
   });
   router.get('/auth/login', (ctx) => startSignIn(ctx, deps.console));
   router.get('/auth/callback', (ctx) => finishSignInOrShow(ctx, deps.console));

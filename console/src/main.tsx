@@ -91,8 +91,8 @@ function App() {
   const [session, setSession] = useState<ConsoleSession>();
   const [me, setMe] = useState<Me>();
   const [error, setError] = useState<ApiError>();
-  // The cookie (if any) is the browser's: ask the service whose session it is.
-  const check = useLoad(() => get('/auth/session'), []);
+  // The cookie (if any) is the browser's, out of the page's reach: ask the service whether it holds a session, then whose.
+  const check = useLoad(async () => ((await get('/auth/config')).signed_in ? get('/auth/session') : undefined), []);
   const adopt = (s: ConsoleSession) => {
     apiSession.adopt(s.csrf_token);
     setSession(s);

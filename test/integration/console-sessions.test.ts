@@ -57,6 +57,15 @@ describe('key sessions', () => {
     expect([me.status, me.body.key_id, me.body.org_id]).toEqual([200, analyst.key_id, analyst.org_id]);
   });
 
+  test('GET /auth/config tells a browser with a live session that it is signed in, and one with an ended session that it is not', async () => {
+    const { key } = await t.mintKey({ role: 'analyst' });
+    const { session, view } = await keySession(key);
+    expect((await asConsole('GET', '/auth/config', { session, origin: null })).body).toEqual({ single_sign_on: true, signed_in: true });
+    await asConsole('POST', '/auth/logout', { session, csrf: view.csrf_token });
+    const after = await asConsole('GET', '/auth/config', { session, origin: null });
+    expect([after.body, setCookies(after.res).get(sessionCookieName)?.value]).toEqual([{ single_sign_on: true, signed_in: false }, '']);
+  });
+
   test('a key session is opened from the console’s own origin only (no login CSRF from another site)', async () => {
     const { key } = await t.mintKey({ role: 'analyst' });
     const foreign = await asConsole<ErrorBody>('POST', '/auth/key-session', { body: { key }, origin: 'https://evil.example' });

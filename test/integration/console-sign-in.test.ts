@@ -39,8 +39,8 @@ afterAll(async () => {
 });
 
 describe('single sign-on', () => {
-  test('GET /auth/config tells the console single sign-on is configured', async () => {
-    expect((await t.request('GET', '/auth/config')).body).toEqual({ single_sign_on: true });
+  test('GET /auth/config tells the console single sign-on is configured, and that a browser without a session is signed out', async () => {
+    expect((await t.request('GET', '/auth/config')).body).toEqual({ single_sign_on: true, signed_in: false });
   });
 
   test('GET /auth/login sends the browser to the provider with PKCE (S256), state and nonce, and keeps the sign-in in a Lax HttpOnly cookie', async () => {

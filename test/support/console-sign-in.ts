@@ -8,7 +8,7 @@ export interface SetCookie {
 }
 
 /** The Set-Cookie lines of a response, by name. */
-export function setCookies(response: Response): Map<string, SetCookie> {
+export function setCookies(response: { headers: Headers }): Map<string, SetCookie> {
   const found = new Map<string, SetCookie>();
   for (const line of response.headers.getSetCookie()) {
     const [pair, ...attributes] = line.split(';').map((part) => part.trim());
