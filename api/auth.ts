@@ -5,6 +5,7 @@ import { clientAddress, throttleKeyOf, type TrustedProxies } from '../core/clien
 import { rolesAllow, type Permission } from '../core/roles';
 import type { Principal } from '../core/principal';
 import type { AuthThrottle } from '../application/auth-throttle';
+import { actingAs } from '../application/acting-person';
 import type { KeysService } from '../application/keys-service';
 import { isSignInFailure, looksLikeJwt, type BearerSignIn } from '../application/identity/bearer-sign-in';
 import { workspaceHeader } from '../application/identity/person-access';
@@ -44,7 +45,7 @@ function chosenWorkspace(ctx: Context): string | undefined {
 /** A person's bearer token (anything not an API key that reads as a JWT) goes to single sign-on; the rest to the keys. */
 function credentialOf(ctx: Context, guard: AuthGuard, header: string | undefined): Promise<Principal> {
   const token = /^Bearer (\S+)$/i.exec(header?.trim() ?? '')?.[1];
-  if (guard.people && token && looksLikeJwt(token)) return guard.people.authenticate(token, chosenWorkspace(ctx));
+  if (guard.people && token && looksLikeJwt(token)) return guard.people.authenticate(token, () => chosenWorkspace(ctx));
   return guard.keys.authenticate(header);
 }
 
@@ -94,8 +95,10 @@ export async function principalFromHeader(ctx: Context, guard: AuthGuard, header
 
 export function authenticate(guard: AuthGuard) {
   return async function authenticateRequest(ctx: Context, next: Next): Promise<void> {
-    (ctx.state as AuthState).principal = await principalFromRequest(ctx, guard);
-    await next();
+    const principal = await principalFromRequest(ctx, guard);
+    (ctx.state as AuthState).principal = principal;
+    // Audit entries the request appends name its person (application/acting-person.ts).
+    await actingAs(principal, next);
   };
 }
 

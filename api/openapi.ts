@@ -41,7 +41,7 @@ const errorRef = { $ref: '#/components/schemas/Error' };
 const retryAfter = { 'Retry-After': { description: 'seconds until a retry may succeed', schema: { type: 'integer' } } };
 const errorText: Record<number, string> = {
   400: 'VALIDATION_ERROR: a bad field, parameter, cursor or body (`details` names each)',
-  401: 'UNAUTHORIZED: a missing, invalid, expired or revoked key',
+  401: "UNAUTHORIZED: a missing, invalid, expired or revoked key, or a person's token that does not verify",
   403: 'FORBIDDEN: the key lacks the permission (or POLICY_DENIED: a policy blocks the replay; SSO_REQUIRED: a personal key in a workspace that requires single sign-on)',
   404: 'NOT_FOUND: an id the workspace does not have',
   409: "CONFLICT: the change conflicts with the object's state",
@@ -215,7 +215,13 @@ export function buildOpenApiDocument(contracts: readonly RouteContract[] = route
     components: {
       schemas: { Error: jsonSchema(errorAnswer, 'output'), ...named.byTitle },
       securitySchemes: {
-        apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'ntk_<id>_<secret>', description: "A workspace key: its role's permissions on its workspace." },
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'ntk_<id>_<secret>, or a JWT of the OpenID provider',
+          description:
+            "A workspace key: its role's permissions on its workspace. With single sign-on on, a person's access token from the OpenID provider goes here too: the roles the workspace's group mappings give the person's groups; a person holding roles in several workspaces names one in the X-Nettel-Workspace header.",
+        },
         platformAdmin: { type: 'http', scheme: 'bearer', description: 'The platform admin key (ADMIN_API_KEY): manages keys, reads any ledger by org_id, lists unknown exporters, approves exporters and prefixes; holds no workspace.' },
         consoleSession: {
           type: 'apiKey',

@@ -1,6 +1,8 @@
 import { chainEntry, chainStart, genesisHash, verifyChain, type AuditEntry, type ChainPosition, type ChainVerdict } from '../core/audit-chain';
 import { AppError, unavailable } from '../core/errors';
 import { counter, type Registry } from '../observability/metrics';
+import { isPerson, type Person } from '../core/person';
+import { personActing } from './acting-person';
 import type { AuditHead } from '../streams/audit-heads';
 
 export interface AuditEvent {
@@ -12,6 +14,31 @@ export interface AuditEvent {
   /** On what: the id of the object acted on. */
   target: string;
   details?: Record<string, unknown>;
+  /**
+   * The person behind the actor (null for a service key or the system); when absent, the person of the request
+   * being served if the actor is its credential (application/acting-person.ts). Kept in the entry's details as
+   * `actor_person`, so entries written before persons hash and verify as they did.
+   */
+  person?: Person | null;
+}
+
+/** The details key that holds the actor's person. */
+export const actorPersonKey = 'actor_person';
+
+/** The details an entry hashes: the event's, with the actor's person when one is known. */
+export function entryDetails(event: AuditEvent): string {
+  const person = event.person !== undefined ? event.person : personActing(event.actor);
+  return JSON.stringify(person === undefined ? (event.details ?? {}) : { ...event.details, [actorPersonKey]: person });
+}
+
+/** The actor's person an entry names; null when it names none (a service key, the system, or an entry written before persons). */
+export function actorPersonOf(entry: Pick<AuditEntry, 'details'>): Person | null {
+  try {
+    const person = (JSON.parse(entry.details) as Record<string, unknown>)[actorPersonKey];
+    return isPerson(person) ? person : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Where entries are kept for reading and verification (AuditRepo); unit tests hand in a plain object. */
@@ -111,7 +138,7 @@ export class AuditLedger {
           actor: event.actor,
           action: event.action,
           target: event.target,
-          details: JSON.stringify(event.details ?? {}),
+          details: entryDetails(event),
         },
         last?.hash ?? genesisHash,
         this.chainKey,

@@ -1,29 +1,25 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { AppError, forbidden, notFound, unauthorized } from '../core/errors';
+import { AppError, forbidden, notFound, unauthorized, validationError } from '../core/errors';
 import { randomId } from '../core/ids';
 import { defaultRole, type Role } from '../core/roles';
 import { platformAdmin, type Principal } from '../core/principal';
-import type { Person } from '../core/person';
+import type { KeyOwner } from '../core/person';
 import type { AuditEntry } from '../core/audit-chain';
 import type { AuditEvent } from './audit-ledger';
-import type { KeyRecord } from '../storage/keys-repo';
+import { ownerColumns, ownerOfKey, personOfKey, type KeyRecord } from '../storage/keys-repo';
 import { counter, engineErrorsCounter, type Registry } from '../observability/metrics';
 
 export type { Principal } from '../core/principal';
 
-/**
- * The person behind a key. Until keys have owners, each key is a person of
- * its own (`key:<key_id>`, named as the key): four eyes between keys, as before.
- */
-export function personOfKey(record: KeyRecord): Person | null {
-  return { subject: `key:${record.key_id}`, name: record.name, email: '' };
-}
+/** Whom a key is minted for: a person (by subject; name and email describe them), or `service`. */
+export type RequestedOwner = { subject: string; name?: string; email?: string } | 'service';
 
 export interface MintRequest {
   orgId?: string;
   role?: Role;
   name?: string;
   expiresInSeconds?: number;
+  owner?: RequestedOwner;
 }
 
 export interface MintedKey {
@@ -198,6 +194,7 @@ export class KeysService {
 
   async mint(by: Principal, request: MintRequest): Promise<MintedKey> {
     const orgId = this.orgForMint(by, request.orgId);
+    const owner = ownerForMint(by, request.owner);
     const keyHex = this.deps.newKeyHex?.() ?? randomBytes(10).toString('hex');
     const key = `ntk_${keyHex}_${randomBytes(32).toString('base64url')}`;
     const createdAt = this.now();
@@ -212,6 +209,7 @@ export class KeysService {
       revoked_at: 0,
       created_by: by.keyId,
       version: 1,
+      ...ownerColumns(owner),
     };
     await this.deps.repo.put(record);
     this.cache.delete(record.key_id);
@@ -221,7 +219,7 @@ export class KeysService {
       actor: by.keyId,
       action: 'api_key.create',
       target: record.key_id,
-      details: { role: record.role, name: record.name, expires_at: record.expires_at || null },
+      details: { role: record.role, name: record.name, expires_at: record.expires_at || null, owner: ownerOfKey(record) },
     });
     return { key, record };
   }
@@ -249,4 +247,21 @@ export class KeysService {
     await this.deps.audit.append({ orgId: record.org_id, actor: by.keyId, action: 'api_key.revoke', target: keyId });
     return revoked;
   }
+}
+
+/**
+ * Whom a new key belongs to. A person mints keys for themselves (by default)
+ * or for `service`, never for another person: four eyes between persons
+ * would mean nothing if one could mint a key in another's name. The platform
+ * admin and service keys, which stand for nobody, mint `service` keys unless
+ * they name the owner.
+ */
+export function ownerForMint(by: Principal, requested: RequestedOwner | undefined): KeyOwner {
+  if (requested === 'service') return 'service';
+  if (!by.person) return requested ? { subject: requested.subject, name: requested.name ?? '', email: requested.email ?? '' } : 'service';
+  if (!requested) return by.person;
+  if (requested.subject !== by.person.subject) {
+    throw validationError(`a person mints keys for themselves (${by.person.subject}) or for "service", never for another person (${requested.subject})`);
+  }
+  return { subject: by.person.subject, name: requested.name ?? by.person.name, email: requested.email ?? by.person.email };
 }

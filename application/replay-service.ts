@@ -1,3 +1,4 @@
+import { samePerson } from '../core/person';
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { historyOf, windowMsOf } from '../core/detection-rules';
 import type { DecisionTokens } from '../core/decision-token';
@@ -47,6 +48,7 @@ export function storedReplayInput(record: ReplayRecord): ReplayInput {
     replayId: record.replay_id,
     incidentId: record.incident_id,
     requestedBy: record.requested_by,
+    requestedByPerson: record.requested_by_person,
     requestedAt: record.requested_at,
     windowMinutes: record.window_minutes,
   };
@@ -100,6 +102,7 @@ export class ReplayService {
       incident_id: incidentId,
       status: 'queued',
       requested_by: by.keyId,
+      requested_by_person: by.person,
       requested_at: now,
       updated_at: now,
       window_minutes: window.window_minutes,
@@ -116,7 +119,7 @@ export class ReplayService {
     await this.deps.audit
       .append({ orgId, actor: by.keyId, action: 'replay.request', target: record.replay_id, details: { incident_id: incidentId } })
       .catch((err: unknown) => this.failToStart(record, err, 'the audit ledger was unavailable'));
-    const input: ReplayInput = { orgId, replayId: record.replay_id, incidentId, requestedBy: by.keyId, requestedAt: now, windowMinutes };
+    const input: ReplayInput = { orgId, replayId: record.replay_id, incidentId, requestedBy: by.keyId, requestedByPerson: by.person, requestedAt: now, windowMinutes };
     try {
       await startReplayWorkflow(this.deps.client(), this.deps.taskQueue, input);
     } catch (err) {
@@ -185,6 +188,8 @@ export class ReplayService {
     const record = await this.get(orgId, replayId, decisionDeadlineMs);
     if (record.status !== 'awaiting_approval') throw conflict(`the replay is ${record.status}, not awaiting approval`);
     if (record.requested_by === by.keyId) throw forbidden('a replay cannot be approved or denied with the key that requested it');
+    // The worker checks again (and everything else); this spares the person a round trip for the plainest case.
+    if (samePerson(record.requested_by_person, by.person)) throw forbidden('a replay cannot be approved or denied by the person who requested it, with any of their credentials');
     const client = this.deps.client();
     const workflowId = replayWorkflowId(orgId, replayId);
     const approver = approverOfPrincipal(by);

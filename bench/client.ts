@@ -23,8 +23,10 @@ export async function call<T = unknown>(
   return { status: res.status, body: parsed as T };
 }
 
+/** A key minted by the platform admin; owned by a person of its own unless `body` names the owner (four eyes compares persons). */
 export async function mintKey(base: string, adminKey: string, body: Record<string, unknown> = {}) {
-  const res = await call<{ key: string; key_id: string; org_id: string }>(base, 'POST', '/v1/api-keys', adminKey, body);
+  const owner = { subject: `bench-${Math.random().toString(36).slice(2)}` };
+  const res = await call<{ key: string; key_id: string; org_id: string }>(base, 'POST', '/v1/api-keys', adminKey, { owner, ...body });
   if (res.status !== 201) throw new Error(`mint failed: ${res.status}`);
   return res.body;
 }

@@ -24,6 +24,21 @@ export function isPerson(value: unknown): value is Person {
   return (['subject', 'name', 'email'] as const).every((f) => typeof p[f] === 'string' && p[f].length <= personFieldMaxLength) && p.subject !== '';
 }
 
+/**
+ * The person a requester stored before persons were recorded stands for: a
+ * key was a person of its own (`key:<key_id>`); anything else names nobody.
+ */
+export function personBeforeOwners(actor: string): Person | null {
+  return actor.startsWith('key_') ? { subject: `key:${actor}`, name: '', email: '' } : null;
+}
+
+/** A stored person (JSON), or what a requester stored before persons stands for. */
+export function storedPerson(json: unknown, actor: string): Person | null {
+  if (typeof json !== 'string' || json === '') return personBeforeOwners(actor);
+  const parsed: unknown = JSON.parse(json);
+  return isPerson(parsed) ? parsed : null;
+}
+
 /** Whether two persons are one: the subject names a person, names and emails only describe them. */
 export function samePerson(a: Person | null, b: Person | null): boolean {
   return a !== null && b !== null && a.subject === b.subject;

@@ -1,3 +1,4 @@
+import type { Person } from './person';
 import type { Incident } from './correlation';
 
 export const replayStatuses = ['queued', 'running', 'awaiting_approval', 'completed', 'denied', 'failed', 'expired'] as const;
@@ -8,6 +9,8 @@ export const terminalStatuses: readonly ReplayStatus[] = ['completed', 'denied',
 export interface Approval {
   decision: 'approve' | 'deny';
   approver_key_id: string;
+  /** The person who decided; absent from decisions taken before persons were recorded. */
+  person?: Person | null;
   at: number;
   comment?: string;
 }

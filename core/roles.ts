@@ -22,12 +22,18 @@ export const permissions = [
 ] as const;
 export type Permission = (typeof permissions)[number];
 
-// prefixes:manage is admin's alone: the prefixes a workspace declares bound what its mitigations may announce.
+/**
+ * `approve` and `policies:manage` never come together in one role (issue 21):
+ * whoever writes the policies that gate runs is not who approves them. Admin
+ * holds everything else; approving takes an approver role (docs/governance.md,
+ * "Roles"). prefixes:manage is admin's alone: the prefixes a workspace
+ * declares bound what its mitigations may announce.
+ */
 const grants: Record<Role, readonly Permission[]> = {
-  admin: permissions,
-  operator: ['telemetry:write', 'read', 'policies:manage', 'replays:run', 'approve', 'incidents:manage', 'audit:read', 'exporters:manage', 'webhooks:manage', 'rules:manage', 'playbooks:manage'],
+  admin: permissions.filter((p) => p !== 'approve'),
+  operator: ['telemetry:write', 'read', 'policies:manage', 'replays:run', 'incidents:manage', 'audit:read', 'exporters:manage', 'webhooks:manage', 'rules:manage', 'playbooks:manage'],
   analyst: ['read'],
-  approver: ['read', 'approve'],
+  approver: ['read', 'approve', 'audit:read'],
   ingest: ['telemetry:write'],
 };
 

@@ -1,3 +1,4 @@
+import type { Person } from './person';
 import type { Incident } from './correlation';
 import { derivedId } from './ids';
 import type { Approval, ReplayStatus } from './replay';
@@ -125,12 +126,16 @@ export function recomputeEvents(writes: readonly IncidentWrite[], stored: Readon
   return events;
 }
 
+/** A decision as clients see it: the person beside the key (null for decisions taken before persons were recorded). */
+const approvalPayload = (a: Approval) => ({ ...a, person: a.person ?? null, at: iso(a.at) });
+
 /** A replay's stored facts (epoch ms times) that clients see. */
 export interface ReplayFacts {
   replay_id: string;
   incident_id: string;
   status: ReplayStatus;
   requested_by: string;
+  requested_by_person: Person | null;
   requested_at: number;
   updated_at: number;
   window_minutes: number;
@@ -149,12 +154,13 @@ export function replayPayload(r: ReplayFacts) {
     incident_id: r.incident_id,
     status: r.status,
     requested_by: r.requested_by,
+    requested_by_person: r.requested_by_person,
     requested_at: iso(r.requested_at),
     updated_at: iso(r.updated_at),
     window_minutes: r.window_minutes,
     decision_deadline: r.decision_deadline ? iso(r.decision_deadline) : null,
     approval_policies: r.approval_policies,
-    approvals: r.approvals.map((a) => ({ ...a, at: iso(a.at) })),
+    approvals: r.approvals.map(approvalPayload),
     error: r.error,
     report: r.report,
   };
@@ -187,6 +193,7 @@ export interface AutomationFacts {
   playbook_version: number;
   status: string;
   requested_by: string;
+  requested_by_person: Person | null;
   requested_at: number;
   updated_at: number;
   decision_deadline: number | null;
@@ -207,11 +214,12 @@ export function automationPayload(a: AutomationFacts) {
     playbook_version: a.playbook_version,
     status: a.status,
     requested_by: a.requested_by,
+    requested_by_person: a.requested_by_person,
     requested_at: iso(a.requested_at),
     updated_at: iso(a.updated_at),
     decision_deadline: a.decision_deadline ? iso(a.decision_deadline) : null,
     approval_policies: a.approval_policies,
-    approvals: a.approvals.map((x) => ({ ...x, at: iso(x.at) })),
+    approvals: a.approvals.map(approvalPayload),
     error: a.error,
     actions: a.actions.map((x) => ({
       id: x.id,

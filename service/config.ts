@@ -11,6 +11,7 @@ import { natsSettings } from '../streams/nats.config';
 import { temporalSettings } from '../temporal/temporal.config';
 import { collectorSettings } from '../workers/collector/collector.config';
 import { replayReconcilerSettings } from '../workers/governance/replay-reconciler.config';
+import { approvalsSettings } from '../workers/governance/approvals.config';
 import { streamWorkerSettings } from '../workers/telemetry/stream-worker.config';
 import { processSettings, type ProcessRole } from './process.config';
 
@@ -37,6 +38,7 @@ export const componentSettings = [
   collectorSettings,
   webhooksSettings,
   replayReconcilerSettings,
+  approvalsSettings,
 ] as const;
 
 function composedShape() {
@@ -60,7 +62,8 @@ function composedShape() {
     typeof streamWorkerSettings.shape &
     typeof collectorSettings.shape &
     typeof webhooksSettings.shape &
-    typeof replayReconcilerSettings.shape;
+    typeof replayReconcilerSettings.shape &
+    typeof approvalsSettings.shape;
 }
 
 /** The environment variables the service reads: every component's, composed. */
@@ -83,6 +86,7 @@ function configOf(e: Env) {
     ...collectorSettings.configOf(e),
     ...webhooksSettings.configOf(e),
     ...replayReconcilerSettings.configOf(e),
+    ...approvalsSettings.configOf(e),
   };
 }
 

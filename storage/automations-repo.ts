@@ -1,3 +1,4 @@
+import { storedPerson, type Person } from '../core/person';
 import type { Approval } from '../core/replay';
 import type { AutomationStatus, PlannedAction } from '../core/automation-plan';
 import type { ClickHouse } from './clickhouse';
@@ -12,6 +13,8 @@ export interface AutomationRecord {
   playbook_version: number;
   status: AutomationStatus;
   requested_by: string;
+  /** The person who requested it (for a run, who wrote the playbook version it follows); null for a service key. */
+  requested_by_person: Person | null;
   requested_at: number;
   updated_at: number;
   approvals: Approval[];
@@ -24,7 +27,7 @@ export interface AutomationRecord {
   version: number;
 }
 
-const columns = `org_id, automation_id, incident_id, playbook_id, playbook_version, status, requested_by, requested_at, updated_at,
+const columns = `org_id, automation_id, incident_id, playbook_id, playbook_version, status, requested_by, requested_by_person, requested_at, updated_at,
   approvals, actions, error, decision_deadline, approval_policies, version`;
 
 const json = <T>(value: unknown, fallback: T): T => (typeof value === 'string' && value ? (JSON.parse(value) as T) : fallback);
@@ -38,6 +41,7 @@ function fromRow(r: Record<string, unknown>): AutomationRecord {
     playbook_version: Number(r.playbook_version),
     status: r.status as AutomationStatus,
     requested_by: String(r.requested_by),
+    requested_by_person: storedPerson(r.requested_by_person, String(r.requested_by)),
     requested_at: Number(r.requested_at),
     updated_at: Number(r.updated_at),
     approvals: json<Approval[]>(r.approvals, []),
@@ -57,6 +61,7 @@ export class AutomationsRepo {
       'automations',
       JSON.stringify({
         ...r,
+        requested_by_person: JSON.stringify(r.requested_by_person),
         approvals: JSON.stringify(r.approvals),
         actions: JSON.stringify(r.actions),
         error: JSON.stringify(r.error),

@@ -1,3 +1,4 @@
+import type { KeyOwner, Person } from '../core/person';
 import type { Role } from '../core/roles';
 import type { ClickHouse } from './clickhouse';
 import { int, str } from './sql';
@@ -16,9 +17,13 @@ export interface KeyRecord {
   revoked_at: number;
   created_by: string;
   version: number;
+  /** The owner's subject, `service` for a machine key; '' for a key minted before keys had owners (storage/migrations/persons.ts). */
+  owner_subject: string;
+  owner_name: string;
+  owner_email: string;
 }
 
-const columns = 'key_id, org_id, key_hash, name, role, created_at, expires_at, revoked_at, created_by, version';
+const columns = 'key_id, org_id, key_hash, name, role, created_at, expires_at, revoked_at, created_by, version, owner_subject, owner_name, owner_email';
 
 function fromRow(row: Record<string, unknown>): KeyRecord {
   return {
@@ -32,8 +37,37 @@ function fromRow(row: Record<string, unknown>): KeyRecord {
     revoked_at: Number(row.revoked_at),
     created_by: String(row.created_by),
     version: Number(row.version),
+    owner_subject: String(row.owner_subject),
+    owner_name: String(row.owner_name),
+    owner_email: String(row.owner_email),
   };
 }
+
+/**
+ * Who owns a key. A key minted before keys had owners is a person of its
+ * own, `key:<key_id>` named as the key, as four eyes between keys treated it:
+ * its holder re-mints it with an owner (docs/governance.md).
+ */
+export function ownerOfKey(record: KeyRecord): KeyOwner {
+  if (record.owner_subject === serviceOwner) return 'service';
+  if (record.owner_subject === '') return { subject: `key:${record.key_id}`, name: record.name, email: '' };
+  return { subject: record.owner_subject, name: record.owner_name, email: record.owner_email };
+}
+
+/** The person behind a key; null for a service key. */
+export function personOfKey(record: KeyRecord): Person | null {
+  const owner = ownerOfKey(record);
+  return owner === 'service' ? null : owner;
+}
+
+/** The owner columns of a key owned by `owner`. */
+export function ownerColumns(owner: KeyOwner): Pick<KeyRecord, 'owner_subject' | 'owner_name' | 'owner_email'> {
+  return owner === 'service'
+    ? { owner_subject: serviceOwner, owner_name: '', owner_email: '' }
+    : { owner_subject: owner.subject, owner_name: owner.name, owner_email: owner.email };
+}
+
+const serviceOwner = 'service';
 
 export class KeysRepo {
   constructor(private readonly ch: ClickHouse) {}

@@ -6,6 +6,7 @@ import { detectionRulesMigrations } from './migrations/detection-rules';
 import { exporterMigrations } from './migrations/exporters';
 import { flowFieldMigrations } from './migrations/flow-fields';
 import { governanceMigrations } from './migrations/governance';
+import { personMigrations } from './migrations/persons';
 import type { Migration, MigrationContext, Retention } from './migrations/migration';
 import { platformMigrations } from './migrations/platform';
 import { playbookMigrations } from './migrations/playbooks';
@@ -19,7 +20,7 @@ import { telemetryMigrations } from './migrations/telemetry';
 import { webhookMigrations } from './migrations/webhooks';
 
 /** Schema as ordered, idempotent migrations, written through the server generation's dialect. */
-export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations, ...playbookMigrations, ...automationMigrations, ...singleSignOnMigrations];
+export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations, ...playbookMigrations, ...automationMigrations, ...personMigrations, ...singleSignOnMigrations];
 
 export interface MigrateOptions {
   retention: Retention;

@@ -1,3 +1,4 @@
+import { storedPerson, type Person } from '../core/person';
 import type { Approval, ReplayStatus } from '../core/replay';
 import type { ClickHouse } from './clickhouse';
 import { int, str } from './sql';
@@ -8,6 +9,8 @@ export interface ReplayRecord {
   incident_id: string;
   status: ReplayStatus;
   requested_by: string;
+  /** The person who requested it (for a run, who wrote the playbook version it follows); null for a service key. */
+  requested_by_person: Person | null;
   requested_at: number;
   updated_at: number;
   window_minutes: number;
@@ -22,7 +25,7 @@ export interface ReplayRecord {
   version: number;
 }
 
-const columns = `org_id, replay_id, incident_id, status, requested_by, requested_at, updated_at, window_minutes, approvals,
+const columns = `org_id, replay_id, incident_id, status, requested_by, requested_by_person, requested_at, updated_at, window_minutes, approvals,
   report, error, decision_deadline, approval_policies, version`;
 
 function fromRow(r: Record<string, unknown>): ReplayRecord {
@@ -32,6 +35,7 @@ function fromRow(r: Record<string, unknown>): ReplayRecord {
     incident_id: String(r.incident_id),
     status: r.status as ReplayStatus,
     requested_by: String(r.requested_by),
+    requested_by_person: storedPerson(r.requested_by_person, String(r.requested_by)),
     requested_at: Number(r.requested_at),
     updated_at: Number(r.updated_at),
     window_minutes: Number(r.window_minutes),
@@ -52,6 +56,7 @@ export class ReplaysRepo {
       'replays',
       JSON.stringify({
         ...r,
+        requested_by_person: JSON.stringify(r.requested_by_person),
         approvals: JSON.stringify(r.approvals),
         report: JSON.stringify(r.report ?? null),
         error: JSON.stringify(r.error),

@@ -156,6 +156,7 @@ export class ApprovalGate<S extends GatedState> {
     this.state.approvals.push({
       decision: decision.decision,
       approver_key_id: decision.approverKeyId,
+      person: decision.approverPerson,
       at: decision.at,
       ...(decision.comment ? { comment: decision.comment } : {}),
     });

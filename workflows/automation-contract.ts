@@ -21,6 +21,8 @@ export interface AutomationInput {
   playbookVersion: number;
   /** The key that wrote the playbook version the run follows: the four-eyes rule's other person. */
   requestedBy: string;
+  /** The person who wrote that version (null for a service key); absent from runs started before persons: the worker asks the key's owner. */
+  requestedByPerson?: Person | null;
   requestedAt: number;
 }
 

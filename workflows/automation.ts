@@ -70,7 +70,16 @@ class AutomationRun {
   private readonly gate: ApprovalGate<AutomationState>;
 
   constructor(private readonly input: AutomationInput) {
-    this.gate = new ApprovalGate({ kind: 'automation', orgId: input.orgId, id: input.automationId, requestedBy: input.requestedBy }, this.state);
+    this.gate = new ApprovalGate(
+      {
+        kind: 'automation',
+        orgId: input.orgId,
+        id: input.automationId,
+        requestedBy: input.requestedBy,
+        ...(input.requestedByPerson === undefined ? {} : { requesterPerson: input.requestedByPerson }),
+      },
+      this.state,
+    );
   }
 
   installHandlers(): void {

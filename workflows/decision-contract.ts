@@ -18,6 +18,8 @@ export interface DecisionSubject {
   id: string;
   /** The key that asked for it (a replay's requester, the author of the playbook version a run follows): it may not decide it. */
   requestedBy: string;
+  /** The person behind `requestedBy`; absent from runs started before persons (the worker then asks the key's owner). */
+  requesterPerson?: Person | null;
 }
 
 export interface ApprovalInput {
@@ -40,9 +42,19 @@ export type DecisionDoor = 'signal' | 'update';
 /**
  * Why a decision was refused: it carries no valid decision token (none, forged, expired, or signed for another
  * run, key or decision), the key is unknown (or another workspace's), revoked, expired, lacks `approve`,
- * requested the run, or could not be checked.
+ * requested the run (the key, or the person with any credential), is a service key (no person), belongs to a person
+ * who changed a policy of the workspace within the cooldown, or could not be checked.
  */
-export type ApproverRefusal = 'invalid_token' | 'unknown_key' | 'revoked' | 'expired' | 'not_an_approver' | 'requester' | 'unverifiable';
+export type ApproverRefusal =
+  | 'invalid_token'
+  | 'unknown_key'
+  | 'revoked'
+  | 'expired'
+  | 'not_an_approver'
+  | 'requester'
+  | 'service_key'
+  | 'policy_author'
+  | 'unverifiable';
 
 export type ApproverVerdict = { ok: true } | { ok: false; reason: ApproverRefusal; message: string };
 

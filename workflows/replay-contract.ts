@@ -1,3 +1,4 @@
+import type { Person } from '../core/person';
 /**
  * What the replay workflow and its activities share: the workflow's input
  * and state, and the activities' signatures. Both sides import this module,
@@ -13,6 +14,8 @@ export interface ReplayInput {
   replayId: string;
   incidentId: string;
   requestedBy: string;
+  /** The person behind `requestedBy` (null for a service key); absent from runs started before persons: the worker asks the key's owner. */
+  requestedByPerson?: Person | null;
   requestedAt: number;
   /** Requested history window; the incident's span when absent. */
   windowMinutes?: number;

@@ -42,7 +42,10 @@ const { runReplay } = proxyActivities<ReplayActivities>({
 export async function replayWorkflow(input: ReplayInput): Promise<ReplayState> {
   const state: ReplayState = { status: 'queued', approvals: [], error: null, report: null, window_minutes: input.windowMinutes ?? 0 };
   let version = 1;
-  const gate = new ApprovalGate({ kind: 'replay', orgId: input.orgId, id: input.replayId, requestedBy: input.requestedBy }, state);
+  const gate = new ApprovalGate(
+    { kind: 'replay', orgId: input.orgId, id: input.replayId, requestedBy: input.requestedBy, ...(input.requestedByPerson === undefined ? {} : { requesterPerson: input.requestedByPerson }) },
+    state,
+  );
   setHandler(replayStatusQuery, () => state);
   setHandler(approveSignal, (raw) => gate.enqueue('approve', raw));
   setHandler(denySignal, (raw) => gate.enqueue('deny', raw));

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { personSchema } from './person-answers';
 import { roles } from '../../core/roles';
 import { webhookEventTypes } from '../../core/webhook-events';
 import { detectionRulesSchema } from '../../core/detection-rules';
@@ -32,13 +33,7 @@ export const errorAnswer = z
   .meta({ title: 'Error' });
 
 /** `{data, next_cursor}` of any list. */
-export const personSchema = z
-  .object({
-    subject: z.string().meta({ description: "the OpenID provider's `sub`; `key:<key_id>` for a key minted before keys had owners" }),
-    name: z.string().meta({ description: "'' when unknown" }),
-    email: z.string().meta({ description: "'' when unknown" }),
-  })
-  .meta({ title: 'Person' });
+export { personSchema };
 
 export const pageOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), next_cursor: nextCursor });
 
@@ -63,6 +58,9 @@ export const keyAnswer = z
     expires_at: timeOrNull,
     revoked_at: timeOrNull,
     status: z.enum(['active', 'revoked', 'expired']),
+    owner: z
+      .union([z.literal('service'), personSchema])
+      .meta({ description: "the person the key stands for, or `service` for a machine key; a key minted before owners is a person of its own (`key:<key_id>`): re-mint it with an owner" }),
   })
   .meta({ title: 'ApiKey' });
 export const mintedKeyAnswer = keyAnswer.extend({ key: z.string().meta({ description: 'ntk_<id>_<secret>, shown once' }) }).meta({ title: 'MintedApiKey' });
@@ -72,6 +70,7 @@ export const auditEntryAnswer = z
     seq: z.number().int(),
     at: time,
     actor: z.string(),
+    actor_person: personSchema.nullable().meta({ description: 'the person behind the actor; null for a service key, the system, and entries written before persons' }),
     action: z.string(),
     target: z.string(),
     details: z.unknown(),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { automationStatuses } from '../../core/automation-plan';
-import { time, timeOrNull } from './answers';
+import { personSchema, time, timeOrNull } from './answers';
 
 /** The answers of automation runs and of the mitigations they announce (see answers.ts). */
 export const actionPreview = z
@@ -24,12 +24,13 @@ export const automationAnswer = z
     playbook_id: z.string(),
     playbook_version: z.number().int(),
     status: z.enum(automationStatuses),
-    requested_by: z.string().meta({ description: 'the key that wrote the playbook version the run follows: it may not approve the run' }),
+    requested_by: z.string().meta({ description: 'the key that wrote the playbook version the run follows' }),
+    requested_by_person: personSchema.nullable().meta({ description: 'the person who wrote the playbook version the run follows (null for a service key): they may not approve the run' }),
     requested_at: time,
     updated_at: time,
     decision_deadline: timeOrNull,
     approval_policies: z.array(z.string()),
-    approvals: z.array(z.object({ decision: z.enum(['approve', 'deny']), approver_key_id: z.string(), at: time, comment: z.string().optional() })),
+    approvals: z.array(z.object({ decision: z.enum(['approve', 'deny']), approver_key_id: z.string(), person: personSchema.nullable().meta({ description: 'the person who decided; null for decisions taken before persons were recorded' }), at: time, comment: z.string().optional() })),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     actions: z.array(
       z.object({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { replayStatuses } from '../../core/replay';
-import { time, timeOrNull } from './answers';
+import { personSchema, time, timeOrNull } from './answers';
 import { actionPreview } from './automation-answers';
 
 /**
@@ -56,12 +56,13 @@ export const replayAnswer = z
     incident_id: z.string(),
     status: z.enum(replayStatuses),
     requested_by: z.string(),
+    requested_by_person: personSchema.nullable().meta({ description: 'the person who requested the replay (null for a service key): they may not decide it' }),
     requested_at: time,
     updated_at: time,
     window_minutes: z.number().int(),
     decision_deadline: timeOrNull.meta({ description: 'when the approval gate closes: set by the workflow once the replay awaits a decision, and kept after the decision (when the gate would have closed); null before' }),
     approval_policies: z.array(z.string()).meta({ description: 'the ids of the active policies that asked for approval; empty before the replay awaits a decision' }),
-    approvals: z.array(z.object({ decision: z.enum(['approve', 'deny']), approver_key_id: z.string(), at: time, comment: z.string().optional() })),
+    approvals: z.array(z.object({ decision: z.enum(['approve', 'deny']), approver_key_id: z.string(), person: personSchema.nullable().meta({ description: 'the person who decided; null for decisions taken before persons were recorded' }), at: time, comment: z.string().optional() })),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     report: replayReportAnswer.nullable().meta({ description: 'the parity report once completed, else null' }),
   })

@@ -1,3 +1,4 @@
+import { actorPersonOf } from '../../application/audit-ledger';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
@@ -38,6 +39,7 @@ function entryView(entry: AuditEntry) {
     seq: entry.seq,
     at: iso(entry.at),
     actor: entry.actor,
+    actor_person: actorPersonOf(entry),
     action: entry.action,
     target: entry.target,
     details,

@@ -3,12 +3,29 @@ import { z } from 'zod';
 import { orgIdSchema, workspaceOrgIdSchema } from '../../core/ids';
 import { isRole, roles } from '../../core/roles';
 import { isoOrNull } from '../../core/time';
-import type { KeyRecord } from '../../storage/keys-repo';
+import { ownerOfKey, type KeyRecord } from '../../storage/keys-repo';
+import { personFieldMaxLength } from '../../core/person';
 import { principalOf, requirePermission } from '../auth';
 import { readOptionalJson } from '../body';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, limitSchema, pageOf } from '../pagination';
 import { knownIdForm, parseOrThrow, pathParam, singleQuery } from '../validation';
+
+/** `service`, or a person by subject; `service` and `key:…` name no person a caller may choose (ownerOfKey reads them). */
+export const keyOwnerSchema = z.union([
+  z.literal('service'),
+  z
+    .object({
+      subject: z
+        .string()
+        .min(1)
+        .max(personFieldMaxLength)
+        .refine((s) => s !== 'service' && !s.startsWith('key:'), 'a subject is not "service" and does not start with "key:"'),
+      name: z.string().max(personFieldMaxLength).optional(),
+      email: z.string().max(personFieldMaxLength).optional(),
+    })
+    .strict(),
+]);
 
 export const mintSchema = z
   .object({
@@ -16,6 +33,7 @@ export const mintSchema = z
     role: z.enum(roles).optional(),
     name: z.string().max(200).optional(),
     expires_in_seconds: z.number().int().min(1).max(10 * 365 * 86400).optional(),
+    owner: keyOwnerSchema.optional(),
   })
   .strict();
 
@@ -36,6 +54,7 @@ function keyView(record: KeyRecord) {
     expires_at: isoOrNull(record.expires_at),
     revoked_at: isoOrNull(record.revoked_at),
     status: record.revoked_at ? 'revoked' : record.expires_at && record.expires_at <= Date.now() ? 'expired' : 'active',
+    owner: ownerOfKey(record),
   };
 }
 
@@ -49,6 +68,7 @@ export function registerKeyRoutes(router: Router, deps: ApiDeps): void {
       role: request.role,
       name: request.name,
       expiresInSeconds: request.expires_in_seconds,
+      owner: request.owner,
     });
     ctx.status = 201;
     ctx.body = { key: minted.key, ...keyView(minted.record) };

@@ -48,8 +48,12 @@ export class BearerSignIn {
     this.auditErrors = counter(deps.registry, { name: 'nettel_sign_in_failure_audit_errors_total', help: 'Failed sign-ins that could not be written to the audit ledger' });
   }
 
-  /** The person's principal; 401 (a SignInFailure, counted) for a token that does not verify, 400/403 for the workspace. */
-  async authenticate(token: string, chosenWorkspace: string | undefined): Promise<WorkspacePrincipal> {
+  /**
+   * The person's principal; 401 (a SignInFailure, counted) for a token that
+   * does not verify, then 400/403 for the workspace. `chosenWorkspace` is read
+   * only once the token verified: a stranger learns nothing of the header.
+   */
+  async authenticate(token: string, chosenWorkspace: () => string | undefined): Promise<WorkspacePrincipal> {
     let verified;
     try {
       verified = await this.deps.verifier.verify(token);
@@ -57,7 +61,7 @@ export class BearerSignIn {
       if (isSignInFailure(err)) this.failures.inc({ reason: err.reason });
       throw err;
     }
-    const { orgId, roles } = await this.deps.access.accessIn(verified.groups, chosenWorkspace);
+    const { orgId, roles } = await this.deps.access.accessIn(verified.groups, chosenWorkspace());
     return { kind: 'workspace', keyId: bearerIdOf(this.deps.issuer, verified.person), orgId, roles, person: verified.person, via: 'bearer' };
   }
 

@@ -4,6 +4,8 @@ import type { WithLock } from '../exporter-service';
 
 /** Three seconds: a requirement set through another API process applies there at most this long after. */
 const requirementCacheTtlMs = 3_000;
+/** How long a requirement read before still answers while ClickHouse cannot be reached (as keys do: ingestion goes on). */
+const staleIfErrorMs = 15 * 60_000;
 const maxCachedWorkspaces = 10_000;
 
 /**
@@ -15,8 +17,12 @@ const maxCachedWorkspaces = 10_000;
  */
 export class SsoRequirements {
   private readonly cache = new Map<string, { requirement: Promise<SsoRequirement>; fetchedAt: number }>();
+  /** The last requirement read of each workspace, kept through a failed read for `staleIfErrorMs`. */
+  private readonly lastRead = new Map<string, { requirement: SsoRequirement; readAt: number }>();
 
-  constructor(private readonly deps: { repo: SsoRepo; audit: AuditLedger; withLock: WithLock; now?: () => number }) {}
+  constructor(
+    private readonly deps: { repo: Pick<SsoRepo, 'requirement' | 'putRequirement'>; audit: Pick<AuditLedger, 'append'>; withLock: WithLock; now?: () => number },
+  ) {}
 
   private now(): number {
     return (this.deps.now ?? Date.now)();
@@ -27,16 +33,24 @@ export class SsoRequirements {
     return this.deps.repo.requirement(orgId);
   }
 
-  /** Whether people's keys are refused in the workspace; kept a few seconds. */
+  /**
+   * Whether people's keys are refused in the workspace; kept a few seconds.
+   * While ClickHouse cannot be reached, the last answer read within 15
+   * minutes stands; with none, the read's error (503) does.
+   */
   async isRequired(orgId: string): Promise<boolean> {
     const cached = this.cache.get(orgId);
     if (cached && this.now() - cached.fetchedAt < requirementCacheTtlMs) return (await cached.requirement).required;
     const requirement = this.deps.repo.requirement(orgId);
     this.remember(orgId, requirement);
-    requirement.catch(() => {
+    try {
+      return (await requirement).required;
+    } catch (err) {
       if (this.cache.get(orgId)?.requirement === requirement) this.cache.delete(orgId);
-    });
-    return (await requirement).required;
+      const last = this.lastRead.get(orgId);
+      if (last && this.now() - last.readAt < staleIfErrorMs) return last.requirement.required;
+      throw err;
+    }
   }
 
   async set(orgId: string, actor: string, required: boolean): Promise<SsoRequirement> {
@@ -54,8 +68,17 @@ export class SsoRequirements {
   }
 
   private remember(orgId: string, requirement: Promise<SsoRequirement>): void {
+    const fetchedAt = this.now();
     this.cache.delete(orgId);
-    this.cache.set(orgId, { requirement, fetchedAt: this.now() });
+    this.cache.set(orgId, { requirement, fetchedAt });
     if (this.cache.size > maxCachedWorkspaces) this.cache.delete(this.cache.keys().next().value!);
+    requirement.then(
+      (read) => {
+        this.lastRead.delete(orgId);
+        this.lastRead.set(orgId, { requirement: read, readAt: fetchedAt });
+        if (this.lastRead.size > maxCachedWorkspaces) this.lastRead.delete(this.lastRead.keys().next().value!);
+      },
+      () => undefined,
+    );
   }
 }

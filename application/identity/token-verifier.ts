@@ -48,6 +48,8 @@ export const allowedAlgorithms = ['RS256', 'PS256', 'ES256', 'EdDSA'];
 const maxTokenLength = 16 * 1024;
 const maxGroups = 1_000;
 const fetchTimeoutMs = 5_000;
+/** After a failed discovery, tokens are answered 503 at once for this long: a provider that is down is not asked by every request. */
+const discoveryRetryMs = 5_000;
 
 /**
  * Verifies people's access tokens (JWTs) against the OpenID provider: its
@@ -60,10 +62,12 @@ const fetchTimeoutMs = 5_000;
  */
 export class TokenVerifier {
   private keys?: Promise<JWTVerifyGetKey>;
+  private discoveryFailedAt = -Infinity;
 
   constructor(
     private readonly config: OidcConfig,
     private readonly fetchJson: (url: string) => Promise<unknown> = fetchJsonWithTimeout,
+    private readonly now: () => number = Date.now,
   ) {}
 
   async verify(token: string): Promise<VerifiedPerson> {
@@ -91,9 +95,11 @@ export class TokenVerifier {
   /** The provider's key set, found once through discovery; a failed discovery is tried again by the next token. */
   private keySet(): Promise<JWTVerifyGetKey> {
     if (!this.keys) {
+      if (this.now() - this.discoveryFailedAt < discoveryRetryMs) return Promise.reject(unavailable('the OpenID provider'));
       const found = this.discover();
       this.keys = found;
       found.catch(() => {
+        this.discoveryFailedAt = this.now();
         if (this.keys === found) this.keys = undefined;
       });
     }

@@ -380,12 +380,27 @@ CREATE TABLE IF NOT EXISTS nettel.automations ON CLUSTER '{cluster}' (
   error String, decision_deadline Int64, approval_policies String, version UInt64
   ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.automations', '{replica}', version) ORDER BY (org_id, automation_id);
 
--- 0022_single_sign_on
+-- 0022_key_owners
+ALTER TABLE nettel.api_keys ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS owner_subject String DEFAULT '';
+
+-- 0022_key_owners
+ALTER TABLE nettel.api_keys ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS owner_name String DEFAULT '';
+
+-- 0022_key_owners
+ALTER TABLE nettel.api_keys ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS owner_email String DEFAULT '';
+
+-- 0023_replay_requester_person
+ALTER TABLE nettel.replays ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS requested_by_person String DEFAULT '';
+
+-- 0024_automation_requester_person
+ALTER TABLE nettel.automations ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS requested_by_person String DEFAULT '';
+
+-- 0025_single_sign_on
 CREATE TABLE IF NOT EXISTS nettel.sso_group_mappings ON CLUSTER '{cluster}' (
   org_id String, version UInt64, mappings String, created_at Int64, actor String
   ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.sso_group_mappings', '{replica}') ORDER BY (org_id, version);
 
--- 0022_single_sign_on
+-- 0025_single_sign_on
 CREATE TABLE IF NOT EXISTS nettel.sso_requirements ON CLUSTER '{cluster}' (
   org_id String, required UInt8, version UInt64, updated_at Int64, actor String
   ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.sso_requirements', '{replica}', version) ORDER BY org_id;

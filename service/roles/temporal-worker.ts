@@ -6,7 +6,7 @@ import { counter } from '../../observability/metrics';
 import { AuditRepo } from '../../storage/audit-repo';
 import { AutomationsRepo } from '../../storage/automations-repo';
 import { IncidentsRepo } from '../../storage/incidents-repo';
-import { KeysRepo } from '../../storage/keys-repo';
+import { KeysRepo, personOfKey } from '../../storage/keys-repo';
 import { PoliciesRepo } from '../../storage/policies-repo';
 import { ReplayHistory } from '../../storage/replay-history';
 import { PlaybooksRepo } from '../../storage/playbooks-repo';
@@ -49,6 +49,7 @@ export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a
     policies: new PoliciesRepo(a.clickhouse),
     keys: new KeysRepo(a.clickhouse),
     decisionTokens: decisionTokensOf(config),
+    policyCooldownMinutes: config.approvals.policyCooldownMinutes,
     audit,
     heads,
     registry: a.registry,
@@ -88,7 +89,7 @@ export function temporalWorkerRole(config: Config, addresses: EngineAddresses, a
       log: a.log,
     },
   );
-  const starter = automationStarterLoop(config, a, playbooks, common.incidents);
+  const starter = automationStarterLoop(config, a, playbooks, common.incidents, common.keys);
   // The heads start before the worker runs an activity that appends, and stop after it.
   const components: Component[] = [heads, worker, reconciler, starter];
   return { components, worker, starter };
@@ -112,12 +113,16 @@ function automationActivities(config: Config, a: Adapters, playbooks: PlaybooksR
 }
 
 /** The automation starter: the triggers' durable consumer, starting a run per matching playbook. */
-function automationStarterLoop(config: Config, a: Adapters, playbooks: PlaybooksRepo, incidents: IncidentsRepo) {
+function automationStarterLoop(config: Config, a: Adapters, playbooks: PlaybooksRepo, incidents: IncidentsRepo, keys: KeysRepo) {
   const handle = automationStarter({
     prefix: config.nats.prefix,
     incidents,
     playbooks: async (orgId) => (await playbooks.latest(orgId)) ?? noPlaybooks,
     authorOf: async (orgId, playbookId, version) => playbookAuthor(await playbooks.versions(orgId, version), playbookId),
+    personOf: async (orgId, actor) => {
+      const key = await keys.get(actor);
+      return key && key.org_id === orgId ? personOfKey(key) : null;
+    },
     // Each start within 5 s: with Temporal away, the trigger is offered again rather than held.
     start: (input) => a.temporal.client.withDeadline(Date.now() + 5_000, () => startAutomationWorkflow(a.temporal.client, config.temporal.taskQueue, input)),
     registry: a.registry,

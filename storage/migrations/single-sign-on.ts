@@ -9,7 +9,7 @@ import type { Migration } from './migration';
  */
 export const singleSignOnMigrations: Migration[] = [
   {
-    id: '0022_single_sign_on',
+    id: '0025_single_sign_on',
     statements: ({ db }) => [
       `CREATE TABLE IF NOT EXISTS ${db}.sso_group_mappings (
         org_id String, version UInt64, mappings String, created_at Int64, actor String

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { startTestStack, type TestStack } from '../support/test-stack';
+import { startTestStack, type MintedTestKey, type TestStack } from '../support/test-stack';
 import type { IncidentView, Page as ListPage, ReplayRequested, ReplayView } from '../support/api-types';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
 
@@ -18,7 +18,7 @@ const chromiumArgs = ['--no-sandbox', '--disable-gpu', '--disable-background-net
 describe('the browser console', () => {
   let t: TestStack;
   let browser: Browser;
-  let keys: Record<'admin' | 'operator' | 'approver' | 'analyst', { key: string; key_id: string; org_id: string }>;
+  let keys: Record<'admin' | 'operator' | 'approver' | 'analyst', MintedTestKey>;
   let incident: IncidentView;
   let replayId: string;
 
@@ -98,7 +98,7 @@ describe('the browser console', () => {
     expect([unknown.status, unknown.body]).toEqual([404, { error: { code: 'NOT_FOUND', message: 'no route for GET /v1/nothing-here' } }]);
     expect((await t.request('GET', '/v1/console-config')).body).toEqual({ temporal_ui_url: process.env.TEST_TEMPORAL_UI_URL ?? null });
     expect((await t.request('GET', '/v1/whoami', { key: keys.approver.key })).body).toEqual({
-      kind: 'workspace', key_id: keys.approver.key_id, org_id: keys.approver.org_id, role: 'approver', roles: ['approver'], person: { subject: `key:${keys.approver.key_id}`, name: '', email: '' }, via: 'api_key', permissions: ['read', 'approve'],
+      kind: 'workspace', key_id: keys.approver.key_id, org_id: keys.approver.org_id, role: 'approver', roles: ['approver'], person: keys.approver.owner, via: 'api_key', permissions: ['read', 'approve'],
     });
   });
 

@@ -121,6 +121,9 @@ describe('API defects on chdb', () => {
 
   describe('unknown ids', () => {
     let caller: string;
+    /** Deciding takes an approver (admin does not approve): one of the caller's workspace. */
+    let approverCaller: string;
+    const callerOf = (route: IdRoute) => (/\/(approve|deny)$/.test(route.template) ? approverCaller : caller);
     const theirs = {} as Record<IdRoute['kind'], string>;
     beforeAll(async () => {
       const owner = await t.mintKey({ role: 'admin' });
@@ -134,7 +137,9 @@ describe('API defects on chdb', () => {
       expect(policy.status).toBe(201);
       theirs.policy = policy.body.id;
       theirs.key = owner.key_id;
-      caller = (await t.mintKey({ role: 'admin' })).key;
+      const admin = await t.mintKey({ role: 'admin' });
+      caller = admin.key;
+      approverCaller = (await t.mintKey({ role: 'approver', orgId: admin.org_id })).key;
     });
 
     test.each(idRoutes.map((r) => [`${r.method} ${r.template}`, r] as const))(
@@ -142,7 +147,7 @@ describe('API defects on chdb', () => {
       async (_name, route) => {
         const answers = [];
         for (const [form, id] of unknownIds(route.kind, theirs[route.kind])) {
-          const res = await t.request<unknown>(route.method, route.template.replace(':id', encodeURIComponent(id)), { key: caller, body: route.body });
+          const res = await t.request<unknown>(route.method, route.template.replace(':id', encodeURIComponent(id)), { key: callerOf(route), body: route.body });
           answers.push({ form, status: res.status, body: res.body });
         }
         expect(answers).toEqual(unknownIds(route.kind, '').map(([form]) => ({ form, status: 404, body: errorBody('NOT_FOUND') })));

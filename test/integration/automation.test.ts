@@ -8,7 +8,7 @@ import { loadConfig } from '../../service/config';
 import { automationNames } from '../../streams/names';
 import type { AuditEntryView, AutomationView, DataOf, ErrorBody, IncidentView, MitigationView, Page, ReplayView } from '../support/api-types';
 import { birdc, birdFlowTable, birdFlowTable6, birdSocket, localBird } from '../../bench/bird';
-import { startTestStack, type TestStack } from '../support/test-stack';
+import { startTestStack, type MintedTestKey, type TestStack } from '../support/test-stack';
 import { orgIs, waitForStoredCount } from '../support/stored-count';
 import { waitFor } from '../support/wait';
 
@@ -25,9 +25,11 @@ const asn = 65001;
 const discardNextHop = '192.0.2.1';
 
 interface Workspace {
-  admin: { key: string; key_id: string; org_id: string };
-  operator: { key: string; key_id: string };
-  approver: { key: string; key_id: string };
+  admin: MintedTestKey;
+  operator: MintedTestKey;
+  approver: MintedTestKey;
+  /** An approver key of the operator's own person: the playbook's author, with another key. */
+  authorApprover: MintedTestKey;
   prefixId: string;
 }
 
@@ -67,12 +69,13 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     const admin = await t.mintKey({ role: 'admin' });
     const operator = await t.mintKey({ role: 'operator', orgId: admin.org_id });
     const approver = await t.mintKey({ role: 'approver', orgId: admin.org_id });
+    const authorApprover = await t.mintKey({ role: 'approver', orgId: admin.org_id, owner: operator.owner });
     const declared = await t.request<{ id: string }>('POST', '/v1/prefixes', { key: admin.key, body: { prefix } });
     expect(declared.status).toBe(201);
     expect((await t.request('POST', `/v1/prefixes/${declared.body.id}/approve`, { key: t.adminKey })).status).toBe(200);
     if (policy) expect((await t.request('POST', '/v1/policies', { key: operator.key, body: policy })).status).toBe(201);
     expect((await t.request('PUT', '/v1/playbooks', { key: operator.key, body: { playbooks } })).status).toBe(200);
-    return { admin, operator, approver, prefixId: declared.body.id };
+    return { admin, operator, approver, authorApprover, prefixId: declared.body.id };
   }
 
   /** An incident on `service` from one BGP signal, and the automation run the playbook started for it. */
@@ -107,8 +110,10 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     expect(run.actions[1]!.preview!.top_sources.map((s) => s.src_ip)).toEqual(['203.0.113.3', '203.0.113.2', '203.0.113.1']);
     expect(await table('master4')).not.toContain('198.51.100.7/32');
 
-    // Four eyes: the operator wrote the playbook version this run follows.
-    expect((await t.request('POST', `/v1/automations/${run.automation_id}/approve`, { key: w.operator.key })).status).toBe(403);
+    // Four eyes between persons: the operator wrote the playbook version this run follows, and holds an approver key too.
+    const own = await t.request<ErrorBody>('POST', `/v1/automations/${run.automation_id}/approve`, { key: w.authorApprover.key });
+    expect([own.status, own.body.error.message]).toEqual([403, expect.stringContaining('person who wrote the playbook version') as unknown]);
+    expect(run.requested_by_person).toEqual(w.operator.owner);
     expect((await t.request('POST', `/v1/automations/${run.automation_id}/approve`, { key: w.approver.key, body: { comment: 'preview checked' } })).status).toBe(202);
     await runIn(w, run.automation_id, 'active');
     await tableUntil('master4', (text) => text.includes('198.51.100.7/32') && text.includes('(65535,666)') && text.includes('(65010,1)'), 'the blackhole route in BIRD');
@@ -125,9 +130,9 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
 
     // While a mitigation within it is announced, the workspace cannot give its prefix up.
     expect((await t.request('DELETE', `/v1/prefixes/${w.prefixId}`, { key: w.admin.key })).status).toBe(409);
-    // An extension is a decision: not by the playbook's author, and within the policy's 60 minutes counted from the start.
+    // An extension is a decision: not by the playbook's author (with any key), and within the policy's 60 minutes counted from the start.
     const extend = (key: string, minutes: number) => t.request<AutomationView & ErrorBody>('POST', `/v1/automations/${run.automation_id}/extend`, { key, body: { minutes } });
-    expect((await extend(w.operator.key, 10)).status).toBe(403);
+    expect((await extend(w.authorApprover.key, 10)).status).toBe(403);
     const tooLong = await extend(w.approver.key, 40);
     expect(tooLong.status).toBe(403);
     expect(tooLong.body.error.code).toBe('POLICY_DENIED');

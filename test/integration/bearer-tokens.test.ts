@@ -99,6 +99,11 @@ describe('people’s bearer tokens', () => {
     expect(bad.body.error.details).toEqual([expect.objectContaining({ path: 'X-Nettel-Workspace' })]);
   });
 
+  test('a token that does not verify is 401 whatever X-Nettel-Workspace says', async () => {
+    const forged = await provider.signToken('alice', {}, { key: await provider.foreignKey(provider.signingKey.kid) });
+    expect((await asPerson(forged, '/v1/whoami', { 'x-nettel-workspace': 'not an org!' })).status).toBe(401);
+  });
+
   const unsigned = (claims: Record<string, unknown>) =>
     `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`;
   const now = () => Math.floor(Date.now() / 1000);

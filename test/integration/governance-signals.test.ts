@@ -4,6 +4,7 @@ import { AuditLedger } from '../../application/audit-ledger';
 import { replayWorkflowId } from '../../application/replay-service';
 import { DecisionTokens, decisionTokenTtlMs } from '../../core/decision-token';
 import { randomId } from '../../core/ids';
+import type { Person } from '../../core/person';
 import { metricTotal } from '../support/metrics';
 import { AuditRepo } from '../../storage/audit-repo';
 import { KeysRepo } from '../../storage/keys-repo';
@@ -49,8 +50,8 @@ describe('governance: raw approve and deny signals', () => {
 
   /** A workspace with an incident, a policy that gates replays, and a replay awaiting approval. */
   async function awaitingReplay() {
-    const operator = await t.mintKey({ role: 'operator' });
-    const approver = await t.mintKey({ role: 'approver', orgId: operator.org_id });
+    const operator = await mintKey({ role: 'operator' });
+    const approver = await mintKey({ role: 'approver', orgId: operator.org_id });
     await t.request('POST', '/ingest', { key: operator.key, body: signal });
     const incident = await waitFor(async () => (await t.request<Page<IncidentView>>('GET', '/v1/incidents', { key: operator.key })).body.data[0]);
     await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'gate', requires_approval: true } });
@@ -68,8 +69,13 @@ describe('governance: raw approve and deny signals', () => {
 
   const refusedCount = () => metricTotal(t.stack.registry, 'nettel_decisions_refused_total');
 
+  /** The person behind each key minted here. */
+  const owners = new Map<string, Person | null>();
+  const mintKey = async (opts: Parameters<TestStack['mintKey']>[0]) =>
+    t.mintKey(opts).then((minted) => (owners.set(minted.key_id, minted.owner === 'service' ? null : minted.owner), minted));
+
   /** The approver a decision names for a key, as the API names it: the person behind the key. */
-  const as = (keyId: string) => ({ approverKeyId: keyId, approverPerson: { subject: `key:${keyId}`, name: '', email: '' }, approverVia: 'api_key' as const });
+  const as = (keyId: string) => ({ approverKeyId: keyId, approverPerson: owners.get(keyId) ?? null, approverVia: 'api_key' as const });
 
   /** What the API signs for a decision it authenticated: the tests sign as it does, with the stack's key. */
   const tokens = () => new DecisionTokens(t.stack.config.decisions.signingKey!);
@@ -81,20 +87,20 @@ describe('governance: raw approve and deny signals', () => {
   type Awaiting = Awaited<ReturnType<typeof awaitingReplay>>;
   const refusedSenders: Array<[string, string, (w: Awaiting) => Promise<string>]> = [
     ['the requester’s own key', 'requester', (w) => Promise.resolve(w.operator.key_id)],
-    ['a key of another workspace', 'unknown_key', async () => (await t.mintKey({ role: 'approver' })).key_id],
+    ['a key of another workspace', 'unknown_key', async () => (await mintKey({ role: 'approver' })).key_id],
     ['a key that does not exist', 'unknown_key', () => Promise.resolve('key_00000000000000000000')],
     ['a revoked approver key', 'revoked', async (w) => {
-      const revoked = await t.mintKey({ role: 'approver', orgId: w.operator.org_id });
+      const revoked = await mintKey({ role: 'approver', orgId: w.operator.org_id });
       expect((await t.request('DELETE', `/v1/api-keys/${revoked.key_id}`, { key: t.adminKey })).status).toBe(200);
       return revoked.key_id;
     }],
     ['an expired approver key', 'expired', async (w) => {
-      const expiring = await t.mintKey({ role: 'approver', orgId: w.operator.org_id, expiresInSeconds: 1 });
+      const expiring = await mintKey({ role: 'approver', orgId: w.operator.org_id, expiresInSeconds: 1 });
       // Expired once the API refuses it: the workflow's check reads the same clock.
       await waitFor(async () => ((await t.request('GET', '/v1/incidents', { key: expiring.key })).status === 401 ? true : undefined), 5_000, 'the key to expire');
       return expiring.key_id;
     }],
-    ['an analyst key (its role may not approve)', 'not_an_approver', async (w) => (await t.mintKey({ role: 'analyst', orgId: w.operator.org_id })).key_id],
+    ['an analyst key (its role may not approve)', 'not_an_approver', async (w) => (await mintKey({ role: 'analyst', orgId: w.operator.org_id })).key_id],
   ];
 
   test.each(refusedSenders)('a raw approve signal from %s, even with a token signed for it, changes nothing and is recorded as refused', async (_name, reason, keyOf) => {
@@ -140,7 +146,7 @@ describe('governance: raw approve and deny signals', () => {
         action: 'replay.approve',
         actor: w.approver.key_id,
         target: w.id,
-        details: { comment: 'checked with the NOC', via: 'signal', attempt: 1 },
+        details: { comment: 'checked with the NOC', via: 'signal', attempt: 1, actor_person: w.approver.owner },
       }),
     ]);
     await w.handle.result();
@@ -153,7 +159,7 @@ describe('governance: raw approve and deny signals', () => {
     const denied = await replayState(w.operator.key, w.id, 'denied');
     expect(denied.error).toEqual({ code: 'POLICY_DENIED', message: `Execution blocked by policy: denied by approver ${w.approver.key_id}` });
     const decisions = (await ledger(w.operator.key)).filter((e) => ['replay.approve', 'replay.deny', 'replay.decision_refused'].includes(e.action));
-    expect(decisions).toEqual([objectContaining({ action: 'replay.deny', actor: w.approver.key_id, target: w.id, details: { via: 'signal', attempt: 1 } })]);
+    expect(decisions).toEqual([objectContaining({ action: 'replay.deny', actor: w.approver.key_id, target: w.id, details: { via: 'signal', attempt: 1, actor_person: w.approver.owner } })]);
   });
 
   test('a refused raw signal leaves the replay to the valid one sent after it', async () => {
@@ -166,7 +172,7 @@ describe('governance: raw approve and deny signals', () => {
     expect(entries.filter((e) => e.action === 'replay.decision_refused')).toEqual([
       objectContaining({ actor: w.operator.key_id, details: objectContaining({ reason: 'requester', attempt: 1 }) }),
     ]);
-    expect(entries.filter((e) => e.action === 'replay.approve')).toEqual([objectContaining({ actor: w.approver.key_id, details: { via: 'signal', attempt: 2 } })]);
+    expect(entries.filter((e) => e.action === 'replay.approve')).toEqual([objectContaining({ actor: w.approver.key_id, details: { via: 'signal', attempt: 2, actor_person: w.approver.owner } })]);
   });
 
   test('a raw signal without an approver key id is refused without failing the workflow', async () => {
@@ -273,7 +279,7 @@ describe('governance: raw approve and deny signals', () => {
     expect(done.approvals).toEqual([objectContaining({ decision: 'approve', approver_key_id: w.approver.key_id, comment: 'via the API' })]);
     const decisions = (await ledger(w.operator.key)).filter((e) => ['replay.approve', 'replay.deny', 'replay.decision_refused'].includes(e.action));
     expect(decisions).toEqual([
-      objectContaining({ action: 'replay.approve', actor: w.approver.key_id, details: { comment: 'via the API', via: 'update', attempt: 2 } }),
+      objectContaining({ action: 'replay.approve', actor: w.approver.key_id, details: { comment: 'via the API', via: 'update', attempt: 2, actor_person: w.approver.owner } }),
       objectContaining({ action: 'replay.decision_refused', actor: w.approver.key_id, details: objectContaining({ via: 'signal', attempt: 1, reason: 'invalid_token' }) }),
     ]);
     const history = historyText(await w.handle.fetchHistory());

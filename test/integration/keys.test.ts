@@ -137,6 +137,33 @@ describe.each(transports)('API keys on %s', (transport) => {
     expect(res.body.error.code).toBe('FORBIDDEN');
   });
 
+  test("a key minted by a person's key is owned by that person, shown in the answer, the list and whoami", async () => {
+    const alice = { subject: `alice-${transport}-${Date.now()}`, name: 'Alice', email: 'alice@example.net' };
+    const admin = await t.mintKey({ role: 'admin', owner: alice });
+    const minted = await t.request<MintedKeyView>('POST', '/v1/api-keys', { key: admin.key, body: { role: 'approver' } });
+    expect([minted.status, minted.body.owner]).toEqual([201, alice]);
+    const listed = await t.request<Page<KeyView>>('GET', '/v1/api-keys', { key: admin.key });
+    expect(listed.body.data.find((k) => k.key_id === minted.body.key_id)?.owner).toEqual(alice);
+    const whoami = await t.request<{ person: unknown; roles: string[] }>('GET', '/v1/whoami', { key: minted.body.key });
+    expect(whoami.body).toMatchObject({ person: alice, roles: ['approver'] });
+    const audit = await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key: admin.key });
+    expect(audit.body.data.find((e) => e.target === minted.body.key_id)).toMatchObject({ action: 'api_key.create', actor: admin.key_id, actor_person: alice });
+  });
+
+  test("a person's key cannot mint a key owned by another person: 400", async () => {
+    const admin = await t.mintKey({ role: 'admin' });
+    const res = await t.request<ErrorBody>('POST', '/v1/api-keys', { key: admin.key, body: { role: 'approver', owner: { subject: 'someone-else' } } });
+    expect([res.status, res.body.error.code]).toEqual([400, 'VALIDATION_ERROR']);
+  });
+
+  test('a service key minted by a person stands for nobody', async () => {
+    const admin = await t.mintKey({ role: 'admin' });
+    const minted = await t.request<MintedKeyView>('POST', '/v1/api-keys', { key: admin.key, body: { role: 'ingest', owner: 'service' } });
+    expect(minted.body.owner).toBe('service');
+    const whoami = await t.request<{ person: unknown }>('GET', '/v1/whoami', { key: minted.body.key });
+    expect(whoami.body.person).toBeNull();
+  });
+
   test('two workspaces see only their own keys, and another workspace key is 404 to revoke', async () => {
     const a = await t.mintKey({ role: 'admin' });
     const b = await t.mintKey({ role: 'admin' });

@@ -1,4 +1,5 @@
 import { isErrorBody } from '../support/api-types';
+import { startTestOidcProvider, type TestOidcProvider } from '../support/oidc-provider';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { malformedRequests, type MalformedRequest } from '../support/malformed';
 import { rawRequest } from '../support/raw-http';
@@ -32,11 +33,15 @@ function problem(req: MalformedRequest, out: Outcome): string | undefined {
 
 describe('malformed input', () => {
   let t: TestStack;
+  let provider: TestOidcProvider;
   beforeAll(async () => {
-    t = await startTestStack('chdb');
+    // Single sign-on on: a bearer that reads as a JWT goes to the OpenID provider's keys, a door of its own.
+    provider = await startTestOidcProvider({ users: [] });
+    t = await startTestStack('chdb', { OIDC_ISSUER_URL: provider.issuer, OIDC_CLIENT_ID: provider.clientId, OIDC_AUDIENCE: provider.audience });
   });
   afterAll(async () => {
-    await t.stop();
+    await t?.stop();
+    await provider?.stop();
   });
 
   test('10,000 generated malformed requests across every endpoint all get a 4xx with the error body', async () => {

@@ -41,7 +41,7 @@ describe('replay reconciler on the real Temporal dev server', () => {
   function stranded(orgId: string, requestedBy: string, incidentId: string): ReplayRecord {
     const now = Date.now();
     return {
-      org_id: orgId, replay_id: randomId('rep'), incident_id: incidentId, status: 'queued', requested_by: requestedBy, requested_at: now,
+      org_id: orgId, replay_id: randomId('rep'), incident_id: incidentId, status: 'queued', requested_by: requestedBy, requested_by_person: null, requested_at: now,
       updated_at: now, window_minutes: 60, approvals: [], report: null, error: null, decision_deadline: null, approval_policies: [], version: 1,
     };
   }

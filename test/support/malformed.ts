@@ -32,6 +32,19 @@ const junkValues: unknown[] = [
   [], [null], {}, { a: { b: { c: {} } } }, [1, 'a', null], '1.2.3.4.5', '::::', 'NaN', '-0', 9007199254740993,
 ];
 
+/** Bearer values shaped like JWTs (what single sign-on reads as a person's token) that are none. */
+const b64 = (text: string) => Buffer.from(text).toString('base64url');
+const junkJwts = [
+  'eyJ.eyJ.',
+  `${b64('{"alg":"none"}')}.${b64('{}')}.`,
+  `${b64('{"alg":"RS256"')}.${b64('{"sub":1}')}.c2ln`,
+  `${b64('{"alg":"RS256","kid":{"a":1}}')}.${b64('[]')}.c2ln`,
+  `${b64('{"alg":"HS256"}')}.${b64('{"sub":"x","exp":1e308}')}.c2ln`,
+  `${b64('{"alg":"RS256","crit":["zip"]}')}.${b64('{"sub":"x"}')}.c2ln`,
+  `eyJ${'A'.repeat(20_000)}.eyJ.x`,
+  `${b64('{"alg":"ES256","kid":"k"}')}.${b64('"string"')}.${'A'.repeat(86)}`,
+];
+
 const badJsonTexts = ['{', '}', '[', '{"a":}', '{"a" 1}', "{'a':1}", 'undefined', 'NaN', '{"a":1,}', '[1,2,,]', '\u0000', 'nul', '{"a":"\\x"}', '"unterminated', '1 2'];
 
 /** What every case builder draws from: the seeded generator, the key, and the routes' methods. */
@@ -149,8 +162,14 @@ function headerCases(g: Generator, r: RouteInfo): Array<() => MalformedRequest> 
       method: r.method,
       path,
       headers: {
-        authorization: g.pick(['Bearer', 'Basic dXNlcjpwYXNz', `Bearer ${'a'.repeat(4000)}`, 'Bearer ntk_zz_zz', `Bearer ${g.opts.key}x`, 'bearer  ', `Token ${g.opts.key}`, `Bearer ${g.opts.key} ${g.opts.key}`]),
+        authorization: g.pick(['Bearer', 'Basic dXNlcjpwYXNz', `Bearer ${'a'.repeat(4000)}`, 'Bearer ntk_zz_zz', `Bearer ${g.opts.key}x`, 'bearer  ', `Token ${g.opts.key}`, `Bearer ${g.opts.key} ${g.opts.key}`, ...junkJwts]),
       },
+    }));
+    cases.push(() => ({
+      label: 'junk workspace header',
+      method: r.method,
+      path,
+      headers: { authorization: `Bearer ${g.pick(junkJwts)}`, 'x-nettel-workspace': g.pick(['', ' ', '../../etc', 'a'.repeat(200), 'org;drop', 'caf\u00e9', '*']) },
     }));
     cases.push(() => ({
       label: 'non-ASCII authorization',

@@ -81,18 +81,20 @@ export async function follow(jar: CookieJar, start: { response: Response; locati
   return step;
 }
 
-/**
- * Signs a person in at the provider as a browser would, without one:
- * authorization request with PKCE, the provider's login form posted with the
- * person's login, then the code exchanged at the token endpoint.
- */
-export async function signInOverHttp(request: SignInRequest): Promise<PersonTokens> {
-  const issuer = new URL(request.issuer);
+/** An authorization request with PKCE, as the console makes one: where to send the browser, and what finishing it needs. */
+export interface AuthorizationRequest {
+  url: URL;
+  verifier: string;
+  state: string;
+  tokenEndpoint: string;
+}
+
+export async function authorizationRequest(request: Omit<SignInRequest, 'subject'>): Promise<AuthorizationRequest> {
   const discovery = (await (await fetch(`${request.issuer}/.well-known/openid-configuration`)).json()) as { authorization_endpoint: string; token_endpoint: string };
   const verifier = base64url(randomBytes(32));
   const state = base64url(randomBytes(12));
-  const authorize = new URL(discovery.authorization_endpoint);
-  authorize.search = new URLSearchParams({
+  const url = new URL(discovery.authorization_endpoint);
+  url.search = new URLSearchParams({
     client_id: request.clientId,
     redirect_uri: request.redirectUri,
     response_type: 'code',
@@ -102,8 +104,28 @@ export async function signInOverHttp(request: SignInRequest): Promise<PersonToke
     state,
     nonce: base64url(randomBytes(12)),
   }).toString();
+  return { url, verifier, state, tokenEndpoint: discovery.token_endpoint };
+}
+
+/** The code the provider sent back to the redirect URI, checked against the request's state. */
+export function codeOf(callback: URL | undefined, started: AuthorizationRequest): string {
+  const code = callback?.searchParams.get('code');
+  if (!callback || !code || callback.searchParams.get('state') !== started.state) {
+    throw new Error(`the OpenID provider sent no code back: ${callback?.search ?? 'no redirect'}`);
+  }
+  return code;
+}
+
+/**
+ * Signs a person in at the provider as a browser would, without one:
+ * authorization request with PKCE, the provider's login form posted with the
+ * person's login, then the code exchanged at the token endpoint.
+ */
+export async function signInOverHttp(request: SignInRequest): Promise<PersonTokens> {
+  const issuer = new URL(request.issuer);
+  const started = await authorizationRequest(request);
   const jar = new CookieJar();
-  const loginPage = await follow(jar, await browse(jar, authorize), issuer);
+  const loginPage = await follow(jar, await browse(jar, started.url), issuer);
   const html = await loginPage.response.text();
   const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
   if (!action) throw new Error(`the OpenID provider showed no login form (${loginPage.response.status}): ${html.slice(0, 300)}`);
@@ -113,15 +135,10 @@ export async function signInOverHttp(request: SignInRequest): Promise<PersonToke
     body: new URLSearchParams({ prompt: 'login', login: request.subject, password: 'any' }).toString(),
   });
   const back = await follow(jar, submitted, issuer);
-  const callback = back.location;
-  const code = callback?.searchParams.get('code');
-  if (!callback || !code || callback.searchParams.get('state') !== state) {
-    throw new Error(`the OpenID provider sent no code back (${back.response.status}): ${callback?.search ?? (await back.response.text()).slice(0, 300)}`);
-  }
-  return exchangeCode(discovery.token_endpoint, request, code, verifier);
+  return exchangeCode(started.tokenEndpoint, request, codeOf(back.location, started), started.verifier);
 }
 
-async function exchangeCode(tokenEndpoint: string, request: SignInRequest, code: string, verifier: string): Promise<PersonTokens> {
+export async function exchangeCode(tokenEndpoint: string, request: Omit<SignInRequest, 'subject'>, code: string, verifier: string): Promise<PersonTokens> {
   const response = await fetch(tokenEndpoint, {
     method: 'POST',
     headers: {
@@ -133,4 +150,17 @@ async function exchangeCode(tokenEndpoint: string, request: SignInRequest, code:
   const body = (await response.json()) as PersonTokens & { error?: string; error_description?: string };
   if (!response.ok) throw new Error(`the token endpoint refused the code (${response.status}): ${body.error} ${body.error_description ?? ''}`);
   return body;
+}
+
+/** The provider's login page as chromium shows it (Playwright's Page, or anything that fills and clicks the same way). */
+export interface LoginPage {
+  fill(selector: string, value: string): Promise<void>;
+  click(selector: string): Promise<void>;
+}
+
+/** Signs a person in on the provider's own login page in a browser: its form takes any password for a known login. */
+export async function fillProviderLogin(page: LoginPage, subject: string): Promise<void> {
+  await page.fill('input[name="login"]', subject);
+  await page.fill('input[name="password"]', 'any');
+  await page.click('button[type="submit"]');
 }

@@ -40,12 +40,27 @@ export interface TestStack {
   /** Every log line the stack wrote, for tests that look for leaked secrets. */
   logs: string[];
   request<T = unknown>(method: string, route: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
-  mintKey(opts?: { role?: string; orgId?: string; expiresInSeconds?: number }): Promise<{ key: string; key_id: string; org_id: string }>;
+  /**
+   * A key minted by the platform admin, owned by `owner`: by default a person of its own (`person-<random>`), so
+   * two keys are two persons unless a test gives them one owner.
+   */
+  mintKey(opts?: { role?: string; orgId?: string; expiresInSeconds?: number; owner?: TestOwner }): Promise<MintedTestKey>;
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
 const uid = () => randomBytes(5).toString('hex');
+
+export type TestOwner = { subject: string; name?: string; email?: string } | 'service';
+export interface MintedTestKey {
+  key: string;
+  key_id: string;
+  org_id: string;
+  owner: { subject: string; name: string; email: string } | 'service';
+}
+
+/** A person of their own, for a test key. */
+export const testPerson = (name = 'Test Person') => ({ subject: `person-${uid()}`, name, email: '' });
 
 function testEnv(transport: Transport, dataDir: string, adminKey: string, extraEnv: Record<string, string>): Record<string, string | undefined> {
   const id = uid();
@@ -136,9 +151,10 @@ export async function startTestStack(transport: Transport, extraEnv: Record<stri
     logs,
     request,
     async mintKey(opts = {}) {
-      const res = await request<{ key: string; key_id: string; org_id: string }>('POST', '/v1/api-keys', {
+      const res = await request<MintedTestKey>('POST', '/v1/api-keys', {
         key: adminKey,
         body: {
+          owner: opts.owner ?? testPerson(),
           ...(opts.role ? { role: opts.role } : {}),
           ...(opts.orgId ? { org_id: opts.orgId } : {}),
           ...(opts.expiresInSeconds ? { expires_in_seconds: opts.expiresInSeconds } : {}),

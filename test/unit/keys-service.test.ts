@@ -2,7 +2,7 @@ import { Registry } from 'prom-client';
 import type { AuditEntry } from '../../core/audit-chain';
 import type { AuditEvent } from '../../application/audit-ledger';
 import { KeysService, type KeyStore } from '../../application/keys-service';
-import type { KeyRecord } from '../../storage/keys-repo';
+import { ownerOfKey, type KeyRecord } from '../../storage/keys-repo';
 
 /**
  * The key service over a plain-object key store and audit, with a clock the
@@ -55,7 +55,7 @@ describe('key service', () => {
   test('a minted key authenticates as a key of its workspace with its role', async () => {
     const { service, admin } = keysService();
     const { key, record } = await service.mint(admin, { orgId: 'org_a', role: 'analyst' });
-    await expect(service.authenticate(bearer(key))).resolves.toEqual({ kind: 'workspace', keyId: record.key_id, orgId: 'org_a', roles: ['analyst'], person: { subject: `key:${record.key_id}`, name: '', email: '' }, via: 'api_key' });
+    await expect(service.authenticate(bearer(key))).resolves.toEqual({ kind: 'workspace', keyId: record.key_id, orgId: 'org_a', roles: ['analyst'], person: null, via: 'api_key' });
   });
 
   test('a lookup within 5 s of the last is served from the cache', async () => {
@@ -179,5 +179,52 @@ describe('key service negative cache', () => {
     await expect(service.authenticate(bearer(key))).rejects.toThrow('ECONNREFUSED');
     state.down = false;
     await expect(service.authenticate(bearer(key))).resolves.toMatchObject({ orgId: 'org_a' });
+  });
+});
+
+describe('key owners', () => {
+  const alice = { subject: 'alice', name: 'Alice', email: 'alice@example.net' };
+  const asAlice = { kind: 'workspace', keyId: 'key_alice', orgId: 'org_a', roles: ['admin'], person: alice, via: 'api_key' } as const;
+  const asService = { ...asAlice, keyId: 'key_exporter', person: null };
+
+  test('a key minted by a person without an owner is owned by that person', async () => {
+    const { service } = keysService();
+    const { key, record } = await service.mint(asAlice, { role: 'approver' });
+    expect(ownerOfKey(record)).toEqual(alice);
+    await expect(service.authenticate(bearer(key))).resolves.toMatchObject({ person: alice, roles: ['approver'] });
+  });
+
+  test('a person may mint a service key, which stands for nobody', async () => {
+    const { service } = keysService();
+    const { key, record } = await service.mint(asAlice, { role: 'ingest', owner: 'service' });
+    expect(ownerOfKey(record)).toBe('service');
+    await expect(service.authenticate(bearer(key))).resolves.toMatchObject({ person: null });
+  });
+
+  test('a person may not mint a key owned by another person', async () => {
+    const { service } = keysService();
+    await expect(service.mint(asAlice, { role: 'approver', owner: { subject: 'bob' } })).rejects.toMatchObject({ code: 'VALIDATION_ERROR', status: 400 });
+  });
+
+  test('the platform admin mints a service key unless it names the owner', async () => {
+    const { service, admin } = keysService();
+    expect(ownerOfKey((await service.mint(admin, { orgId: 'org_a' })).record)).toBe('service');
+    expect(ownerOfKey((await service.mint(admin, { orgId: 'org_a', owner: { subject: 'bob', name: 'Bob' } })).record)).toEqual({ subject: 'bob', name: 'Bob', email: '' });
+  });
+
+  test('a service key mints a service key unless it names the owner', async () => {
+    const { service } = keysService();
+    expect(ownerOfKey((await service.mint(asService, {})).record)).toBe('service');
+  });
+
+  test('a key stored before keys had owners is a person of its own, named as the key', () => {
+    const legacy = { key_id: 'key_old', name: 'grafana', owner_subject: '', owner_name: '', owner_email: '' } as KeyRecord;
+    expect(ownerOfKey(legacy)).toEqual({ subject: 'key:key_old', name: 'grafana', email: '' });
+  });
+
+  test('minting a key audits its owner', async () => {
+    const { service, events } = keysService();
+    await service.mint(asAlice, { role: 'approver' });
+    expect(events[0]?.details).toMatchObject({ owner: alice });
   });
 });

@@ -15,7 +15,7 @@ const config: ReplayReconcilerConfig = { intervalMs: 1_000, graceMs: 15_000, fai
 
 function queued(id: string, requestedAt: number): ReplayRecord {
   return {
-    org_id: 'org_a', replay_id: id, incident_id: 'inc_1', status: 'queued', requested_by: 'key_req', requested_at: requestedAt, updated_at: requestedAt,
+    org_id: 'org_a', replay_id: id, incident_id: 'inc_1', status: 'queued', requested_by: 'key_req', requested_by_person: null, requested_at: requestedAt, updated_at: requestedAt,
     window_minutes: 12, approvals: [], report: null, error: null, decision_deadline: null, approval_policies: [], version: 1,
   };
 }
@@ -47,7 +47,7 @@ describe('replay reconciler', () => {
   test('a replay queued longer than the grace period, whose request the ledger holds, has its workflow started with its stored input', async () => {
     const { reconciler, started } = reconcilerWith({ records: [queued('rep_1', 50_000)] });
     expect([...(await reconciler.runOnce())]).toEqual([['rep_1', 'started']]);
-    expect(started).toEqual([{ orgId: 'org_a', replayId: 'rep_1', incidentId: 'inc_1', requestedBy: 'key_req', requestedAt: 50_000, windowMinutes: 12 }]);
+    expect(started).toEqual([{ orgId: 'org_a', replayId: 'rep_1', incidentId: 'inc_1', requestedBy: 'key_req', requestedByPerson: null, requestedAt: 50_000, windowMinutes: 12 }]);
   });
 
   test('a stranded replay whose request the ledger lacks is failed with the reason, and no workflow starts', async () => {

@@ -1,8 +1,16 @@
 import { permissions, permissionsOfRoles, roleAllows, roles, rolesAllow } from '../../core/roles';
 
 describe('roles', () => {
-  test('admin holds every permission', () => {
-    for (const p of permissions) expect(roleAllows('admin', p)).toBe(true);
+  test('admin holds every permission but approve', () => {
+    expect(permissions.filter((p) => !roleAllows('admin', p))).toEqual(['approve']);
+  });
+
+  test('no role holds both approve and policies:manage', () => {
+    expect(roles.filter((r) => roleAllows(r, 'approve') && roleAllows(r, 'policies:manage'))).toEqual([]);
+  });
+
+  test('only the approver approves', () => {
+    expect(roles.filter((r) => roleAllows(r, 'approve'))).toEqual(['approver']);
   });
 
   test('an ingest key may only write telemetry', () => {
@@ -13,8 +21,8 @@ describe('roles', () => {
     expect(permissions.filter((p) => roleAllows('analyst', p))).toEqual(['read']);
   });
 
-  test('an approver may read and approve but not run replays or manage policies', () => {
-    expect(permissions.filter((p) => roleAllows('approver', p))).toEqual(['read', 'approve']);
+  test('an approver may read, approve and read the audit ledger but not run replays or manage policies', () => {
+    expect(permissions.filter((p) => roleAllows('approver', p))).toEqual(['read', 'approve', 'audit:read']);
   });
 
   test('only admin and operator manage exporters', () => {
@@ -43,6 +51,6 @@ describe('roles', () => {
   });
 
   test("several roles' permissions are the union of each role's, in the order of the permissions", () => {
-    expect(permissionsOfRoles(['approver', 'ingest'])).toEqual(['telemetry:write', 'read', 'approve']);
+    expect(permissionsOfRoles(['analyst', 'ingest'])).toEqual(['telemetry:write', 'read']);
   });
 });

@@ -66,7 +66,7 @@ describe('webhook events from incident changes', () => {
 
   test('replay states notify only when they are one of the four event types', () => {
     const replay = (status: ReplayFacts['status']): ReplayFacts => ({
-      replay_id: 'rep_1', incident_id: 'inc_1', status, requested_by: 'key_1', requested_at: 0, updated_at: 0, window_minutes: 10, approvals: [], error: null, report: null,
+      replay_id: 'rep_1', incident_id: 'inc_1', status, requested_by: 'key_1', requested_by_person: null, requested_at: 0, updated_at: 0, window_minutes: 10, approvals: [], error: null, report: null,
       decision_deadline: null, approval_policies: [],
     });
     expect(replayEvents('org_a', replay('running'), 1)).toEqual([]);
@@ -78,7 +78,7 @@ describe('webhook events from incident changes', () => {
 
   test("a replay event carries the approval gate's deadline as ISO 8601, as the API shows it", () => {
     const [e] = replayEvents('org_a', {
-      replay_id: 'rep_1', incident_id: 'inc_1', status: 'awaiting_approval', requested_by: 'key_1', requested_at: 0, updated_at: 0, window_minutes: 10,
+      replay_id: 'rep_1', incident_id: 'inc_1', status: 'awaiting_approval', requested_by: 'key_1', requested_by_person: null, requested_at: 0, updated_at: 0, window_minutes: 10,
       approvals: [], error: null, report: null, decision_deadline: 60_000, approval_policies: ['pol_1'],
     }, 1);
     expect(e!.data).toMatchObject({ decision_deadline: '1970-01-01T00:01:00.000Z', approval_policies: ['pol_1'] });
@@ -86,7 +86,7 @@ describe('webhook events from incident changes', () => {
 
   test('a replay event carries the replay as the API shows it, and nothing the store keeps for itself', () => {
     const stored = {
-      org_id: 'org_a', version: 7, replay_id: 'rep_1', incident_id: 'inc_1', status: 'completed' as const, requested_by: 'key_1', requested_at: 0,
+      org_id: 'org_a', version: 7, replay_id: 'rep_1', incident_id: 'inc_1', status: 'completed' as const, requested_by: 'key_1', requested_by_person: null, requested_at: 0,
       updated_at: 1_000, window_minutes: 10, approvals: [], error: null, report: { parity: true }, decision_deadline: null, approval_policies: [],
     };
     const [e] = replayEvents('org_a', stored, 1);

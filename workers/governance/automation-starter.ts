@@ -1,3 +1,4 @@
+import type { Person } from '../../core/person';
 import type { JsMsg } from 'nats';
 import { z } from 'zod';
 import { automationIdOf } from '../../application/automation-runs';
@@ -42,6 +43,8 @@ export interface AutomationStarterDeps {
   playbooks(orgId: string): Promise<VersionedPlaybooks>;
   /** The key that wrote a playbook as it stands in a version: the four-eyes rule's other person for its runs. */
   authorOf(orgId: string, playbookId: string, version: number): Promise<string | undefined>;
+  /** The person behind an author's credential (a key's owner); null for a service key or an author not known as a key. */
+  personOf(orgId: string, actor: string): Promise<Person | null>;
   /** Starts a run's workflow; false when that run was started before. */
   start(input: AutomationInput): Promise<boolean>;
   registry: Registry;
@@ -89,6 +92,7 @@ export function automationStarter(deps: AutomationStarterDeps) {
         playbookId: playbook.id,
         playbookVersion: doc.version,
         requestedBy: author,
+        requestedByPerson: await deps.personOf(trigger.workspace, author),
         requestedAt: (deps.now ?? Date.now)(),
       });
       triggers.inc({ outcome: started ? 'started' : 'already_started' });

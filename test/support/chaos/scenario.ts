@@ -27,7 +27,7 @@ export interface Workspace {
 /** A workspace with keys, a policy that asks for approval, and a replay waiting for it. */
 export async function workspaceWithWaitingReplay(svc: ServiceProcess): Promise<Workspace> {
   const mint = async (role: string, orgId?: string) =>
-    (await call<{ key: string; org_id: string }>(svc.url, 'POST', '/v1/api-keys', svc.adminKey, { role, ...(orgId ? { org_id: orgId } : {}) })).body;
+    (await call<{ key: string; org_id: string }>(svc.url, 'POST', '/v1/api-keys', svc.adminKey, { role, owner: { subject: `chaos-${role}-${Math.random().toString(36).slice(2)}` }, ...(orgId ? { org_id: orgId } : {}) })).body;
   const operator = await mint('operator');
   const approver = await mint('approver', operator.org_id);
   await call(svc.url, 'POST', '/v1/policies', operator.key, { name: 'chaos gate', requires_approval: true, approval_timeout_minutes: 60 });

@@ -1,3 +1,4 @@
+import { personBeforeOwners } from '../../../core/person';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { AuditLedger } from '../../../application/audit-ledger';
 import type { ActionSpec, PlannedAction } from '../../../core/automation-plan';
@@ -11,7 +12,7 @@ import { isActive, type MitigationLedger } from '../../../streams/mitigation-led
 import type { EventOutbox } from '../../../streams/outbox';
 import type { AutomationActivities, AutomationInput, AutomationState, ChangeInput } from '../../../workflows/automation-contract';
 import { planActions, type ActionPlannerDeps } from './action-planner';
-import { approverVerdict, claimsOf, createApprovalActivities, type ApprovalActivityDeps } from './approval-activities';
+import { approverFacts, approverVerdict, claimsOf, createApprovalActivities, type ApprovalActivityDeps } from './approval-activities';
 import { approverFrom } from '../../../core/principal';
 
 export interface AutomationActivityDeps extends ApprovalActivityDeps, ActionPlannerDeps {
@@ -41,6 +42,7 @@ function record(input: AutomationInput, state: AutomationState, version: number,
     playbook_version: input.playbookVersion,
     status: state.status,
     requested_by: input.requestedBy,
+    requested_by_person: input.requestedByPerson !== undefined ? input.requestedByPerson : personBeforeOwners(input.requestedBy),
     requested_at: input.requestedAt,
     updated_at: now,
     approvals: state.approvals,
@@ -220,8 +222,6 @@ async function changeVerdict(deps: AutomationActivityDeps, input: AutomationInpu
   const approver = approverFrom(request);
   const proof = deps.decisionTokens.verify(request.decisionToken, claimsOf(subject, workflowId, approver, change, change === 'extend' ? String(request.minutes) : undefined), now);
   if (!proof.ok) return { ok: false as const, message: proof.message };
-  if (approver.approverVia !== 'api_key') return { ok: true as const };
-  const key = approver.approverKeyId ? await deps.keys.get(approver.approverKeyId) : undefined;
-  const verdict = approverVerdict(key, subject, approver.approverKeyId, now);
+  const verdict = approverVerdict(subject, await approverFacts(deps, subject, approver, now), now);
   return verdict.ok ? { ok: true as const } : { ok: false as const, message: verdict.message };
 }

@@ -1,3 +1,4 @@
+import { personBeforeOwners } from '../../../core/person';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { DetectionRulesSource } from '../../../application/detection-rules-service';
 import { correlate, type Incident } from '../../../core/correlation';
@@ -90,6 +91,7 @@ function replayRecord(input: ReplayInput, state: Parameters<ReplayActivities['re
     incident_id: input.incidentId,
     status: state.status,
     requested_by: input.requestedBy,
+    requested_by_person: input.requestedByPerson !== undefined ? input.requestedByPerson : personBeforeOwners(input.requestedBy),
     requested_at: input.requestedAt,
     updated_at: Date.now(),
     window_minutes: state.window_minutes,

@@ -1,0 +1,50 @@
+import type { AuditEntryView, IncidentView, Page, ReplayRequested } from '../support/api-types';
+import { startTestOidcProvider, type TestOidcProvider } from '../support/oidc-provider';
+import { replayInStatus } from '../support/replays';
+import { startTestStack, type TestStack } from '../support/test-stack';
+import { waitFor } from '../support/wait';
+
+/** A person decides a replay through their bearer token: the decision and its audit entry name them. */
+describe('approving through a bearer token', () => {
+  let provider: TestOidcProvider;
+  let t: TestStack;
+  const frank = { subject: 'frank', name: 'Frank Example', email: 'frank@example.test', groups: ['noc-leads'] };
+
+  beforeAll(async () => {
+    provider = await startTestOidcProvider({ users: [frank] });
+    t = await startTestStack('chdb', {
+      ROLES: 'api,stream-workers,temporal-worker',
+      WORKER_MAX_WAIT_MS: '20',
+      OIDC_ISSUER_URL: provider.issuer,
+      OIDC_CLIENT_ID: provider.clientId,
+      OIDC_AUDIENCE: provider.audience,
+    });
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await provider?.stop();
+  });
+
+  test('a person approving a replay with their access token is named in the decision and its audit entry', async () => {
+    const admin = await t.mintKey({ role: 'admin' });
+    const operator = await t.mintKey({ role: 'operator', orgId: admin.org_id });
+    await t.request('PUT', '/v1/sso/group-mappings', { key: admin.key, body: { version: 0, mappings: [{ group: 'noc-leads', roles: ['approver'] }] } });
+    await t.request('POST', '/v1/policies', { key: operator.key, body: { name: 'a human decides', requires_approval: true } });
+    await t.request('POST', '/ingest', { key: operator.key, body: { telemetry: 'bgp', service: 'edge', environment: 'prod', region: 'eu-west-1', latency_ms: 40 } });
+    const incident = await waitFor(async () => (await t.request<Page<IncidentView>>('GET', '/v1/incidents', { key: operator.key })).body.data[0]);
+    const id = (await t.request<ReplayRequested>('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
+    await replayInStatus(t, operator.key, id, 'awaiting_approval');
+
+    const { access_token } = await provider.tokensFor('frank');
+    const whoami = await t.request<{ key_id: string }>('GET', '/v1/whoami', { headers: { authorization: `Bearer ${access_token}` } });
+    const approved = await t.request('POST', `/v1/replays/${id}/approve`, { headers: { authorization: `Bearer ${access_token}` }, body: { comment: 'checked' } });
+    expect(approved.status).toBe(202);
+    const done = await replayInStatus(t, operator.key, id, 'completed');
+    expect(done.approvals).toEqual([expect.objectContaining({ decision: 'approve', approver_key_id: whoami.body.key_id })]);
+    const entry = await waitFor(async () => {
+      const ledger = await t.request<Page<AuditEntryView>>('GET', '/v1/audit?limit=20', { key: admin.key });
+      return ledger.body.data.find((e) => e.action === 'replay.approve' && e.target === id);
+    });
+    expect(entry.actor).toBe(whoami.body.key_id);
+  });
+});
