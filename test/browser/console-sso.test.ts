@@ -82,7 +82,7 @@ describe('single sign-on in the browser console', () => {
     await page.context().close();
   });
 
-  test('that person approves a replay another person requested, in the console, and the ledger names their session', async () => {
+  test('that person approves a replay another person requested, in the console, and the ledger names them', async () => {
     const page = await signedInThroughProvider('u-amir');
     await page.getByRole('link', { name: 'Approvals' }).click();
     const card = page.getByRole('article', { name: `Replay ${replayId}` });
@@ -102,6 +102,7 @@ describe('single sign-on in the browser console', () => {
     }, 10_000, 'the approval in the ledger');
     expect(entry.actor).toBe(amir.key_id);
     expect(entry.actor).toMatch(/^session:[0-9a-f]{20}$/);
+    expect(entry.actor_person).toEqual({ subject: 'u-amir', name: 'Amir Approver', email: 'amir@example.org' });
     await page.context().close();
   });
 
