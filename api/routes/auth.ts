@@ -59,7 +59,11 @@ async function hasSession(ctx: Context, auth: ConsoleAuth): Promise<boolean> {
 }
 
 /** The session cookie: Strict, and kept no longer than the session's absolute time-out. */
-function setSessionCookie(ctx: Context, auth: ConsoleAuth, id: string): void {
+async function setSessionCookie(ctx: Context, auth: ConsoleAuth, id: string): Promise<void> {
+  // A new sign-in ends the session the browser held, which would otherwise live on, unseen, until it timed out (when the
+  // browser sends its cookie: a key sign-in does, the provider's cross-site redirect to the callback does not).
+  const previous = cookiesOf(ctx).get(sessionCookie);
+  if (isSessionSecret(previous) && previous !== id) await auth.sessions.close(previous);
   setCookie(ctx, sessionCookie, id, { sameSite: 'Strict', maxAgeSeconds: Math.floor(auth.sessions.limits.maxMs / 1000) });
 }
 
@@ -104,7 +108,7 @@ async function finishSignIn(ctx: Context, auth: ConsoleAuth): Promise<void> {
   }
   const orgId = held.length === 1 ? held[0]!.orgId : null;
   const { id } = await auth.sessions.open({ kind: 'person', person: signedIn.person, groups: signedIn.groups, idToken: signedIn.idToken, orgId });
-  setSessionCookie(ctx, auth, id);
+  await setSessionCookie(ctx, auth, id);
   redirectTo(ctx, '/', 303);
 }
 
@@ -140,7 +144,7 @@ async function openKeySession(ctx: Context, deps: AuthRouteDeps): Promise<void> 
   if (principal.kind === 'workspace' && principal.via !== 'api_key') throw validationError('key: an API key; people sign in with single sign-on', [{ path: 'key', message: 'an API key (ntk_…)' }]);
   const orgId = principal.kind === 'workspace' ? principal.orgId : null;
   const { id, record } = await deps.console.sessions.open({ kind: 'key', keyId: principal.keyId, keyCheck: deps.guard.keys.keyCheckOf(body.key), orgId });
-  setSessionCookie(ctx, deps.console, id);
+  await setSessionCookie(ctx, deps.console, id);
   ctx.status = 201;
   ctx.body = await sessionView(deps.console, record);
 }

@@ -20,6 +20,7 @@ import type { TestStack } from '../support/test-stack';
 const users = [{ subject: 'u-alice', name: 'Alice Martin', email: 'alice@example.org', groups: ['noc'] }];
 
 const containing = (text: string): unknown => expect.stringContaining(text);
+const matching = (pattern: RegExp): unknown => expect.stringMatching(pattern);
 const including = (items: string[]): unknown => expect.arrayContaining(items);
 
 let c: ConsoleStack;
@@ -72,6 +73,14 @@ describe('key sessions', () => {
     const none = await asConsole<ErrorBody>('POST', '/auth/key-session', { body: { key }, origin: null });
     expect([foreign.status, foreign.body.error.code, none.status]).toEqual([403, 'FORBIDDEN', 403]);
     expect(setCookies(foreign.res).has(sessionCookieName)).toBe(false);
+  });
+
+  test('a new sign-in in the same browser ends the session it held before', async () => {
+    const { key } = await t.mintKey({ role: 'analyst' });
+    const { session: before } = await keySession(key);
+    const again = await asConsole('POST', '/auth/key-session', { session: before, body: { key } });
+    expect([again.status, setCookies(again.res).get(sessionCookieName)?.value]).toEqual([201, matching(/^[A-Za-z0-9_-]{43}$/)]);
+    expect((await asConsole('GET', '/auth/session', { session: before, origin: null })).status).toBe(401);
   });
 
   test('a wrong key opens no session: 401 and no cookie', async () => {
