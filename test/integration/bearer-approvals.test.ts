@@ -4,7 +4,7 @@ import { replayInStatus } from '../support/replays';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
 
-/** A person decides a replay through their bearer token: the decision and its audit entry name them. */
+/** A person decides a replay through their bearer token: the decision and its audit entry name them (subject, name, email). */
 describe('approving through a bearer token', () => {
   let provider: TestOidcProvider;
   let t: TestStack;
@@ -40,11 +40,13 @@ describe('approving through a bearer token', () => {
     const approved = await t.request('POST', `/v1/replays/${id}/approve`, { headers: { authorization: `Bearer ${access_token}` }, body: { comment: 'checked' } });
     expect(approved.status).toBe(202);
     const done = await replayInStatus(t, operator.key, id, 'completed');
-    expect(done.approvals).toEqual([expect.objectContaining({ decision: 'approve', approver_key_id: whoami.body.key_id })]);
+    const person = { subject: frank.subject, name: frank.name, email: frank.email };
+    expect(done.approvals).toEqual([expect.objectContaining({ decision: 'approve', approver_key_id: whoami.body.key_id, person })]);
     const entry = await waitFor(async () => {
       const ledger = await t.request<Page<AuditEntryView>>('GET', '/v1/audit?limit=20', { key: admin.key });
       return ledger.body.data.find((e) => e.action === 'replay.approve' && e.target === id);
     });
     expect(entry.actor).toBe(whoami.body.key_id);
+    expect(entry.details).toMatchObject({ actor_person: person });
   });
 });

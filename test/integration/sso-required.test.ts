@@ -40,6 +40,16 @@ describe('single sign-on required', () => {
     expect((await t.request('GET', '/v1/incidents', { key: person.key })).status).toBe(200);
   });
 
+  test('a service key keeps working where single sign-on is required', async () => {
+    const person = await t.mintKey({ role: 'operator' });
+    const service = await t.mintKey({ role: 'ingest', orgId: person.org_id, owner: 'service' });
+    await requireSso(person.org_id, true);
+    expect((await t.request('GET', '/v1/incidents', { key: person.key })).status).toBe(403);
+    const signal = { telemetry: 'bgp', service: 'edge', environment: 'prod', region: 'eu-west-1', latency_ms: 40 };
+    expect((await t.request('POST', '/ingest', { key: service.key, body: signal })).status).toBe(202);
+    await requireSso(person.org_id, false);
+  });
+
   test("a person's bearer token keeps working where single sign-on is required", async () => {
     const admin = await t.mintKey({ role: 'admin' });
     await t.request('PUT', '/v1/sso/group-mappings', { key: admin.key, body: { version: 0, mappings: [{ group: 'netops', roles: ['analyst'] }] } });
