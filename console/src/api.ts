@@ -7,6 +7,7 @@ import type { paths } from './schema';
  * memory only, never in storage. Every call that changes something sends it.
  */
 let csrfToken: string | null = null;
+let onEnded: () => void = () => undefined;
 export const session = {
   /** The CSRF token of the session GET /auth/session (or the sign-in) answered. */
   adopt: (token: string) => {
@@ -14,6 +15,10 @@ export const session = {
   },
   forget: () => {
     csrfToken = null;
+  },
+  /** What to do when the service says the session ended (timed out, or signed out elsewhere): a 401 while signed in. */
+  whenEnded: (listener: () => void) => {
+    onEnded = listener;
   },
 };
 
@@ -75,6 +80,10 @@ export async function call<M extends Method, P extends PathsWith<M>>(method: M, 
     });
   } catch {
     throw new ApiError(0, 'NETWORK', 'the service could not be reached');
+  }
+  if (res.status === 401 && csrfToken) {
+    session.forget();
+    onEnded();
   }
   if (!res.ok) throw await errorOf(res);
   return (await res.json()) as Answer<Op<P, M>>;

@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { get, post, session as apiSession, type ApiError } from './api';
-import { SignIn, WorkspacePicker, type ConsoleSession } from './sign-in';
+import { SignIn, WorkspacePicker, type ConsoleSession, type SignInNotice } from './sign-in';
 import './styles.css';
 import { asApiError, can, ErrorNote, useLoad, type Me } from './ui';
 import { AuditView, ExportersView, KeysView, PendingExportersView } from './views/admin';
@@ -82,10 +82,12 @@ function View({ name, id, me }: { name: string; id?: string; me: Me }) {
 }
 
 /** A sign-in that failed at the provider's end comes back as `#/sign-in-failed?reason=…` (see /auth/callback). */
-function signInFailure(): string | undefined {
+function signInFailure(): SignInNotice | undefined {
   const match = /^#\/sign-in-failed\?reason=(.*)$/.exec(location.hash);
-  return match ? decodeURIComponent(match[1]!) : undefined;
+  return match ? { title: 'The sign-in did not finish.', text: decodeURIComponent(match[1]!) } : undefined;
 }
+
+const sessionEnded: SignInNotice = { title: 'Your session ended.', text: 'It timed out, or was signed out elsewhere: sign in again.' };
 
 function App() {
   const [session, setSession] = useState<ConsoleSession>();
@@ -100,9 +102,11 @@ function App() {
     if (s.kind === 'person' && !s.workspace) return;
     get('/v1/whoami').then(setMe, (err: unknown) => setError(asApiError(err)));
   };
+  const [ended, setEnded] = useState(false);
   useEffect(() => {
     if (check.data) adopt(check.data);
   }, [check.data]);
+  useEffect(() => apiSession.whenEnded(() => { setSession(undefined); setMe(undefined); setEnded(true); }), []);
   const signOut = () => {
     post('/auth/logout', { body: {} }).then(
       (out) => {
@@ -116,9 +120,9 @@ function App() {
   if (error) return <main><ErrorNote error={error} retry={() => location.reload()} /></main>;
   if (session && me) return <Shell session={session} me={me} onChosen={adopt} onSignOut={signOut} />;
   if (session?.kind === 'person' && !session.workspace) return <WorkspacePicker session={session} onChosen={adopt} />;
-  if (check.loading || session) return <main><p role="status">Signing in…</p></main>;
+  if ((check.loading && !ended) || session) return <main><p role="status">Signing in…</p></main>;
   if (check.error && check.error.status !== 401) return <main><ErrorNote error={check.error} retry={check.reload} /></main>;
-  return <SignIn onSignedIn={adopt} failure={signInFailure()} />;
+  return <SignIn onSignedIn={(s) => { setEnded(false); adopt(s); }} notice={ended ? sessionEnded : signInFailure()} />;
 }
 
 render(<App />, document.getElementById('app')!);

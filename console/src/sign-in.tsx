@@ -11,7 +11,13 @@ export type ConsoleSession = components['schemas']['ConsoleSession'];
  * /auth/login, the provider, and back), or an API key, given once and
  * exchanged for a session cookie, never kept by the page.
  */
-export function SignIn({ onSignedIn, failure }: { onSignedIn: (session: ConsoleSession) => void; failure?: string }) {
+/** Why the sign-in page is shown again, when it is: a sign-in that failed, or a session that ended. */
+export interface SignInNotice {
+  title: string;
+  text: string;
+}
+
+export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: ConsoleSession) => void; notice?: SignInNotice }) {
   const [key, setKey] = useState('');
   const [error, setError] = useState<ApiError>();
   const [busy, setBusy] = useState(false);
@@ -27,7 +33,7 @@ export function SignIn({ onSignedIn, failure }: { onSignedIn: (session: ConsoleS
   return (
     <main class="signin">
       <h1>nettel console</h1>
-      {failure ? <div class="error" role="alert"><strong>The sign-in did not finish.</strong> <span>{failure}</span></div> : null}
+      {notice ? <div class="error" role="alert"><strong>{notice.title}</strong> <span>{notice.text}</span></div> : null}
       {options.data?.single_sign_on ? (
         <p><a class="button" href="/auth/login">Sign in with single sign-on</a></p>
       ) : null}

@@ -20,6 +20,7 @@ const users = [
   { subject: 'u-olga', name: 'Olga Operator', email: 'olga@example.org', groups: ['noc-operators'] },
   { subject: 'u-amir', name: 'Amir Approver', email: 'amir@example.org', groups: ['noc-approvers'] },
   { subject: 'u-nora', name: 'Nora Nogroup', email: 'nora@example.org', groups: ['contractors'] },
+  { subject: 'u-dave', name: 'Dave Two-Hats', email: 'dave@example.org', groups: ['noc-approvers', 'edge-analysts'] },
 ];
 
 describe('single sign-on in the browser console', () => {
@@ -28,6 +29,7 @@ describe('single sign-on in the browser console', () => {
   let admin: { key: string; org_id: string };
   let replayId: string;
   let olgaKeyId: string;
+  let edge: { key: string; org_id: string };
 
   beforeAll(async () => {
     c = await startConsoleStack(users, { host: 'localhost', env: { ROLES: 'api,stream-workers,temporal-worker', WORKER_MAX_WAIT_MS: '20' } });
@@ -35,6 +37,9 @@ describe('single sign-on in the browser console', () => {
     admin = await c.t.mintKey({ role: 'admin' });
     const mappings = [{ group: 'noc-operators', roles: ['operator'] }, { group: 'noc-approvers', roles: ['approver'] }];
     expect((await c.t.request('PUT', '/v1/sso/group-mappings', { key: admin.key, body: { version: 0, mappings } })).status).toBe(200);
+    edge = await c.t.mintKey({ role: 'admin' });
+    const edgeMappings = [{ group: 'edge-analysts', roles: ['analyst'] }];
+    expect((await c.t.request('PUT', '/v1/sso/group-mappings', { key: edge.key, body: { version: 0, mappings: edgeMappings } })).status).toBe(200);
     await requestReplayAsOlga();
   }, 180_000);
 
@@ -55,8 +60,8 @@ describe('single sign-on in the browser console', () => {
     await replayInStatus(c.t, admin.key, replayId, 'awaiting_approval');
   }
 
-  /** A new browser that signs `subject` in through the console's button and the provider's login page. */
-  async function signedInThroughProvider(subject: string): Promise<Page> {
+  /** A new browser at the provider's login page, through the console's button, with `subject` signed in there. */
+  async function throughProvider(subject: string): Promise<Page> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     await page.goto(c.origin);
@@ -65,6 +70,12 @@ describe('single sign-on in the browser console', () => {
     await page.locator('input[name="login"]').fill(subject);
     await page.locator('input[name="password"]').fill('any');
     await page.locator('button[type="submit"]').click();
+    return page;
+  }
+
+  /** A new browser with `subject` signed in to the console through the provider. */
+  async function signedInThroughProvider(subject: string): Promise<Page> {
+    const page = await throughProvider(subject);
     await page.getByRole('navigation', { name: 'Views' }).waitFor({ timeout: 20_000 });
     return page;
   }
@@ -117,17 +128,35 @@ describe('single sign-on in the browser console', () => {
   });
 
   test('a person in no mapped group is told why on the sign-in page, and holds no session', async () => {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    await page.goto(c.origin);
-    await page.getByRole('link', { name: 'Sign in with single sign-on' }).click();
-    await page.waitForURL(`${c.provider.issuer}/**`);
-    await page.locator('input[name="login"]').fill('u-nora');
-    await page.locator('input[name="password"]').fill('any');
-    await page.locator('button[type="submit"]').click();
+    const page = await throughProvider('u-nora');
     await expectText(page.getByRole('alert'), 'The sign-in did not finish', 20_000);
-    expect((await context.cookies(c.origin)).some((k) => k.name === '__Host-nettel_session')).toBe(false);
-    await context.close();
+    expect(await page.getByRole('alert').textContent()).toContain('none of their groups is mapped to a workspace');
+    expect((await page.context().cookies(c.origin)).some((k) => k.name === '__Host-nettel_session')).toBe(false);
+    await page.context().close();
+  });
+
+  test('a person whose groups give roles in two workspaces picks one, and can switch from the header', async () => {
+    const page = await throughProvider('u-dave');
+    await page.getByRole('heading', { name: 'Choose a workspace' }).waitFor({ timeout: 20_000 });
+    await page.getByRole('button', { name: edge.org_id }).click();
+    await page.getByRole('navigation', { name: 'Views' }).waitFor();
+    expect(await page.locator('header .who').textContent()).toContain('analyst');
+    await page.getByLabel('Workspace').selectOption(admin.org_id);
+    await waitFor(async () => ((await page.locator('header .who').textContent())?.includes('approver') ? true : undefined), 10_000, 'the approver role');
+    const session = await page.evaluate<ConsoleSessionView>("fetch('/auth/session').then((r) => r.json())");
+    expect([session.workspace, session.roles]).toEqual([admin.org_id, ['approver']]);
+    await page.context().close();
+  });
+
+  test('a session that ends elsewhere takes the console back to its sign-in page, saying so', async () => {
+    const page = await signedInThroughProvider('u-amir');
+    const { csrf_token } = await page.evaluate<ConsoleSessionView>("fetch('/auth/session').then((r) => r.json())");
+    const cookie = (await page.context().cookies(c.origin)).find((k) => k.name === '__Host-nettel_session')!;
+    const ended = await fetch(`${c.t.url}/auth/logout`, { method: 'POST', headers: { cookie: `${cookie.name}=${cookie.value}`, origin: c.origin, 'x-csrf-token': csrf_token } });
+    expect(ended.status).toBe(200);
+    await page.getByRole('link', { name: 'Approvals' }).click();
+    await expectText(page.getByRole('alert'), 'Your session ended', 20_000);
+    await page.context().close();
   });
 });
 
