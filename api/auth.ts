@@ -83,14 +83,20 @@ export async function principalFromHeader(ctx: Context, guard: AuthGuard, header
     return principal;
   } catch (err) {
     if (err instanceof AppError && err.code === 'UNAUTHORIZED') {
-      const address = clientAddress(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for') || undefined, guard.trustedProxies);
-      const client = throttleKeyOf(address);
-      guard.throttle.check(client);
-      guard.throttle.recordFailure(client);
+      const address = recordAuthFailure(ctx, guard);
       if (isSignInFailure(err)) await guard.people?.recordFailure(err, address);
     }
     throw err;
   }
+}
+
+/** A failed authentication of the request's client: 429 once its address used up its failures; else its address. */
+export function recordAuthFailure(ctx: Context, guard: AuthGuard): string {
+  const address = clientAddress(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for') || undefined, guard.trustedProxies);
+  const client = throttleKeyOf(address);
+  guard.throttle.check(client);
+  guard.throttle.recordFailure(client);
+  return address;
 }
 
 export function authenticate(guard: AuthGuard) {

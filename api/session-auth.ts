@@ -4,6 +4,7 @@ import { AppError, forbidden } from '../core/errors';
 import type { SessionRecord } from '../core/session';
 import type { SessionPrincipals } from '../application/identity/session-principals';
 import { isSessionSecret, type SessionService } from '../application/identity/session-service';
+import type { ConsoleLedger } from '../application/identity/console-ledger';
 import type { OidcSignIn } from '../application/identity/oidc-sign-in';
 import type { Counter } from 'prom-client';
 import { clearCookie, cookiesOf, sessionCookie } from './cookies';
@@ -16,6 +17,8 @@ export interface ConsoleAuth {
   oidc?: OidcSignIn;
   /** The console's public origin (OIDC_REDIRECT_BASE_URL's), which unsafe calls made with the cookie may come from. */
   publicOrigin?: string;
+  /** People's sign-ins (and refused ones) in the platform's ledger. */
+  ledger?: ConsoleLedger;
   /** Requests refused for their session, by reason (ended, malformed, csrf_token, origin). */
   refusals: Counter<'reason'>;
 }

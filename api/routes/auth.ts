@@ -4,8 +4,9 @@ import { AppError, forbidden, notFound, validationError } from '../../core/error
 import { sessionEndsAt, type SessionRecord } from '../../core/session';
 import { iso } from '../../core/time';
 import type { OidcSignIn } from '../../application/identity/oidc-sign-in';
+import { sessionCredentialId } from '../../application/identity/session-principals';
 import { isSessionSecret } from '../../application/identity/session-service';
-import { principalFromHeader, type AuthGuard } from '../auth';
+import { principalFromHeader, recordAuthFailure, type AuthGuard } from '../auth';
 import { readBody, readOptionalJson } from '../body';
 import { callbackQuery, keySessionBody, logoutBody, workspaceBody } from '../contracts/routes-auth';
 import { clearCookie, cookiesOf, loginCookie, sessionCookie, setCookie } from '../cookies';
@@ -104,10 +105,13 @@ async function finishSignIn(ctx: Context, auth: ConsoleAuth): Promise<void> {
   const signedIn = await oidc.callback(params, attempt);
   const held = await auth.principals.workspacesOfGroups(signedIn.groups);
   if (held.length === 0) {
-    throw forbidden(`${signedIn.person.name || signedIn.person.subject} signed in, but none of their groups is mapped to a workspace: a workspace admin maps groups to roles (PUT /v1/sso/group-mappings)`);
+    const refusal = forbidden(`${signedIn.person.name || signedIn.person.subject} signed in, but none of their groups is mapped to a workspace: a workspace admin maps groups to roles (PUT /v1/sso/group-mappings)`);
+    await auth.ledger?.refused(refusal, signedIn.person);
+    throw refusal;
   }
   const orgId = held.length === 1 ? held[0]!.orgId : null;
   const { id } = await auth.sessions.open({ kind: 'person', person: signedIn.person, groups: signedIn.groups, idToken: signedIn.idToken, orgId });
+  await auth.ledger?.signedIn(sessionCredentialId(id), signedIn.person, held.map((w) => w.orgId));
   await setSessionCookie(ctx, auth, id);
   redirectTo(ctx, '/', 303);
 }
@@ -118,10 +122,16 @@ async function finishSignIn(ctx: Context, auth: ConsoleAuth): Promise<void> {
  * (in the URL's fragment, which no server receives). Any other client gets
  * the error as JSON.
  */
-async function finishSignInOrShow(ctx: Context, auth: ConsoleAuth): Promise<void> {
+async function finishSignInOrShow(ctx: Context, deps: AuthRouteDeps): Promise<void> {
+  const auth = deps.console;
   try {
     await finishSignIn(ctx, auth);
   } catch (err) {
+    if (err instanceof AppError && err.code === 'UNAUTHORIZED') {
+      // Counted against the client's address first, as a bad key is: a client failing in a loop writes at most its allowance.
+      recordAuthFailure(ctx, deps.guard);
+      await auth.ledger?.refused(err, null);
+    }
     if (!(err instanceof AppError) || ctx.accepts('json', 'html') !== 'html') throw err;
     auth.refusals.inc({ reason: 'sign_in_failed' });
     redirectTo(ctx, `/#/sign-in-failed?reason=${encodeURIComponent(err.message)}`, 303);
@@ -177,7 +187,7 @@ export function registerAuthRoutes(router: Router, deps: AuthRouteDeps): void {
     ctx.body = { single_sign_on: Boolean(deps.console.oidc), signed_in: await hasSession(ctx, deps.console) };
   });
   router.get('/auth/login', (ctx) => startSignIn(ctx, deps.console));
-  router.get('/auth/callback', (ctx) => finishSignInOrShow(ctx, deps.console));
+  router.get('/auth/callback', (ctx) => finishSignInOrShow(ctx, deps));
   router.post('/auth/key-session', (ctx) => openKeySession(ctx, deps));
   router.get('/auth/session', async (ctx) => {
     refuseQuery(ctx.query);

@@ -140,7 +140,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
 export function apiRole(config: Config, a: Adapters, loops: HealthProbe[]) {
   const heads = new AuditHeads(a.nats, config.nats.prefix, config.nats.replicas);
   const services = apiServices(config, a, heads);
-  const { consoleAuth, bucket: sessions } = consoleAuthOf(config, a, { keys: services.keys, access: services.personAccess });
+  const { consoleAuth, bucket: sessions } = consoleAuthOf(config, a, { keys: services.keys, access: services.personAccess, audit: services.audit });
   const deps: ApiDeps = {
     ...services,
     consoleAuth,

@@ -1,4 +1,6 @@
 import type { ConsoleAuth } from '../../api/session-auth';
+import type { AuditLedger } from '../../application/audit-ledger';
+import { ConsoleLedger } from '../../application/identity/console-ledger';
 import { OidcSignIn } from '../../application/identity/oidc-sign-in';
 import { SessionPrincipals, type PersonWorkspaces } from '../../application/identity/session-principals';
 import { SessionService } from '../../application/identity/session-service';
@@ -24,12 +26,13 @@ function signInOf(config: Config, a: Adapters): { oidc?: OidcSignIn; publicOrigi
 }
 
 /** The console's sign-in and sessions over this process's adapters; the bucket is a component the api role starts. */
-export function consoleAuthOf(config: Config, a: Adapters, deps: { keys: KeysService; access: PersonWorkspaces }) {
+export function consoleAuthOf(config: Config, a: Adapters, deps: { keys: KeysService; access: PersonWorkspaces; audit: AuditLedger }) {
   const bucket = sessionBucketOf(config, a.nats);
   const consoleAuth: ConsoleAuth = {
     sessions: new SessionService({ store: bucket, limits: sessionLimitsOf(config), registry: a.registry }),
     principals: new SessionPrincipals({ keys: deps.keys, access: deps.access }),
     ...signInOf(config, a),
+    ledger: new ConsoleLedger({ audit: deps.audit, registry: a.registry, log: a.log }),
     refusals: counter(a.registry, {
       name: 'nettel_session_refusals_total',
       help: 'Requests refused for their console session, by reason (missing, ended, malformed, csrf_token, origin)',

@@ -1,4 +1,4 @@
-import type { ConsoleSessionView, ErrorBody } from '../support/api-types';
+import type { AuditEntryView, ConsoleSessionView, ErrorBody, Page } from '../support/api-types';
 import { setCookies, signInThroughConsole } from '../support/console-sign-in';
 import { startConsoleStack, type ConsoleStack } from '../support/console-stack';
 import type { TestOidcProvider } from '../support/oidc-provider';
@@ -38,6 +38,11 @@ afterAll(async () => {
   await c?.stop();
 });
 
+/** The first entry of the platform's ledger (`_platform`) that `match` accepts, waiting for it a little. */
+function platformEntry(match: (entry: AuditEntryView) => boolean): Promise<AuditEntryView> {
+  return waitFor(async () => (await t.request<Page<AuditEntryView>>('GET', '/v1/audit?org_id=_platform&limit=100', { key: t.adminKey })).body.data.find(match), 10_000, 'the ledger entry');
+}
+
 describe('single sign-on', () => {
   test('GET /auth/config tells the console single sign-on is configured, and that a browser without a session is signed out', async () => {
     expect((await t.request('GET', '/auth/config')).body).toEqual({ single_sign_on: true, signed_in: false });
@@ -66,6 +71,12 @@ describe('single sign-on', () => {
     expect([callback.status, body.error.code, session]).toEqual([403, 'FORBIDDEN', undefined]);
     expect(body.error.message).toContain('Nora Nogroup');
     expect(body.error.message).toContain('none of their groups is mapped to a workspace');
+  });
+
+  test('the refused sign-in is in the platform’s ledger, naming the person', async () => {
+    await signInThroughConsole(t.url, provider.issuer, 'u-nogroup');
+    const entry = await platformEntry((e) => e.action === 'sign_in.failure' && e.actor_person?.subject === 'u-nogroup');
+    expect(entry).toMatchObject({ actor: 'anonymous', target: 'FORBIDDEN', details: { via: 'console' } });
   });
 
   test('a browser coming back from the provider with no mapped group is shown the sign-in page with the reason', async () => {
@@ -115,6 +126,13 @@ describe('a person signed in through the provider', () => {
     });
     const me = await asConsole<{ via: string; person: { name: string }; roles: string[] }>('GET', '/v1/whoami', { session, origin: null });
     expect([me.status, me.body.via, me.body.person.name, me.body.roles]).toEqual([200, 'session', 'Alice Martin', ['operator']]);
+  });
+
+  test('the sign-in is in the platform’s ledger: the session’s credential, the person, their workspaces', async () => {
+    const { session } = await personSession('u-alice');
+    const me = await asConsole<{ key_id: string }>('GET', '/v1/whoami', { session, origin: null });
+    const entry = await platformEntry((e) => e.action === 'sign_in.console' && e.actor === me.body.key_id);
+    expect(entry).toMatchObject({ target: 'u-alice', actor_person: { subject: 'u-alice', name: 'Alice Martin' }, details: { workspaces: [first.org_id] } });
   });
 
   test('the session keeps neither the provider’s tokens nor the id in what the console reads', async () => {
