@@ -88,6 +88,20 @@ describe('key sessions', () => {
     expect([refused.status, refused.body.error.code, setCookies(refused.res).has(sessionCookieName)]).toEqual([401, 'UNAUTHORIZED', false]);
   });
 
+  test('where the platform admin requires single sign-on, a key session of a person’s key is refused as the key is', async () => {
+    const person = await t.mintKey({ role: 'operator' });
+    const { session } = await keySession(person.key);
+    const sso = (required: boolean) => t.request('PUT', `/v1/workspaces/${person.org_id}/sso`, { key: t.adminKey, body: { required } });
+    expect((await sso(true)).status).toBe(200);
+    try {
+      const refused = await asConsole<ErrorBody>('GET', '/v1/incidents', { session, origin: null });
+      const reopened = await asConsole<ErrorBody>('POST', '/auth/key-session', { body: { key: person.key } });
+      expect([refused.status, refused.body.error.code, reopened.status, reopened.body.error.code]).toEqual([403, 'SSO_REQUIRED', 403, 'SSO_REQUIRED']);
+    } finally {
+      await sso(false);
+    }
+  });
+
   test('a revoked key ends its sessions', async () => {
     const analyst = await t.mintKey({ role: 'analyst' });
     const { session } = await keySession(analyst.key);
