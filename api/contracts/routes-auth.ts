@@ -11,7 +11,8 @@ export const callbackQuery = z
     iss: z.string().max(2048).optional(),
     session_state: z.string().max(512).optional(),
     scope: z.string().max(2048).optional(),
-    error: z.string().max(256).optional(),
+    // An error code of RFC 6749 (access_denied, login_required…): shown to the person, so only such a code, never free text.
+    error: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'an OAuth error code').optional(),
     error_description: z.string().max(2048).optional(),
     error_uri: z.string().max(2048).optional(),
   })

@@ -85,6 +85,11 @@ describe('single sign-on', () => {
     expect(callback.headers.get('location')).toMatch(/^\/#\/sign-in-failed\?reason=.*none%20of%20their%20groups/);
   });
 
+  test('a provider error that is not an OAuth error code (free text to show the person) is refused 400', async () => {
+    const res = await fetch(`${t.url}/auth/callback?state=x&error=${encodeURIComponent('Call +1 555 0100 to restore access')}`);
+    expect([res.status, ((await res.json()) as ErrorBody).error.details?.[0]?.path]).toEqual([400, 'error']);
+  });
+
   test('a callback this browser did not begin is refused', async () => {
     const res = await fetch(`${t.url}/auth/callback?code=abc&state=def`);
     expect([res.status, ((await res.json()) as ErrorBody).error.code]).toEqual([400, 'VALIDATION_ERROR']);
