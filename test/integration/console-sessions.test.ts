@@ -196,6 +196,22 @@ async function apiWithSessionClock(clock: { now: number }) {
   return { open, read, stop };
 }
 
+describe('several API processes', () => {
+  test('a session opened through one API process is used through another, and a logout through either ends it on both', async () => {
+    const other = await apiWithSessionClock({ now: Date.now() });
+    try {
+      const { key } = await t.mintKey({ role: 'analyst' });
+      const session = await other.open(key);
+      const read = await asConsole<ConsoleSessionView>('GET', '/auth/session', { session, origin: null });
+      expect([read.status, await other.read(session)]).toEqual([200, 200]);
+      expect((await asConsole('POST', '/auth/logout', { session, csrf: read.body.csrf_token })).status).toBe(200);
+      expect(await other.read(session)).toBe(401);
+    } finally {
+      await other.stop();
+    }
+  });
+});
+
 describe('time-outs', () => {
   const minute = 60_000;
 
