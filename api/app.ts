@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import Koa from 'koa';
-import { authenticate } from './auth';
+import { authenticate, type AuthGuard } from './auth';
 import { registerConsoleRoutes, serveConsole } from './console';
 import type { ApiDeps } from './deps';
 import { registerDocsRoutes } from './docs';
@@ -8,6 +8,7 @@ import { errorMiddleware } from './error-middleware';
 import { httpMetrics, type HttpMetrics } from './http-metrics';
 import { securityHeaders } from './security-headers';
 import { registerAuditRoutes } from './routes/audit';
+import { registerAuthRoutes } from './routes/auth';
 import { registerDetectionRuleRoutes } from './routes/detection-rules';
 import { registerExporterRoutes } from './routes/exporters';
 import { registerHealthRoutes } from './routes/health';
@@ -46,8 +47,20 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   registerDocsRoutes(publicRouter);
   if (deps.console) registerConsoleRoutes(publicRouter, deps.console);
 
+  const guard: AuthGuard = {
+    keys: deps.keys,
+    throttle: deps.authThrottle,
+    trustedProxies: deps.trustedProxies,
+    people: deps.people,
+    ssoRequired: (orgId) => deps.ssoRequirements.isRequired(orgId),
+    console: deps.consoleAuth,
+  };
+  // The console's sign-in and session: each route checks what it needs (nothing, the session, or a key given once).
+  const authRouter = new Router();
+  registerAuthRoutes(authRouter, { console: deps.consoleAuth, guard, bodyLimitBytes: deps.bodyLimitBytes });
+
   const tenantRouter = new Router();
-  tenantRouter.use(authenticate({ keys: deps.keys, throttle: deps.authThrottle, trustedProxies: deps.trustedProxies, people: deps.people, ssoRequired: (orgId) => deps.ssoRequirements.isRequired(orgId) }));
+  tenantRouter.use(authenticate(guard));
   registerKeyRoutes(tenantRouter, deps);
   registerWhoamiRoutes(tenantRouter);
   registerAuditRoutes(tenantRouter, deps);
@@ -64,13 +77,13 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   registerWebhookRoutes(tenantRouter, deps);
   registerSsoRoutes(tenantRouter, deps);
 
-  const routes = routesOf([[publicRouter, false], [tenantRouter, true]]);
+  const routes = routesOf([[publicRouter, false], [authRouter, false], [tenantRouter, true]]);
   app.use(countRequests(metrics, new Set(routes.map((r) => r.path))));
   app.use(securityHeaders());
   app.use(errorMiddleware({ log: deps.log, metrics, queryLimits: deps.analyticsLimits.limits }));
   // The console's files at `/` and `/assets/*` only; every other path reaches the routers.
   if (deps.console) app.use(serveConsole(deps.console));
-  for (const router of [publicRouter, tenantRouter]) {
+  for (const router of [publicRouter, authRouter, tenantRouter]) {
     app.use(router.routes());
     // Sets 405/501 with an Allow header; the error middleware gives it the error body.
     app.use(router.allowedMethods());

@@ -17,6 +17,7 @@ import type { SsoRequirements } from '../application/identity/sso-requirements';
 import type { BearerSignIn } from '../application/identity/bearer-sign-in';
 import type { PersonAccess } from '../application/identity/person-access';
 import type { TrustedProxies } from '../core/client-address';
+import type { ConsoleAuth } from './session-auth';
 import type { Logger } from '../observability/logger';
 import type { Registry } from '../observability/metrics';
 import type { KeyRevocations } from '../streams/key-revocations';
@@ -72,6 +73,8 @@ export interface ApiDeps {
   loops: HealthProbe[];
   registry: Registry;
   log: Logger;
+  /** The console's sign-in and sessions (key sessions always; single sign-on when an OpenID provider is configured). */
+  consoleAuth: ConsoleAuth;
   /** The browser console: its built assets, and the Temporal Web UI it links operators to. */
   console?: { dir: string; temporalUiUrl?: string };
 }

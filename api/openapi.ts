@@ -7,6 +7,8 @@ import { automationContracts } from './contracts/routes-automation';
 import { governanceContracts } from './contracts/routes-governance';
 import { identityContracts } from './contracts/routes-identity';
 import { metaContracts } from './contracts/routes-meta';
+import { authContracts } from './contracts/routes-auth';
+import { sessionCookie } from './cookies';
 import { playbookContracts } from './contracts/routes-playbooks';
 
 /**
@@ -16,7 +18,15 @@ import { playbookContracts } from './contracts/routes-playbooks';
  * in api/contracts/routes-*.ts; test/unit/openapi.test.ts fails for a route
  * of the app without one.
  */
-export const routeContracts: readonly RouteContract[] = [...metaContracts, ...dataContracts, ...governanceContracts, ...playbookContracts, ...automationContracts, ...identityContracts];
+export const routeContracts: readonly RouteContract[] = [
+  ...metaContracts,
+  ...authContracts,
+  ...dataContracts,
+  ...governanceContracts,
+  ...playbookContracts,
+  ...automationContracts,
+  ...identityContracts,
+];
 
 type Json = Record<string, unknown>;
 
@@ -127,11 +137,13 @@ function requestBody(b: BodyContract): Json {
   return { required: !b.optional, content };
 }
 
+// The console's session cookie stands in for the key it was opened with (or the person's roles).
 const security: Record<RouteContract['access'], Json[]> = {
   public: [],
-  workspace: [{ apiKey: [] }],
-  'platform-admin': [{ platformAdmin: [] }],
-  'admin-or-workspace': [{ apiKey: [] }, { platformAdmin: [] }],
+  workspace: [{ apiKey: [] }, { consoleSession: [] }],
+  'platform-admin': [{ platformAdmin: [] }, { consoleSession: [] }],
+  'admin-or-workspace': [{ apiKey: [] }, { platformAdmin: [] }, { consoleSession: [] }],
+  session: [{ consoleSession: [] }],
 };
 
 /** getV1PoliciesById: a stable operation id from the method and path. */
@@ -211,6 +223,12 @@ export function buildOpenApiDocument(contracts: readonly RouteContract[] = route
             "A workspace key: its role's permissions on its workspace. With single sign-on on, a person's access token from the OpenID provider goes here too: the roles the workspace's group mappings give the person's groups; a person holding roles in several workspaces names one in the X-Nettel-Workspace header.",
         },
         platformAdmin: { type: 'http', scheme: 'bearer', description: 'The platform admin key (ADMIN_API_KEY): manages keys, reads any ledger by org_id, lists unknown exporters, approves exporters and prefixes; holds no workspace.' },
+        consoleSession: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: sessionCookie,
+          description: "The browser console's session (GET /auth/login, or POST /auth/key-session): POST, PUT, PATCH and DELETE made with it need the X-CSRF-Token header and the service's own Origin.",
+        },
       },
     },
   };

@@ -115,6 +115,35 @@ export class KeysService {
   }
 
   /**
+   * What a console session opened with `key` keeps of it: the SHA-256 of the
+   * key's stored hash. Not a credential (nothing authenticates with it), yet
+   * it ties the session to this very key: a platform admin key changed in
+   * ADMIN_API_KEY ends the sessions opened with the old one.
+   */
+  keyCheckOf(key: string): string {
+    return sha256(sha256(key).toString('hex')).toString('hex');
+  }
+
+  /**
+   * The principal of a key the caller proved it held when its console
+   * session opened: refused, like the key itself, once it is revoked,
+   * expired or (the platform admin key) replaced.
+   */
+  async principalOfKey(keyId: string, keyCheck: string): Promise<Principal> {
+    if (keyId === 'platform-admin') {
+      const current = this.adminHash && sha256(this.adminHash.toString('hex')).toString('hex');
+      if (current !== keyCheck) return this.reject('invalid');
+      return platformAdmin;
+    }
+    const record = await this.lookup(keyId);
+    if (!record || sha256(record.key_hash).toString('hex') !== keyCheck) return this.reject('invalid');
+    if (record.revoked_at) return this.reject('revoked');
+    if (record.expires_at && record.expires_at <= this.now()) return this.reject('expired');
+    // Via the key: the session stands in for it, and a decision made through it is checked against the key again.
+    return { kind: 'workspace', keyId: record.key_id, orgId: record.org_id, roles: [record.role], person: personOfKey(record), via: 'api_key' };
+  }
+
+  /**
    * Another process revoked a key: a cached copy is marked revoked, so it is
    * refused even while ClickHouse cannot be asked. (A forged notice costs at
    * most the cache's few seconds while ClickHouse answers: its record wins.)

@@ -9,6 +9,7 @@ import { defaultTopology, ensureTopology, type TopologyConfig } from '../streams
 import { automationStarterConsumer } from '../workers/governance/automation-starter';
 import { notifierConsumers } from '../workers/webhooks/webhook-notifier';
 import type { Config } from './config';
+import { sessionBucketOf } from './console-sessions';
 
 
 /** The telemetry streams and the writers' consumer, as the configuration sizes them. */
@@ -28,7 +29,12 @@ export async function ensureJetStreamObjects(config: Config, nats: NatsClient, l
   const { prefix, replicas } = config.nats;
   await ensureTopology(nats.jsm, topologyOf(config));
   // The buckets are made by opening them as their owners do.
-  const buckets = [new Locks({ ...defaultLockConfig(prefix), replicas }, nats, log), new AuditHeads(nats, prefix, replicas), new MitigationLedger({ nats, prefix, replicas })];
+  const buckets = [
+    new Locks({ ...defaultLockConfig(prefix), replicas }, nats, log),
+    new AuditHeads(nats, prefix, replicas),
+    new MitigationLedger({ nats, prefix, replicas }),
+    sessionBucketOf(config, nats),
+  ];
   for (const bucket of buckets) {
     await bucket.start();
     await bucket.stop();

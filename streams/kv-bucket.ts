@@ -1,4 +1,5 @@
 import type { KV } from 'nats';
+import { nanos } from 'nats';
 import type { NatsClient } from './nats-client';
 
 export interface BucketOptions {
@@ -11,13 +12,18 @@ export interface BucketOptions {
 /**
  * Opens a key-value bucket, creating it if absent. nats.js creates a bucket
  * with the options given but leaves an existing one as it is, so a changed
- * replica count is applied here: the bucket follows its configuration at
- * every start, as the streams do (streams/put-stream.ts).
+ * replica count or time to live is applied here: the bucket follows its
+ * configuration at every start, as the streams do (streams/put-stream.ts).
  */
 export async function openBucket(nats: Pick<NatsClient, 'js' | 'jsm'>, name: string, opts: BucketOptions): Promise<KV> {
   const kv = await nats.js().views.kv(name, opts);
   const stream = `KV_${name}`;
   const info = await nats.jsm.streams.info(stream);
-  if (info.config.num_replicas !== opts.replicas) await nats.jsm.streams.update(stream, { ...info.config, num_replicas: opts.replicas });
+  const maxAge = opts.ttl ? nanos(opts.ttl) : 0;
+  if (info.config.num_replicas !== opts.replicas || info.config.max_age !== maxAge) {
+    // JetStream refuses a de-duplication window longer than the messages' age.
+    const duplicateWindow = maxAge ? Math.min(info.config.duplicate_window, maxAge) : info.config.duplicate_window;
+    await nats.jsm.streams.update(stream, { ...info.config, num_replicas: opts.replicas, max_age: maxAge, duplicate_window: duplicateWindow });
+  }
   return kv;
 }

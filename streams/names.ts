@@ -35,6 +35,8 @@ export const names = (prefix: string) => {
     locksBucket: `${upper}_LOCKS`,
     /** The mitigations that should be announced now (streams/mitigation-ledger.ts). */
     mitigationsBucket: `${upper}_MITIGATIONS`,
+    /** The console's sessions and sign-ins under way, shared by every API process (streams/session-bucket.ts). */
+    sessionsBucket: `${upper}_SESSIONS`,
   };
 };
 

@@ -6,7 +6,8 @@ import type { z } from 'zod';
  * OpenAPI document; test/unit/openapi.test.ts fails when a route of the app
  * has no contract.
  */
-export type Access = 'public' | 'platform-admin' | 'workspace' | 'admin-or-workspace';
+/** `session`: the console's session cookie only (the routes of /auth that read or change the session itself). */
+export type Access = 'public' | 'platform-admin' | 'workspace' | 'admin-or-workspace' | 'session';
 
 export interface BodyContract {
   schema: z.ZodType;

@@ -15,6 +15,8 @@ export interface OidcConfig {
   redirectBaseUrl: string | undefined;
   /** The claim that lists a person's groups (a list of strings, or one string). */
   groupsClaim: string;
+  /** The scopes the console asks for at sign-in (space-separated). */
+  scopes: string;
   /** The audience a person's bearer token must name to be taken by the API. */
   audience: string;
   /** Unknown key ids refetch the provider's keys, at most once per this (a flood of made-up key ids must not flood the provider). */
@@ -43,6 +45,10 @@ const oidcShape = {
     "the console's public base URL; the redirect URI to register at the provider is `<base>/auth/callback`",
   ),
   OIDC_GROUPS_CLAIM: setting(z.string().trim().min(1).default('groups'), "the token claim listing a person's groups, which the group mappings turn into roles"),
+  OIDC_SCOPES: setting(
+    z.string().trim().min(1).default('openid profile email groups'),
+    "the scopes the console's sign-in asks for (space-separated); drop `groups` for a provider that has no such scope (Entra ID: `openid profile email`)",
+  ),
   OIDC_AUDIENCE: setting(optionalText(), 'the audience (`aud`) a bearer token must name for the API to take it', '`OIDC_CLIENT_ID`'),
   OIDC_JWKS_COOLDOWN_SECONDS: setting(
     integer(0, 3_600).default(30),
@@ -70,6 +76,7 @@ function oidcConfigOf(e: SettingValues<typeof oidcShape>): OidcConfig | undefine
     clientSecret: e.OIDC_CLIENT_SECRET,
     redirectBaseUrl: e.OIDC_REDIRECT_BASE_URL?.replace(/\/+$/, ''),
     groupsClaim: e.OIDC_GROUPS_CLAIM,
+    scopes: e.OIDC_SCOPES,
     audience: e.OIDC_AUDIENCE ?? e.OIDC_CLIENT_ID,
     jwksCooldownMs: e.OIDC_JWKS_COOLDOWN_SECONDS * 1000,
     clockToleranceSeconds: e.OIDC_CLOCK_TOLERANCE_SECONDS,

@@ -1,14 +1,25 @@
 import type { paths } from './schema';
 
 /**
- * The one door to the API. The key lives in sessionStorage and travels only in
- * the Authorization header: never in a URL, never in a log.
+ * The one door to the API. The console keeps no secret: its session is an
+ * HttpOnly cookie the browser sends by itself (no script reads it), and the
+ * session's CSRF token, useless without that cookie, lives in this module's
+ * memory only, never in storage. Every call that changes something sends it.
  */
-const keyName = 'nettel.apiKey';
+let csrfToken: string | null = null;
+let onEnded: () => void = () => undefined;
 export const session = {
-  key: (): string | null => sessionStorage.getItem(keyName),
-  signIn: (key: string) => sessionStorage.setItem(keyName, key),
-  signOut: () => sessionStorage.removeItem(keyName),
+  /** The CSRF token of the session GET /auth/session (or the sign-in) answered. */
+  adopt: (token: string) => {
+    csrfToken = token;
+  },
+  forget: () => {
+    csrfToken = null;
+  },
+  /** What to do when the service says the session ended (timed out, or signed out elsewhere): a 401 while signed in. */
+  whenEnded: (listener: () => void) => {
+    onEnded = listener;
+  },
 };
 
 type Method = 'get' | 'post' | 'delete';
@@ -39,8 +50,6 @@ export interface CallOptions<O> {
   params?: Record<string, string>;
   query?: Query<O>;
   body?: Body<O>;
-  /** Calls made before sign-in (the key being tried, or none). */
-  key?: string | null;
 }
 
 function urlOf(path: string, params: Record<string, string> = {}, query: object = {}): string {
@@ -58,8 +67,7 @@ async function errorOf(res: Response): Promise<ApiError> {
 
 export async function call<M extends Method, P extends PathsWith<M>>(method: M, path: P, opts: CallOptions<Op<P, M>> = {}): Promise<Answer<Op<P, M>>> {
   const headers: Record<string, string> = { accept: 'application/json' };
-  const key = opts.key === undefined ? session.key() : opts.key;
-  if (key) headers.authorization = `Bearer ${key}`;
+  if (method !== 'get' && csrfToken) headers['x-csrf-token'] = csrfToken;
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;
   try {
@@ -68,9 +76,14 @@ export async function call<M extends Method, P extends PathsWith<M>>(method: M, 
       headers,
       body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
       cache: 'no-store',
+      credentials: 'same-origin',
     });
   } catch {
     throw new ApiError(0, 'NETWORK', 'the service could not be reached');
+  }
+  if (res.status === 401 && csrfToken) {
+    session.forget();
+    onEnded();
   }
   if (!res.ok) throw await errorOf(res);
   return (await res.json()) as Answer<Op<P, M>>;

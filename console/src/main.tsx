@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { get, session, type ApiError } from './api';
+import { get, post, session as apiSession, type ApiError } from './api';
+import { SignIn, WorkspacePicker, type ConsoleSession, type SignInNotice } from './sign-in';
 import './styles.css';
 import { asApiError, can, ErrorNote, useLoad, Who, type Me } from './ui';
 import { AuditView, ExportersView, KeysView, PendingExportersView } from './views/admin';
@@ -34,35 +35,20 @@ function useHashRoute(): string[] {
   return route;
 }
 
-function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
-  const [key, setKey] = useState('');
-  const [error, setError] = useState<ApiError>();
-  const [busy, setBusy] = useState(false);
-  const submit = (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    get('/v1/whoami', { key: key.trim() }).then(
-      (me) => { session.signIn(key.trim()); setKey(''); onSignedIn(me); },
-      (err: unknown) => { setError(asApiError(err)); setBusy(false); },
-    );
-  };
+/** Who is signed in, as people read it: the person's name, or the key's id. */
+function WhoLine({ session, me, onChosen, onSignOut }: { session: ConsoleSession; me: Me; onChosen: (s: ConsoleSession) => void; onSignOut: () => void }) {
   return (
-    <main class="signin">
-      <h1>nettel console</h1>
-      <form onSubmit={submit} autocomplete="off">
-        <label for="api-key">API key</label>
-        <input id="api-key" type="password" value={key} onInput={(e) => setKey(e.currentTarget.value)} required spellcheck={false} />
-        <button type="submit" disabled={busy}>Sign in</button>
-      </form>
-      <p class="muted">The key is kept in this tab's session storage only, and sent only in the Authorization header.</p>
-      {error ? <ErrorNote error={error} retry={() => setError(undefined)} /> : null}
-    </main>
+    <span class="who">
+      <Who person={session.person ?? me.person} credential={me.key_id} />{' '}
+      {session.workspaces.length > 1 ? <WorkspacePicker session={session} onChosen={onChosen} compact /> : null} {me.kind === 'platform_admin' ? 'platform admin' : me.roles.join(', ')}
+      <button type="button" class="secondary" onClick={onSignOut}>Sign out</button>
+    </span>
   );
 }
 
-function Shell({ me, onSignOut }: { me: Me; onSignOut: () => void }) {
+function Shell({ session, me, onChosen, onSignOut }: { session: ConsoleSession; me: Me; onChosen: (s: ConsoleSession) => void; onSignOut: () => void }) {
   const [view = 'incidents', id] = useHashRoute();
-  const config = useLoad(() => get('/v1/console-config', { key: null }), []);
+  const config = useLoad(() => get('/v1/console-config'), []);
   const visible = views.filter((v) => v.allowed(me));
   const current = visible.find((v) => v.path === view) ?? visible[0];
   const temporalUi = config.data?.temporal_ui_url;
@@ -74,12 +60,9 @@ function Shell({ me, onSignOut }: { me: Me; onSignOut: () => void }) {
           {visible.map((v) => <a href={`#/${v.path}`} key={v.path} aria-current={v === current ? 'page' : undefined}>{v.label}</a>)}
           {temporalUi && can(me, 'replays:run') ? <a href={temporalUi} target="_blank" rel="noopener noreferrer">Temporal UI</a> : null}
         </nav>
-        <span class="who">
-          <Who person={me.person} credential={me.key_id} /> {me.kind === 'platform_admin' ? 'platform admin' : me.roles.join(', ')}
-          <button type="button" class="secondary" onClick={onSignOut}>Sign out</button>
-        </span>
+        <WhoLine session={session} me={me} onChosen={onChosen} onSignOut={onSignOut} />
       </header>
-      <main>{current ? <View name={current.path} id={id} me={me} /> : <p>This key may not read any view of the console.</p>}</main>
+      <main>{current ? <View name={current.path} id={id} me={me} /> : <p>This sign-in may not read any view of the console.</p>}</main>
     </>
   );
 }
@@ -98,20 +81,48 @@ function View({ name, id, me }: { name: string; id?: string; me: Me }) {
   }
 }
 
+/** A sign-in that failed at the provider's end comes back as `#/sign-in-failed?reason=…` (see /auth/callback). */
+function signInFailure(): SignInNotice | undefined {
+  const match = /^#\/sign-in-failed\?reason=(.*)$/.exec(location.hash);
+  return match ? { title: 'The sign-in did not finish.', text: decodeURIComponent(match[1]!) } : undefined;
+}
+
+const sessionEnded: SignInNotice = { title: 'Your session ended.', text: 'It timed out, or was signed out elsewhere: sign in again.' };
+
 function App() {
+  const [session, setSession] = useState<ConsoleSession>();
   const [me, setMe] = useState<Me>();
-  const stored = session.key();
-  // A key kept from earlier in this tab is checked again; a refused one signs out.
-  const check = useLoad(() => (stored && !me ? get('/v1/whoami') : Promise.resolve(undefined)), [stored]);
+  const [error, setError] = useState<ApiError>();
+  // The cookie (if any) is the browser's, out of the page's reach: ask the service whether it holds a session, then whose.
+  const check = useLoad(async () => ((await get('/auth/config')).signed_in ? get('/auth/session') : undefined), []);
+  const adopt = (s: ConsoleSession) => {
+    apiSession.adopt(s.csrf_token);
+    setSession(s);
+    setMe(undefined);
+    if (s.kind === 'person' && !s.workspace) return;
+    get('/v1/whoami').then(setMe, (err: unknown) => setError(asApiError(err)));
+  };
+  const [ended, setEnded] = useState(false);
   useEffect(() => {
-    if (check.data) setMe(check.data);
-    if (check.error?.status === 401) session.signOut();
-  }, [check.data, check.error]);
-  const signOut = () => { session.signOut(); setMe(undefined); };
-  if (me) return <Shell me={me} onSignOut={signOut} />;
-  if (stored && check.loading) return <main><p role="status">Signing in…</p></main>;
-  if (stored && check.error && check.error.status !== 401) return <main><ErrorNote error={check.error} retry={check.reload} /></main>;
-  return <SignIn onSignedIn={setMe} />;
+    if (check.data) adopt(check.data);
+  }, [check.data]);
+  useEffect(() => apiSession.whenEnded(() => { setSession(undefined); setMe(undefined); setEnded(true); }), []);
+  const signOut = () => {
+    post('/auth/logout', { body: {} }).then(
+      (out) => {
+        apiSession.forget();
+        if (out.logout_url) location.assign(out.logout_url);
+        else { setSession(undefined); setMe(undefined); }
+      },
+      (err: unknown) => setError(asApiError(err)),
+    );
+  };
+  if (error) return <main><ErrorNote error={error} retry={() => location.reload()} /></main>;
+  if (session && me) return <Shell session={session} me={me} onChosen={adopt} onSignOut={signOut} />;
+  if (session?.kind === 'person' && !session.workspace) return <WorkspacePicker session={session} onChosen={adopt} />;
+  if ((check.loading && !ended) || session) return <main><p role="status">Signing in…</p></main>;
+  if (check.error && check.error.status !== 401) return <main><ErrorNote error={check.error} retry={check.reload} /></main>;
+  return <SignIn onSignedIn={(s) => { setEnded(false); adopt(s); }} notice={ended ? sessionEnded : signInFailure()} />;
 }
 
 render(<App />, document.getElementById('app')!);

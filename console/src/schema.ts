@@ -17,6 +17,8 @@ type Answer<P extends keyof paths, M extends 'get' | 'post' | 'delete'> = paths[
 export interface components {
   schemas: {
     Whoami: Answer<'/v1/whoami', 'get'>;
+    ConsoleSession: Answer<'/auth/session', 'get'>;
+    SignInOptions: Answer<'/auth/config', 'get'>;
     Incident: Answer<'/v1/incidents/{id}', 'get'>;
     IncidentSignal: Answer<'/v1/incidents/{id}/signals', 'get'>['data'][number];
     Policy: Answer<'/v1/policies/{id}', 'get'>;

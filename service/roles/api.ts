@@ -46,6 +46,8 @@ import type { Component } from '../component';
 import type { Config } from '../config';
 import { decisionTokensOf } from '../decision-signing-key';
 import type { Adapters } from './adapters';
+import { consoleAuthOf } from './console-auth';
+
 import { detectionRulesCacheOf } from './detection-rules';
 
 function engineProbes(a: Adapters): HealthProbe[] {
@@ -137,8 +139,11 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
 /** The api role: the HTTP API over this process's adapters; `loops` are the other roles' loops /healthz reports. */
 export function apiRole(config: Config, a: Adapters, loops: HealthProbe[]) {
   const heads = new AuditHeads(a.nats, config.nats.prefix, config.nats.replicas);
+  const services = apiServices(config, a, heads);
+  const { consoleAuth, bucket: sessions } = consoleAuthOf(config, a, { keys: services.keys, access: services.personAccess, audit: services.audit });
   const deps: ApiDeps = {
-    ...apiServices(config, a, heads),
+    ...services,
+    consoleAuth,
     bodyLimitBytes: config.http.bodyLimitBytes,
     engines: engineProbes(a),
     loops,
@@ -148,6 +153,6 @@ export function apiRole(config: Config, a: Adapters, loops: HealthProbe[]) {
   };
   const { app, routes } = createApp(deps);
   const server = new HttpServer(config.http, app.callback(), a.registry);
-  const components: Component[] = [heads, deps.revocations, server];
+  const components: Component[] = [heads, sessions, deps.revocations, server];
   return { components, server, routes, deps };
 }

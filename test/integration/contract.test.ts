@@ -7,6 +7,8 @@ import { localGobgpServer } from '../../engines/gobgp';
 import { freePort, type LocalProcess } from '../../engines/local-process';
 import { createLogger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
+import { sessionCookieName, setCookies, signInThroughConsole } from '../support/console-sign-in';
+import { startTestOidcProvider, type TestOidcProvider } from '../support/oidc-provider';
 import { ContractChecker, type OpenApiDoc } from '../support/openapi-check';
 import { startTestStack, type RequestOptions, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
@@ -16,10 +18,11 @@ import { waitFor } from '../support/wait';
  * invalid one on a real stack; every answer must match the document for its
  * status. The stack runs the temporal-worker role too, so that replays
  * and automation runs reach `awaiting_approval` and the decisions are called
- * for real, with a gobgpd (no neighbour) as the speaker runs announce to.
+ * for real, with a gobgpd (no neighbour) as the speaker runs announce to,
+ * and single sign-on at the tests' OpenID provider for the console's sign-in.
  */
 type Call = RequestOptions & { query?: string; fill?: Record<string, string> };
-const noRefusal = ['GET /healthz', 'GET /v1/openapi.json', 'GET /docs', 'GET /docs/init.js', 'GET /v1/console-config'];
+const noRefusal = ['GET /healthz', 'GET /v1/openapi.json', 'GET /docs', 'GET /docs/init.js', 'GET /v1/console-config', 'GET /auth/config'];
 const noSuccess: string[] = [];
 
 describe('the API against its OpenAPI document', () => {
@@ -27,15 +30,19 @@ describe('the API against its OpenAPI document', () => {
   let check: ContractChecker;
   let key: string;
   let gobgpd: LocalProcess;
+  let provider: TestOidcProvider;
   const ids: Record<string, string> = {};
   const speakerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'contract-gobgpd-'));
 
   beforeAll(async () => {
     const config = loadConfig(process.env);
-    const [bgpPort, apiPort] = await Promise.all([freePort(), freePort()]);
+    const [bgpPort, apiPort, port] = await Promise.all([freePort(), freePort(), freePort()]);
+    const users = [{ subject: 'u-contract', name: 'Carla Contract', email: 'carla@example.org', groups: ['contract-people'] }];
+    provider = await startTestOidcProvider({ users, redirectUris: [`http://127.0.0.1:${port}/auth/callback`] });
+    const sso = { PORT: String(port), OIDC_ISSUER_URL: provider.issuer, OIDC_CLIENT_ID: provider.clientId, OIDC_CLIENT_SECRET: provider.clientSecret, OIDC_REDIRECT_BASE_URL: `http://127.0.0.1:${port}` };
     gobgpd = localGobgpServer({ dir: speakerDir, bgpPort, apiPort, asn: 65010, routerId: '127.0.0.1', binPath: config.binPath, toolsDir: config.toolsDir }, createLogger('silent'));
     await gobgpd.start();
-    t = await startTestStack('chdb', { ROLES: 'api,stream-workers,temporal-worker', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', BGP_SPEAKER_ADDRESS: `127.0.0.1:${apiPort}` });
+    t = await startTestStack('chdb', { ROLES: 'api,stream-workers,temporal-worker', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', BGP_SPEAKER_ADDRESS: `127.0.0.1:${apiPort}`, ...sso });
     const doc = await t.request<OpenApiDoc>('GET', '/v1/openapi.json');
     check = new ContractChecker(doc.body);
     ({ key, org_id: ids.org } = await t.mintKey({ role: 'operator' }));
@@ -43,6 +50,7 @@ describe('the API against its OpenAPI document', () => {
   afterAll(async () => {
     await t?.stop();
     await gobgpd?.stop();
+    await provider?.stop();
     fs.rmSync(speakerDir, { recursive: true, force: true });
   });
 
@@ -257,6 +265,27 @@ describe('the API against its OpenAPI document', () => {
     const platform = { key: t.adminKey, fill: { org_id: ids.org! } };
     await both('GET', '/v1/workspaces/{org_id}/sso', { ...platform, status: 200 }, noKey, { fill: platform.fill }, { ...platform, fill: { org_id: 'no such org!' } });
     await both('PUT', '/v1/workspaces/{org_id}/sso', { ...platform, body: { required: false }, status: 200 }, noKey, { fill: platform.fill, body: { required: true } }, { ...platform, body: { required: 'yes' } });
+  });
+
+  test("the console's sign-in answers as documented", async () => {
+    const { key: admin, org_id: org } = await t.mintKey({ role: 'admin' });
+    await t.request('PUT', '/v1/sso/group-mappings', { key: admin, body: { version: 0, mappings: [{ group: 'contract-people', roles: ['operator'] }] } });
+    await both('GET', '/auth/config', { status: 200 });
+    // Redirects are checked as they come, not followed.
+    const redirect = async (path: string, res: Response) => check.problems('GET', path, { status: res.status, headers: res.headers, text: await res.text(), body: undefined });
+    expect(await redirect('/auth/login', await fetch(`${t.url}/auth/login`, { redirect: 'manual' }))).toEqual([]);
+    await both('GET', '/auth/login', { status: 400, query: '?colour=red' });
+    const { callback, session } = await signInThroughConsole(t.url, provider.issuer, 'u-contract');
+    expect([callback.status, ...(await redirect('/auth/callback', callback))]).toEqual([303]);
+    await both('GET', '/auth/callback', { query: '?code=x&state=y', status: 400 }, { query: '?colour=red' });
+    const origin = { origin: t.url };
+    const opened = await both('POST', '/auth/key-session', { key: '', headers: origin, body: { key: admin }, status: 201 }, { key: '', headers: origin, body: { key: 'nope' } }, { key: '', body: { key: admin } });
+    const keyCookie = { cookie: `${sessionCookieName}=${setCookies(opened).get(sessionCookieName)!.value}` };
+    const csrf = (opened.body as { csrf_token: string }).csrf_token;
+    await both('GET', '/auth/session', { key: '', headers: { cookie: `${sessionCookieName}=${session!}` }, status: 200 }, noKey);
+    const asKeySession = { key: '', headers: { ...keyCookie, ...origin, 'x-csrf-token': csrf } };
+    await both('POST', '/auth/workspace', { ...asKeySession, body: { org_id: org }, status: 200 }, { key: '', headers: { ...keyCookie, ...origin }, body: { org_id: org } }, { ...asKeySession, body: { org_id: 'elsewhere' } });
+    await both('POST', '/auth/logout', { ...asKeySession, status: 200 }, { key: '', headers: keyCookie }, noKey);
   });
 
   test('every route of the app is in the document, and every operation was called', () => {

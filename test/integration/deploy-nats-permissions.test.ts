@@ -148,6 +148,11 @@ test('every role starts as its own user, and telemetry goes from the api through
 
   const operator = await api.mintKey({ role: 'operator' });
   expect((await api.request('POST', '/flow', { key: operator.key, body: flow })).status).toBe(201);
+  // The console's sessions live in their bucket, which the api's user reads and writes: a key session opens, is read, ends.
+  const opened = await api.request<{ csrf_token: string }>('POST', '/auth/key-session', { headers: { origin: api.url }, body: { key: operator.key } });
+  const cookie = opened.headers.getSetCookie().find((c) => c.startsWith('__Host-nettel_session='))!.split(';')[0]!;
+  expect([opened.status, (await api.request('GET', '/auth/session', { headers: { cookie } })).status]).toEqual([201, 200]);
+  expect((await api.request('POST', '/auth/logout', { headers: { cookie, origin: api.url, 'x-csrf-token': opened.body.csrf_token } })).status).toBe(200);
   await waitForTelemetryDrained(workers.stack.nats.jsm, 'nettel');
   expect(await waitForStoredCount(api.stack.clickhouse, 'flows', 1, { timeoutMs: 20_000, what: 'the flow in ClickHouse' })).toBe(1);
 
@@ -180,6 +185,9 @@ test('each role is refused what it does not do', async () => {
   const head = '$JS.API.STREAM.MSG.GET.KV_NETTEL_AUDIT_HEADS';
   expect(await refused('collector', head, async (nc) => (await nc.jetstream().views.kv('NETTEL_AUDIT_HEADS', { bindOnly: true })).get('org1'))).toBe(true);
   expect(await refused('collector', 'nettel.outbox.org1', (nc) => nc.jetstream().publish('nettel.outbox.org1', 'x', { timeout: 1_000 }))).toBe(true);
+  // The console's sessions are the api's alone.
+  const sessions = '$JS.API.STREAM.MSG.GET.KV_NETTEL_SESSIONS';
+  expect(await refused('stream-workers', sessions, async (nc) => (await nc.jetstream().views.kv('NETTEL_SESSIONS', { bindOnly: true })).get('s.x'))).toBe(true);
   // The stream workers consume; they publish no telemetry of their own.
   expect(await refused('stream-workers', 'nettel.tel.flow.org1', (nc) => nc.jetstream().publish('nettel.tel.flow.org1', 'x', { timeout: 1_000 }))).toBe(true);
 }, 60_000);

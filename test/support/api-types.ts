@@ -113,3 +113,6 @@ export function isErrorBody(value: unknown): value is ErrorBody {
 /** An automation run (GET /v1/automations/{id}), and a mitigation announced now (GET /v1/mitigations). */
 export type AutomationView = Schemas['Automation'];
 export type MitigationView = Schemas['Mitigation'];
+
+/** GET /auth/session, and the answers of the routes that open or change a console session. */
+export type ConsoleSessionView = Schemas['ConsoleSession'];

@@ -179,6 +179,19 @@ function headerCases(g: Generator, r: RouteInfo): Array<() => MalformedRequest> 
       raw: Buffer.concat([Buffer.from(`${r.method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer `), Buffer.from([0xe9, 0xff, 0x80]), Buffer.from('\r\nConnection: close\r\n\r\n')]),
     }));
   }
+  // The routes that read the console's session cookie when no Authorization header comes: junk ones are 4xx, never 500.
+  if (r.authenticated || /^\/auth\/(session|workspace|logout|key-session)$/.test(r.path)) cases.push(() => ({
+    label: 'junk session cookie',
+    method: r.method,
+    path,
+    headers: {
+      cookie: `__Host-nettel_session=${g.pick(['', 'x', 'A'.repeat(43), 'A'.repeat(44), '%00'.repeat(15), '../..', 'a=b=c', '"quoted"', 'ü'.repeat(43)])}`,
+      origin: g.pick(['null', 'http://evil.example', '::', '']),
+      'x-csrf-token': g.pick(['', 'x', 'A'.repeat(43), 'A'.repeat(5000)]),
+      ...(r.method === 'GET' || r.method === 'DELETE' ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(r.method === 'GET' || r.method === 'DELETE' ? {} : { body: Buffer.from('{}') }),
+  }));
   const other = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => !g.allowedOn.get(r.path)!.has(m));
   if (other.length) cases.push(() => ({ label: 'method not allowed', method: g.pick(other), path, headers: g.auth }));
   return cases;

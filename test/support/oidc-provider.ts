@@ -81,6 +81,8 @@ async function spawnProvider(settingsFile: string): Promise<{ child: ChildProces
     const timer = setTimeout(() => reject(new Error(`the OpenID provider did not start in ${startTimeoutMs} ms: ${stderr.join('')}`)), startTimeoutMs);
     child.once('exit', (code) => reject(new Error(`the OpenID provider exited (${code}): ${stderr.join('')}`)));
     lines.on('line', (line) => {
+      // oidc-provider prints its own warnings on stdout too (its end-session page, for one): only the JSON line is ours.
+      if (!line.startsWith('{')) return;
       const message = JSON.parse(line) as { listening?: string };
       if (message.listening) {
         clearTimeout(timer);

@@ -8,6 +8,7 @@ const config: OidcConfig = {
   clientSecret: undefined,
   redirectBaseUrl: undefined,
   groupsClaim: 'groups',
+  scopes: 'openid profile email groups',
   audience: 'nettel',
   jwksCooldownMs: 30_000,
   clockToleranceSeconds: 30,
