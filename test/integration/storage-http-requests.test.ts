@@ -90,6 +90,9 @@ describe('the HTTP client\'s inserts on the current dialect, run on chDB', () =>
       revoked_at: 0,
       created_by: 'platform-admin',
       version: 1,
+      owner_subject: 'service',
+      owner_name: '',
+      owner_email: '',
     };
     await keys.put(record);
     expect(await keys.get(record.key_id)).toEqual(record);
