@@ -1,9 +1,9 @@
-import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { AuditEntryView, ConsoleSessionView, IncidentView, Page as ListPage, ReplayRequested } from '../support/api-types';
 import { startConsoleStack, type ConsoleStack } from '../support/console-stack';
 import { replayInStatus } from '../support/replays';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
+import { screenshotPath } from '../support/screenshots';
 
 /**
  * The console's single sign-on in Debian's chromium against a whole stack
@@ -14,7 +14,6 @@ import { waitFor, waitForTelemetryDrained } from '../support/wait';
  * sites, so the provider's redirect back is the cross-site navigation it is
  * in production, and the SameSite cookies are tried for real.
  */
-const screenshots = path.resolve(__dirname, '../../docs/screenshots');
 const chromiumArgs = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const users = [
   { subject: 'u-olga', name: 'Olga Operator', email: 'olga@example.org', groups: ['noc-operators'] },
@@ -89,7 +88,7 @@ describe('single sign-on in the browser console', () => {
     expect(await page.evaluate<number>('sessionStorage.length + localStorage.length')).toBe(0);
     const cookie = (await page.context().cookies(c.origin)).find((k) => k.name === '__Host-nettel_session');
     expect(cookie).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Strict', path: '/' });
-    await page.screenshot({ path: path.join(screenshots, 'sso-signed-in.png') });
+    await page.screenshot({ path: screenshotPath('sso-signed-in.png') });
     await page.context().close();
   });
 
@@ -140,7 +139,7 @@ describe('single sign-on in the browser console', () => {
     await page.getByRole('heading', { name: 'Choose a workspace' }).waitFor({ timeout: 20_000 });
     await page.getByRole('button', { name: edge.org_id }).click();
     await page.getByRole('navigation', { name: 'Views' }).waitFor();
-    expect(await page.locator('header .who').textContent()).toContain('analyst');
+    await waitFor(async () => ((await page.locator('header .who').textContent())?.includes('analyst') ? true : undefined), 10_000, 'the analyst role');
     await page.getByLabel('Workspace').selectOption(admin.org_id);
     await waitFor(async () => ((await page.locator('header .who').textContent())?.includes('approver') ? true : undefined), 10_000, 'the approver role');
     const session = await page.evaluate<ConsoleSessionView>("fetch('/auth/session').then((r) => r.json())");

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestStack, type MintedTestKey, type TestStack } from '../support/test-stack';
 import type { IncidentView, Page as ListPage, ReplayRequested, ReplayView } from '../support/api-types';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
+import { screenshotPath } from '../support/screenshots';
 
 /**
  * The browser console (console/, served at `/`) in Debian's chromium, driven
@@ -11,7 +11,6 @@ import { waitFor, waitForTelemetryDrained } from '../support/wait';
  * role, incidents, approvals with four eyes, a replay to its parity report,
  * top talkers, errors, and an accessibility pass (axe-core) on every view.
  */
-const screenshots = path.resolve(__dirname, '../../docs/screenshots');
 const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const chromiumArgs = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
@@ -90,7 +89,7 @@ describe('the browser console', () => {
     const elapsed = Date.now() - started;
     const loadEventEnd = await page.evaluate<number>("performance.getEntriesByType('navigation')[0].loadEventEnd");
     process.stdout.write(`console first view: sign-in form usable after ${elapsed} ms (load event at ${Math.round(loadEventEnd)} ms)\n`);
-    await page.screenshot({ path: path.join(screenshots, 'sign-in.png') });
+    await page.screenshot({ path: screenshotPath('sign-in.png') });
     await page.close();
   });
 
@@ -136,14 +135,14 @@ describe('the browser console', () => {
     await page.getByLabel('Service').fill('edge');
     const rows = page.locator('tbody tr');
     await waitFor(async () => ((await rows.count()) === 1 && (await rows.first().textContent())?.includes('edge') ? true : undefined), 10_000, 'the filtered list');
-    await page.screenshot({ path: path.join(screenshots, 'incidents.png') });
+    await page.screenshot({ path: screenshotPath('incidents.png') });
     await page.getByRole('link', { name: incident.id }).click();
     const bars = page.getByRole('figure', { name: 'Top sources by bytes' });
     await expectText(bars, '10.9.0.1');
     expect(await bars.textContent()).toContain('123,456 B');
     expect(await bars.textContent()).toContain('65,432 B');
     expect(await page.getByRole('button', { name: 'Acknowledge' }).count()).toBe(0);
-    await page.screenshot({ path: path.join(screenshots, 'incident-detail.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('incident-detail.png'), fullPage: true });
     await page.close();
   });
 
@@ -197,7 +196,7 @@ describe('the browser console', () => {
     await page.getByRole('link', { name: 'Approvals' }).click();
     const card = page.getByRole('article', { name: `Replay ${replayId}` });
     await expectText(card, 'prod needs a human');
-    await page.screenshot({ path: path.join(screenshots, 'approvals.png') });
+    await page.screenshot({ path: screenshotPath('approvals.png') });
     await card.getByLabel('Comment').fill('checked with the NOC');
     await card.getByRole('button', { name: 'Approve' }).click();
     // The decision is a Temporal update the worker must take: under a loaded machine it can take seconds.
@@ -206,7 +205,7 @@ describe('the browser console', () => {
     await expectText(page.getByTestId('replay-status'), 'completed', 30_000);
     await expectText(page.getByTestId('parity'), 'parity');
     expect(await page.locator('main').textContent()).toContain('checked with the NOC');
-    await page.screenshot({ path: path.join(screenshots, 'replay-report.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('replay-report.png'), fullPage: true });
     await page.close();
   });
 
@@ -235,7 +234,7 @@ describe('the browser console', () => {
       await page.locator('main h2').first().waitFor();
       await page.waitForLoadState('networkidle').catch(() => undefined);
       found[view] = await seriousViolations(page);
-      if (['telemetry', 'audit'].includes(view)) await page.screenshot({ path: path.join(screenshots, `${view}.png`), fullPage: true });
+      if (['telemetry', 'audit'].includes(view)) await page.screenshot({ path: screenshotPath(`${view}.png`), fullPage: true });
     }
     await page.evaluate('sessionStorage.clear()');
     await page.goto(t.url);
