@@ -6,6 +6,7 @@ import { ClickHouseError, UnsafeInsertError, wrap, type ClickHouse } from './cli
 import { dialectOf, insertSettingsClause, type Dialect } from './dialect';
 import { str } from './sql';
 import { removeStaleSpoolFiles, spoolFilePrefix, spoolThresholdBytes } from './spool';
+import { StatementQueue, type StatementClass } from './statement-queue';
 
 function parseJsonEachRow<T>(text: string): T[] {
   const rows: T[] = [];
@@ -27,6 +28,10 @@ export interface ChdbConfig {
 
 type ChdbSession = import('chdb').Session;
 
+/** Inserts of at least this many bytes are bulk (flows): reads and small writes go before them (see StatementQueue). */
+const bulkInsertBytes = 64 * 1024;
+const insertClass = (bytes: number): StatementClass => (bytes >= bulkInsertBytes ? 'bulk' : 'interactive');
+
 /**
  * chDB shares its process with the API: its caches are sized for that, not
  * for a dedicated server that takes half the machine's memory for each.
@@ -43,6 +48,7 @@ export class ChdbClickHouse implements ClickHouse {
   readonly transport = 'chdb' as const;
   private session?: ChdbSession;
   private serverDialect?: Dialect;
+  private readonly statementOrder = new StatementQueue();
 
   constructor(private readonly config: ChdbConfig) {}
 
@@ -93,7 +99,7 @@ export class ChdbClickHouse implements ClickHouse {
 
   async exec(sql: string): Promise<void> {
     try {
-      await this.open.queryAsync(sql, { format: 'TabSeparated' });
+      await this.statementOrder.run('interactive', () => this.open.queryAsync(sql, { format: 'TabSeparated' }));
     } catch (err) {
       throw wrap('clickhouse statement failed', err);
     }
@@ -101,7 +107,7 @@ export class ChdbClickHouse implements ClickHouse {
 
   async query<T>(sql: string): Promise<T[]> {
     try {
-      const result = await this.open.queryAsync(sql, { format: 'JSONEachRow' });
+      const result = await this.statementOrder.run('interactive', () => this.open.queryAsync(sql, { format: 'JSONEachRow' }));
       return parseJsonEachRow<T>(result.text());
     } catch (err) {
       throw wrap('clickhouse query failed', err);
@@ -125,7 +131,9 @@ export class ChdbClickHouse implements ClickHouse {
     const rows = typeof ndjson === 'string' ? Buffer.from(ndjson) : ndjson;
     if (!hasJsonLinesShape(rows)) throw new UnsafeInsertError(table);
     try {
-      await this.open.insert({ table: `${this.database}.${table}`, values: rows, format: 'JSONEachRow', settings: this.dialect.insertSettings });
+      const target = `${this.database}.${table}`;
+      const settings = this.dialect.insertSettings;
+      await this.statementOrder.run(insertClass(rows.length), () => this.open.insert({ table: target, values: rows, format: 'JSONEachRow', settings }));
     } catch (err) {
       throw wrap(`clickhouse insert into ${table} failed`, err);
     }
@@ -147,10 +155,8 @@ export class ChdbClickHouse implements ClickHouse {
       return this.insertInMemory(table, ndjson);
     }
     try {
-      await this.open.queryAsync(
-        `INSERT INTO ${this.database}.${table} FROM INFILE ${str(file)}${insertSettingsClause(this.dialect)} FORMAT JSONEachRow`,
-        { format: 'TabSeparated' },
-      );
+      const statement = `INSERT INTO ${this.database}.${table} FROM INFILE ${str(file)}${insertSettingsClause(this.dialect)} FORMAT JSONEachRow`;
+      await this.statementOrder.run('bulk', () => this.open.queryAsync(statement, { format: 'TabSeparated' }));
     } catch (err) {
       throw wrap(`clickhouse insert into ${table} failed`, err);
     } finally {

@@ -10,7 +10,7 @@ import { orgIs, storedCount } from '../support/stored-count';
  * Large chDB inserts are spooled to a file and read back by the engine
  * (INSERT … FROM INFILE). The stack under test spools into a folder of its own.
  */
-describe('chDB inserts through the spool folder', () => {
+describe('chDB inserts: the spool folder, and the order statements reach the engine', () => {
   let t: TestStack;
   let spool: string;
   beforeAll(async () => {
@@ -45,6 +45,16 @@ describe('chDB inserts through the spool folder', () => {
     expect((failure as ClickHouseError).code).toEqual(expect.any(Number));
     expect(await storedCount(ch, 'flows', orgIs('org_spool_bad'))).toBe(0);
     expect(fs.readdirSync(spool)).toEqual([]);
+  });
+
+  test('a read issued while flow inserts wait their turn is answered before them, after the one already running', async () => {
+    const ch = t.stack.clickhouse;
+    const answered: string[] = [];
+    // 5,000 flows are about 1 MiB: bulk inserts through memory, each handed to the engine at once.
+    const inserts = [1, 2, 3].map((i) => ch.insertJsonEachRow('flows', flowLines(`org_order_${i}`, 5_000, Date.now())).then(() => answered.push(`insert ${i}`)));
+    const read = ch.query(`SELECT count() AS n FROM ${ch.database}.flows WHERE org_id = 'org_order_1'`).then(() => answered.push('read'));
+    await Promise.all([...inserts, read]);
+    expect(answered).toEqual(['insert 1', 'read', 'insert 2', 'insert 3']);
   });
 
   /** A second handle on the stack's chDB folder (one folder per process), with a spool folder of the test's choosing. */
