@@ -78,10 +78,26 @@ async function activeCount(deps: AutomationActivityDeps, orgId: string, excludin
   return records.filter((r) => r.org_id === orgId && !r.id.startsWith(`${excluding}-`) && isActive(r, at)).length;
 }
 
-/** The policies' decision on every network action of the run, as they are now. */
-async function evaluate(deps: AutomationActivityDeps, input: AutomationInput, incident: StoredIncident, actions: PlannedAction[], durationOf = (a: PlannedAction) => a.duration_minutes) {
+/**
+ * The policies' decision on every network action of the run, as they are now.
+ * The incident may still be on its way: it is read beside the policies (on
+ * chDB each read waits for the statement before it, so reads in a row wait
+ * in a row).
+ */
+async function evaluate(
+  deps: AutomationActivityDeps,
+  input: AutomationInput,
+  incidentOrRead: StoredIncident | Promise<StoredIncident>,
+  actions: PlannedAction[],
+  durationOf = (a: PlannedAction) => a.duration_minutes,
+) {
   const now = (deps.now ?? Date.now)();
-  const [policies, approved, active] = await Promise.all([deps.policies.active(input.orgId), deps.approvedPrefixes(input.orgId), activeCount(deps, input.orgId, input.automationId, now)]);
+  const [incident, policies, approved, active] = await Promise.all([
+    incidentOrRead,
+    deps.policies.active(input.orgId),
+    deps.approvedPrefixes(input.orgId),
+    activeCount(deps, input.orgId, input.automationId, now),
+  ]);
   // The policies' own fields hold for every run, a webhook-only one included; each network action adds its bounds.
   const base = evaluatePolicies(policies, { environment: incident.environment, severity: incident.severity, window_minutes: 0 });
   const decisions = actions
@@ -116,7 +132,7 @@ const audit = (deps: AutomationActivityDeps, input: AutomationInput, actor: stri
 
 /** Evaluates the policies again, then writes the mitigations to the ledger and has the speaker announce them. */
 async function execute(deps: AutomationActivityDeps, input: AutomationInput, actions: PlannedAction[], startsAt: number): Promise<{ actions: PlannedAction[] } | { denied: string }> {
-  const decision = await evaluate(deps, input, await loadIncident(deps, input), actions);
+  const decision = await evaluate(deps, input, loadIncident(deps, input), actions);
   if (decision.decision === 'deny') {
     // A retry of this activity may follow an attempt that wrote the ledger: what it wrote is withdrawn.
     if (deps.mitigations) for (const a of actions) await deps.mitigations.ledger.withdraw(input.orgId, a.id, (deps.now ?? Date.now)());
@@ -144,7 +160,7 @@ async function execute(deps: AutomationActivityDeps, input: AutomationInput, act
 async function extend(deps: AutomationActivityDeps, args: Parameters<AutomationActivities['extendMitigations']>[0]): Promise<{ actions: PlannedAction[] } | { denied: string }> {
   const { input, actions, minutes, by, byPerson, comment } = args;
   const total = (a: PlannedAction) => Math.ceil((a.ends_at! + minutes * 60_000 - a.starts_at!) / 60_000);
-  const decision = await evaluate(deps, input, await loadIncident(deps, input), actions, total);
+  const decision = await evaluate(deps, input, loadIncident(deps, input), actions, total);
   if (decision.decision === 'deny') return { denied: deniedMessage(decision) };
   const extended = actions.map((a) => ({ ...a, ends_at: a.ends_at! + minutes * 60_000 }));
   for (const a of extended) {
@@ -177,8 +193,7 @@ export function createAutomationActivities(deps: AutomationActivityDeps): Automa
     },
 
     async prepareAutomation(input) {
-      const incident = await loadIncident(deps, input);
-      const specs = await playbookActions(deps, input);
+      const [incident, specs] = await Promise.all([loadIncident(deps, input), playbookActions(deps, input)]);
       // Planned first without previews: the policies decide whether anyone will read one before the announcement.
       const planned = await planActions(deps, input.automationId, incident, specs, null);
       if (typeof planned === 'string') {
