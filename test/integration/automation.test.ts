@@ -8,6 +8,8 @@ import { loadConfig } from '../../service/config';
 import { automationNames } from '../../streams/names';
 import type { AuditEntryView, AutomationView, DataOf, ErrorBody, IncidentView, MitigationView, Page, ReplayView } from '../support/api-types';
 import { birdc, birdFlowTable, birdFlowTable6, birdSocket, localBird } from '../../bench/bird';
+import { automationWorkflowId } from '../../application/automation-runs';
+import { recordHistory } from '../support/histories';
 import { startTestStack, type MintedTestKey, type TestStack } from '../support/test-stack';
 import { orgIs, waitForStoredCount } from '../support/stored-count';
 import { waitFor } from '../support/wait';
@@ -155,6 +157,7 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     // Counted once the ended state is recorded, just after its event is published: waited for, not assumed.
     const withdrawnRuns = async () => ((await t.stack.registry.getSingleMetric('nettel_automation_runs_total')?.get())?.values ?? []).find((v) => v.labels.outcome === 'withdrawn')?.value;
     expect(await waitFor(withdrawnRuns, 10_000, 'the withdrawn run counted')).toBeGreaterThanOrEqual(1);
+    await recordHistory(t, 'automation-withdrawn', automationWorkflowId(w.admin.org_id, run.automation_id));
   });
 
   test('a denied run never reaches BIRD', async () => {
@@ -163,6 +166,7 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     expect((await t.request('POST', `/v1/automations/${run.automation_id}/deny`, { key: w.approver.key })).status).toBe(202);
     expect((await runIn(w, run.automation_id, 'denied')).actions.every((a) => a.starts_at === null)).toBe(true);
     expect(await table('master4')).not.toContain('198.51.100.18/32');
+    await recordHistory(t, 'automation-denied', automationWorkflowId(w.admin.org_id, run.automation_id));
   });
 
   test('a destination outside the workspace approved prefixes is denied by policy and never announced', async () => {
@@ -240,5 +244,6 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     await tableUntil('master4', (text) => !text.includes('198.51.100.66/32'), 'the route gone at its end', 90_000);
     expect(Date.now()).toBeGreaterThanOrEqual(endsAt);
     await runIn(w, run.automation_id, 'completed');
+    await recordHistory(t, 'automation-completed', automationWorkflowId(w.admin.org_id, run.automation_id));
   }, 120_000);
 });

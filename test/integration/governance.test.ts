@@ -1,9 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import { replayWorkflowId } from '../../application/replay-service';
 import { createLogger } from '../../observability/logger';
 import { temporalWorkerRole } from '../../service/roles/temporal-worker';
+import { recordHistory } from '../support/histories';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import type { AuditEntryView, ErrorBody, IncidentView, Page, PolicyView, ReplayRequested, ReplayView } from '../support/api-types';
 import { waitFor } from '../support/wait';
@@ -37,25 +35,6 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     return { operator, approver, incident };
   }
 
-  /**
-   * RECORD_HISTORIES=1 saves the workflow's history under test/fixtures/histories, where
-   * workflow-determinism.test.ts replays it against the current workflow code.
-   */
-  async function recordHistory(name: string, orgId: string, replayId: string) {
-    if (!process.env.RECORD_HISTORIES) return;
-    // The whole history, up to the event saying how the workflow ended, so a replay checks that too.
-    await t.stack.temporal.client.workflow.getHandle(replayWorkflowId(orgId, replayId)).result().catch(() => undefined);
-    // The CLI writes the standard proto3 JSON form that historyFromJSON reads back.
-    const cli = t.stack.config.temporal.cli ?? path.join(t.stack.config.toolsDir, 'temporal');
-    const json = execFileSync(cli, [
-      'workflow', 'show', '--output', 'json', '--address', process.env.TEST_TEMPORAL_ADDRESS!,
-      '--workflow-id', replayWorkflowId(orgId, replayId),
-    ]);
-    const dir = path.resolve(__dirname, '../fixtures/histories');
-    fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, `${name}.json`), json);
-  }
-
   const replayState = (key: string, id: string, status: string) => replayInStatus(t, key, id, status);
 
   test('the approve path completes with a report saying parity true for an untouched incident', async () => {
@@ -78,7 +57,7 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     const done = await replayState(operator.key, id, 'completed');
     expect(done.approvals).toEqual([objectContaining({ decision: 'approve', approver_key_id: approver.key_id, comment: 'looks right' })]);
     expect(done.report).toMatchObject({ parity: true, differences: [], recorded: { id: incident.id }, replayed: { id: incident.id } });
-    await recordHistory('replay-approved', operator.org_id, id);
+    await recordHistory(t, 'replay-approved', replayWorkflowId(operator.org_id, id));
   });
 
   test('a replay awaiting approval carries the deadline its workflow set and the policies that asked for approval', async () => {
@@ -106,7 +85,7 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     expect((await t.request('POST', `/v1/replays/${id}/deny`, { key: approver.key })).status).toBe(202);
     const denied = await replayState(operator.key, id, 'denied');
     expect(denied.error).toEqual({ code: 'POLICY_DENIED', message: stringContaining('Execution blocked') });
-    await recordHistory('replay-denied', operator.org_id, id);
+    await recordHistory(t, 'replay-denied', replayWorkflowId(operator.org_id, id));
   });
 
   test('an approval that never comes ends the replay expired after the policy timeout', async () => {
@@ -115,7 +94,7 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     const id = (await t.request<ReplayRequested>('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
     const expired = await replayState(operator.key, id, 'expired');
     expect(expired.error?.code).toBe('APPROVAL_EXPIRED');
-    await recordHistory('replay-expired', operator.org_id, id);
+    await recordHistory(t, 'replay-expired', replayWorkflowId(operator.org_id, id));
   });
 
   test('allow_execution false answers 403 POLICY_DENIED and starts no workflow', async () => {
@@ -149,7 +128,7 @@ describe('governance: policies, replays and approvals on the real Temporal dev s
     const id = (await t.request<ReplayRequested>('POST', '/v1/replay', { key: operator.key, body: { incident_id: incident.id } })).body.replay_id;
     const done = await replayState(operator.key, id, 'completed');
     expect(done.report?.parity).toBe(true);
-    await recordHistory('replay-ungated', operator.org_id, id);
+    await recordHistory(t, 'replay-ungated', replayWorkflowId(operator.org_id, id));
   });
 
   test('a replay of another workspace incident is 404', async () => {
