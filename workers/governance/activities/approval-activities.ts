@@ -117,15 +117,33 @@ async function latestPolicyChange(deps: ApprovalActivityDeps, orgId: string, per
   const cooldownMinutes = deps.policyCooldownMinutes ?? defaultPolicyCooldownMinutes;
   if (cooldownMinutes <= 0) return undefined;
   const since = now - cooldownMinutes * 60_000;
+  const change = await newestEntry(deps, orgId, since, (e) => e.at >= since && e.action.startsWith('policy.') && actorPersonOf(e)?.subject === person.subject);
+  return change ? { at: change.at, cooldownMinutes } : undefined;
+}
+
+/** The newest entry of the workspace's ledger that `matches`, read a page at a time, newest first, back to `since`. */
+async function newestEntry(deps: Pick<ApprovalActivityDeps, 'audit'>, orgId: string, since: number, matches: (e: AuditEntry) => boolean): Promise<AuditEntry | undefined> {
   let beforeSeq: number | undefined;
   for (;;) {
     const page = await deps.audit.list(orgId, { limit: pageSize, beforeSeq });
-    const change = page.find((e) => e.at >= since && e.action.startsWith('policy.') && actorPersonOf(e)?.subject === person.subject);
-    if (change) return { at: change.at, cooldownMinutes };
+    const found = page.find(matches);
+    if (found) return found;
     const oldest = page[page.length - 1];
     if (!oldest || page.length < pageSize || oldest.at < since) return undefined;
     beforeSeq = oldest.seq;
   }
+}
+
+/**
+ * Whether the ledger holds an entry `matches` finds: at its head (an append
+ * that died between claiming and storing it), or among the entries appended
+ * since `since`. A retried activity asks before it appends, so its retry
+ * writes no second entry.
+ */
+export async function ledgerHolds(deps: Pick<ApprovalActivityDeps, 'audit' | 'heads'>, orgId: string, since: number, matches: (e: AuditEntry) => boolean): Promise<boolean> {
+  const head = await deps.heads.read(orgId);
+  if (head && matches(head.entry)) return true;
+  return (await newestEntry(deps, orgId, since, matches)) !== undefined;
 }
 
 /** What the API signed for this decision (core/decision-token.ts). */
@@ -177,26 +195,12 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
     async auditDecision({ subject, record }) {
       const event = decisionEvent(subject, record);
       // A retried append (its first attempt timed out, or its worker died) finds the entry and writes no second one.
-      if (await alreadyAudited(deps, event, record.attempt, record.at - lookBackMs)) return;
+      const sameDecision = (e: AuditEntry) => e.action === event.action && e.target === event.target && attemptOf(e) === record.attempt;
+      if (await ledgerHolds(deps, event.orgId, record.at - lookBackMs, sameDecision)) return;
       await deps.audit.append(event);
       if (record.refusal) refusals.inc({ kind: subject.kind, reason: record.refusal.reason, via: record.door });
     },
   };
-}
-
-/** Whether the ledger holds this decision's entry: at its head, or among the entries appended since `since`. */
-async function alreadyAudited(deps: ApprovalActivityDeps, event: ReturnType<typeof decisionEvent>, attempt: number, since: number): Promise<boolean> {
-  const matches = (e: AuditEntry) => e.action === event.action && e.target === event.target && attemptOf(e) === attempt;
-  const head = await deps.heads.read(event.orgId);
-  if (head && matches(head.entry)) return true;
-  let beforeSeq: number | undefined;
-  for (;;) {
-    const page = await deps.audit.list(event.orgId, { limit: pageSize, beforeSeq });
-    if (page.some(matches)) return true;
-    const oldest = page[page.length - 1];
-    if (!oldest || page.length < pageSize || oldest.at < since) return false;
-    beforeSeq = oldest.seq;
-  }
 }
 
 function attemptOf(entry: AuditEntry): unknown {

@@ -1,6 +1,7 @@
 import { personBeforeOwners, type Person } from '../../../core/person';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { AuditLedger } from '../../../application/audit-ledger';
+import type { AuditEntry } from '../../../core/audit-chain';
 import type { ActionSpec, PlannedAction } from '../../../core/automation-plan';
 import { evaluateMitigation, type MitigationAction, type MitigationPolicy } from '../../../core/mitigation-policy';
 import { deniedMessage, evaluatePolicies, type PolicyDecision } from '../../../core/policy';
@@ -12,7 +13,7 @@ import { isActive, type MitigationLedger } from '../../../streams/mitigation-led
 import type { EventOutbox } from '../../../streams/outbox';
 import type { AutomationActivities, AutomationInput, AutomationState, ChangeInput } from '../../../workflows/automation-contract';
 import { planActions, type ActionPlannerDeps } from './action-planner';
-import { approverFacts, approverVerdict, claimsOf, createApprovalActivities, type ApprovalActivityDeps } from './approval-activities';
+import { approverFacts, approverVerdict, claimsOf, createApprovalActivities, ledgerHolds, type ApprovalActivityDeps } from './approval-activities';
 import { approverFrom } from '../../../core/principal';
 
 export interface AutomationActivityDeps extends ApprovalActivityDeps, ActionPlannerDeps {
@@ -126,9 +127,42 @@ function previewWindow(deps: AutomationActivityDeps): { from: number; to: number
   return { from: to - deps.previewMinutes * 60_000, to };
 }
 
-/** `person`: the approver's, for a change an approver asked for (proven by its token); none for the run's own steps. */
-const audit = (deps: AutomationActivityDeps, input: AutomationInput, actor: string, action: string, details: Record<string, unknown>, person?: Person | null) =>
-  deps.audit.append({ orgId: input.orgId, actor, action, target: input.automationId, details, ...(person === undefined ? {} : { person }) });
+/** One of a run's audit entries: `person` is the approver's, for a change an approver asked for; none for the run's own steps. */
+interface RunEntry {
+  actor: string;
+  action: string;
+  details: Record<string, unknown>;
+  person?: Person | null;
+}
+
+/** How far before its activity's own time the ledger is searched for an entry a retried attempt may have appended: clocks disagree. */
+const retryLookBackMs = 5 * 60_000;
+
+/**
+ * Appends the run's entry unless the ledger holds it: an activity retried
+ * after its append (its attempt timed out, or its worker died) writes no
+ * second one. The ledger is searched back to `since` (a time the activity
+ * was given, before any attempt's append); `same` tells the entry apart from
+ * the run's other entries of its action (an extension from the one before).
+ */
+async function auditOnce(deps: AutomationActivityDeps, input: AutomationInput, entry: RunEntry, since: number, same: (details: Record<string, unknown>) => boolean = () => true) {
+  const matches = (e: AuditEntry) => e.action === entry.action && e.target === input.automationId && same(detailsOf(e));
+  if (await ledgerHolds(deps, input.orgId, since - retryLookBackMs, matches)) return;
+  const { actor, action, details, person } = entry;
+  await deps.audit.append({ orgId: input.orgId, actor, action, target: input.automationId, details, ...(person === undefined ? {} : { person }) });
+}
+
+function detailsOf(entry: AuditEntry): Record<string, unknown> {
+  try {
+    return JSON.parse(entry.details) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
+/** The mitigations an extension entry names, with their new ends: what tells two extensions of a run apart. */
+const extendedEnds = (details: Record<string, unknown>): string =>
+  JSON.stringify(((details.mitigations ?? []) as Array<{ id?: unknown; ends_at?: unknown }>).map((m) => [m.id, m.ends_at]));
 
 /** Evaluates the policies again, then writes the mitigations to the ledger and has the speaker announce them. */
 async function execute(deps: AutomationActivityDeps, input: AutomationInput, actions: PlannedAction[], startsAt: number): Promise<{ actions: PlannedAction[] } | { denied: string }> {
@@ -136,7 +170,7 @@ async function execute(deps: AutomationActivityDeps, input: AutomationInput, act
   if (decision.decision === 'deny') {
     // A retry of this activity may follow an attempt that wrote the ledger: what it wrote is withdrawn.
     if (deps.mitigations) for (const a of actions) await deps.mitigations.ledger.withdraw(input.orgId, a.id, (deps.now ?? Date.now)());
-    await audit(deps, input, 'automation', 'automation.denied', { reason: deniedMessage(decision) });
+    await auditOnce(deps, input, { actor: 'automation', action: 'automation.denied', details: { reason: deniedMessage(decision) } }, startsAt);
     return { denied: deniedMessage(decision) };
   }
   if (actions.some((a) => a.mitigation !== null) && !deps.mitigations) {
@@ -152,7 +186,8 @@ async function execute(deps: AutomationActivityDeps, input: AutomationInput, act
   // The reconciler would announce within its interval; asked now, the routes reach the routers at once.
   await deps.mitigations?.reconcileNow();
   const summary = placed.map((a) => ({ id: a.id, type: a.type, destination: a.destination, ends_at: a.ends_at ?? null }));
-  await audit(deps, input, 'automation', 'automation.executed', { playbook_id: input.playbookId, playbook_version: input.playbookVersion, actions: summary });
+  const details = { playbook_id: input.playbookId, playbook_version: input.playbookVersion, actions: summary };
+  await auditOnce(deps, input, { actor: 'automation', action: 'automation.executed', details }, startsAt);
   return { actions: placed };
 }
 
@@ -166,7 +201,10 @@ async function extend(deps: AutomationActivityDeps, args: Parameters<AutomationA
   for (const a of extended) {
     if (a.mitigation && deps.mitigations) await deps.mitigations.ledger.put({ id: a.id, org_id: input.orgId, mitigation: a.mitigation, starts_at: a.starts_at!, ends_at: a.ends_at });
   }
-  await audit(deps, input, by, 'automation.extend', { minutes, mitigations: extended.map((a) => ({ id: a.id, ends_at: a.ends_at })), ...(comment ? { comment } : {}) }, byPerson);
+  const details = { minutes, mitigations: extended.map((a) => ({ id: a.id, ends_at: a.ends_at })), ...(comment ? { comment } : {}) };
+  // An extension follows the mitigations' start: a retried attempt's entry is after it.
+  const since = Math.min(...actions.map((a) => a.starts_at ?? Number.MAX_SAFE_INTEGER));
+  await auditOnce(deps, input, { actor: by, action: 'automation.extend', details, person: byPerson }, since, (d) => extendedEnds(d) === extendedEnds(details));
   return { actions: extended };
 }
 
@@ -223,7 +261,7 @@ export function createAutomationActivities(deps: AutomationActivityDeps): Automa
         await deps.mitigations.reconcileNow();
       }
       const action = { withdrawn: 'automation.withdraw', expired: 'automation.expired', failed: 'automation.failed' }[reason];
-      await audit(deps, input, by ?? 'automation', action, { mitigations: ids, ...(comment ? { comment } : {}) }, byPerson);
+      await auditOnce(deps, input, { actor: by ?? 'automation', action, details: { mitigations: ids, ...(comment ? { comment } : {}) }, person: byPerson }, at);
     },
 
     extendMitigations: (args) => extend(deps, args),
