@@ -10,12 +10,6 @@ import { AuditRepo } from '../../storage/audit-repo';
 import { KeysRepo } from '../../storage/keys-repo';
 import { AuditHeads } from '../../streams/audit-heads';
 import { createApprovalActivities } from '../../workers/governance/activities/approval-activities';
-import { createAutomationActivities } from '../../workers/governance/activities/automation-activities';
-import { automationIdOf } from '../../application/automation-runs';
-import { AutomationsRepo } from '../../storage/automations-repo';
-import { IncidentsRepo } from '../../storage/incidents-repo';
-import { PoliciesRepo } from '../../storage/policies-repo';
-import { PrefixesRepo } from '../../storage/prefixes-repo';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { approveSignal, decideUpdate, decisionFailures, denySignal, replayStatusQuery } from '../../workflows/replay';
 import { startTestStack, type TestStack } from '../support/test-stack';
@@ -220,35 +214,6 @@ describe('governance: raw approve and deny signals', () => {
     }
     const entries = (await ledger(w.operator.key)).filter((e) => e.action === 'replay.decision_refused');
     expect(entries).toEqual([objectContaining({ target: w.id, details: objectContaining({ attempt: 7 }) })]);
-  });
-
-  test('an automation run\'s entry appended again by its retried activity is written once', async () => {
-    const operator = await mintKey({ role: 'operator' });
-    const approver = await mintKey({ role: 'approver', orgId: operator.org_id });
-    const ch = t.stack.clickhouse;
-    const heads = new AuditHeads(t.stack.nats, t.stack.config.nats.prefix, t.stack.config.nats.replicas);
-    await heads.start();
-    const audit = new AuditLedger(new AuditRepo(ch), heads, t.stack.registry, t.stack.config.audit.chainKey);
-    // No BGP speaker: a withdrawal only writes its entry, which is what a retry could double.
-    const activities = createAutomationActivities({
-      ...{ keys: new KeysRepo(ch), decisionTokens: tokens(), audit, heads, registry: t.stack.registry },
-      ...{ clickhouse: ch, blackholeNextHop: t.stack.config.bgp.blackholeNextHop, operatorBounds: t.stack.config.bgp.allowed },
-      ...{ incidents: new IncidentsRepo(ch), policies: new PoliciesRepo(ch), automations: new AutomationsRepo(ch), approvedPrefixes: (orgId) => new PrefixesRepo(ch).approved(orgId) },
-      playbookActions: () => Promise.resolve(undefined),
-      withLock: (_name, work) => work(),
-      previewMinutes: 5,
-    });
-    const automationId = automationIdOf(operator.org_id, randomId('inc'), 'rtbh', 1);
-    const input = { orgId: operator.org_id, automationId, incidentId: 'inc_unused', playbookId: 'rtbh', playbookVersion: 1, requestedBy: operator.key_id, requestedAt: Date.now() };
-    const withdrawal = { input, ids: [`${automationId}-0`], at: Date.now(), reason: 'withdrawn' as const, by: approver.key_id, byPerson: owners.get(approver.key_id) ?? null };
-    try {
-      await activities.withdrawMitigations(withdrawal);
-      await activities.withdrawMitigations(withdrawal);
-    } finally {
-      await heads.stop();
-    }
-    const entries = (await ledger(operator.key)).filter((e) => e.target === automationId);
-    expect(entries).toEqual([objectContaining({ action: 'automation.withdraw', actor: approver.key_id })]);
   });
 
   /** Decisions refused for want of proof, by door. */
