@@ -1,9 +1,9 @@
 import { historyOf, inForce, atVersion, type DetectionRules, type RulesHistory, type VersionedRules } from '../core/detection-rules';
-import { canonicalJson } from '../core/canonical-json';
-import { conflict, notFound } from '../core/errors';
+import { notFound } from '../core/errors';
 import type { DetectionRulesRepo } from '../storage/detection-rules-repo';
 import type { AuditLedger } from './audit-ledger';
 import type { WithLock } from './exporter-service';
+import { putNextVersion, sameDocument } from './versioned-document';
 
 /** Where the engine's callers get a workspace's rules: every version it has had, the last in force. */
 export interface DetectionRulesSource {
@@ -83,10 +83,9 @@ export class DetectionRulesCache implements DetectionRulesSource {
 }
 
 /**
- * Reads and sets a workspace's detection rules. A change writes the next
- * version (under a lock shared by every API process, so two changes never
- * take one number) and is audited as `detection_rules.update`; a change to
- * the rules already in force writes nothing.
+ * Reads and sets a workspace's detection rules, a versioned document
+ * (application/versioned-document.ts): a change is audited as
+ * `detection_rules.update`; a change to the rules in force writes nothing.
  */
 export class DetectionRulesService {
   constructor(
@@ -115,26 +114,22 @@ export class DetectionRulesService {
 
   /** `startedFrom`: the version the caller edited; another one in force means a concurrent change, 409. */
   async put(orgId: string, actor: string, rules: DetectionRules, startedFrom?: number): Promise<VersionedRules> {
-    const { written, previous } = await this.deps.withLock(`detection-rules-${orgId}`, async () => {
-      const versions = await this.deps.repo.versions(orgId);
-      const current = inForce(historyOf(versions));
-      if (startedFrom !== undefined && startedFrom !== current.version) {
-        throw conflict(`the rules changed since version ${startedFrom}: version ${current.version} is in force; read it and edit that`);
-      }
-      if (canonicalJson(current.rules) === canonicalJson(rules)) return { written: undefined, previous: current };
-      const next: VersionedRules = { version: current.version + 1, rules, created_at: (this.deps.now ?? Date.now)(), actor };
-      await this.deps.repo.put(orgId, next);
-      this.deps.cache.remember(orgId, [...versions, next]);
-      return { written: next, previous: current };
+    let versions: VersionedRules[] = [];
+    return putNextVersion(this.deps, { orgId, actor, startedFrom }, {
+      name: 'the rules',
+      lock: `detection-rules-${orgId}`,
+      current: async () => {
+        versions = await this.deps.repo.versions(orgId);
+        return inForce(historyOf(versions));
+      },
+      sameAs: (current) => sameDocument(current.rules, rules),
+      write: async (version) => {
+        const next: VersionedRules = { version, rules, created_at: (this.deps.now ?? Date.now)(), actor };
+        await this.deps.repo.put(orgId, next);
+        this.deps.cache.remember(orgId, [...versions, next]);
+        return next;
+      },
+      audit: { action: 'detection_rules.update', details: () => ({ rules }) },
     });
-    if (!written) return previous;
-    await this.deps.audit.append({
-      orgId,
-      actor,
-      action: 'detection_rules.update',
-      target: `v${written.version}`,
-      details: { version: written.version, previous_version: previous.version, rules },
-    });
-    return written;
   }
 }

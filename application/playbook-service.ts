@@ -1,12 +1,12 @@
 import { personActing } from './acting-person';
-import { canonicalJson } from '../core/canonical-json';
-import { conflict, notFound, validationError, type ErrorDetail } from '../core/errors';
+import { notFound, validationError, type ErrorDetail } from '../core/errors';
 import { prefixWithin, type StoredPolicy } from '../core/mitigation-policy';
 import { noPlaybooks, outsideOperatorBounds, type OperatorBounds, type Playbook, type PlaybooksDocument, type VersionedPlaybooks } from '../core/playbooks';
 import type { PlaybooksRepo } from '../storage/playbooks-repo';
 import type { PoliciesRepo } from '../storage/policies-repo';
 import type { AuditLedger } from './audit-ledger';
 import type { WithLock } from './exporter-service';
+import { putNextVersion, sameDocument } from './versioned-document';
 
 /** The destinations no approved prefix of the workspace holds, as error details naming each. */
 function outsideApproved(playbooks: readonly Playbook[], approved: readonly string[]): ErrorDetail[] {
@@ -79,25 +79,19 @@ export class PlaybookService {
     if (steering.length) throw validationError('a blackhole carries a community or next hop the operator does not allow', steering);
     const tooLong = overPolicyDuration(document.playbooks, policies);
     if (tooLong.length) throw validationError("a playbook action lasts longer than a policy's max_duration_minutes", tooLong);
-    const { written, previous } = await this.deps.withLock(`playbooks-${orgId}`, async () => {
-      const current = await this.get(orgId);
-      if (startedFrom !== undefined && startedFrom !== current.version) {
-        throw conflict(`the playbooks changed since version ${startedFrom}: version ${current.version} is in force; read it and edit that`);
-      }
-      if (canonicalJson(current.playbooks) === canonicalJson(document.playbooks)) return { written: undefined, previous: current };
-      // The person behind the request's credential writes the version: its automation runs' four-eyes rule names them.
-      const next: VersionedPlaybooks = { version: current.version + 1, playbooks: document.playbooks, created_at: (this.deps.now ?? Date.now)(), actor, actor_person: personActing(actor) ?? null };
-      await this.deps.repo.put(orgId, next);
-      return { written: next, previous: current };
+    const now = this.deps.now ?? Date.now;
+    return putNextVersion(this.deps, { orgId, actor, startedFrom }, {
+      name: 'the playbooks',
+      lock: `playbooks-${orgId}`,
+      current: () => this.get(orgId),
+      sameAs: (current) => sameDocument(current.playbooks, document.playbooks),
+      write: async (version) => {
+        // The person behind the request's credential writes the version: its automation runs' four-eyes rule names them.
+        const next: VersionedPlaybooks = { version, playbooks: document.playbooks, created_at: now(), actor, actor_person: personActing(actor) ?? null };
+        await this.deps.repo.put(orgId, next);
+        return next;
+      },
+      audit: { action: 'playbooks.update', details: (written) => ({ playbooks: written.playbooks.map((p) => p.id) }) },
     });
-    if (!written) return previous;
-    await this.deps.audit.append({
-      orgId,
-      actor,
-      action: 'playbooks.update',
-      target: `v${written.version}`,
-      details: { version: written.version, previous_version: previous.version, playbooks: written.playbooks.map((p) => p.id) },
-    });
-    return written;
   }
 }

@@ -1,9 +1,8 @@
-import { canonicalJson } from '../../core/canonical-json';
-import { conflict } from '../../core/errors';
 import { currentOf, type GroupMapping, type VersionedGroupMappings } from '../../core/group-mappings';
 import type { SsoRepo } from '../../storage/sso-repo';
 import type { AuditLedger } from '../audit-ledger';
 import type { WithLock } from '../exporter-service';
+import { putNextVersion, sameDocument } from '../versioned-document';
 
 /** Every workspace's mappings in force, as person-access looks a person's groups up in them. */
 export interface CurrentMappingsSource {
@@ -71,25 +70,18 @@ export class GroupMappingsService {
   }
 
   async put(orgId: string, actor: string, mappings: GroupMapping[], startedFrom: number): Promise<VersionedGroupMappings> {
-    const { written, previous } = await this.deps.withLock(`sso-group-mappings-${orgId}`, async () => {
-      const current = currentOf(await this.deps.repo.mappingVersions(orgId));
-      if (startedFrom !== current.version) {
-        throw conflict(`the group mappings changed since version ${startedFrom}: version ${current.version} is in force; read it and edit that`);
-      }
-      if (canonicalJson(current.mappings) === canonicalJson(mappings)) return { written: undefined, previous: current };
-      const next: VersionedGroupMappings = { version: current.version + 1, mappings, created_at: (this.deps.now ?? Date.now)(), actor };
-      await this.deps.repo.putMappings(orgId, next);
-      await this.deps.cache.remember(orgId, next);
-      return { written: next, previous: current };
+    return putNextVersion(this.deps, { orgId, actor, startedFrom }, {
+      name: 'the group mappings',
+      lock: `sso-group-mappings-${orgId}`,
+      current: async () => currentOf(await this.deps.repo.mappingVersions(orgId)),
+      sameAs: (current) => sameDocument(current.mappings, mappings),
+      write: async (version) => {
+        const next: VersionedGroupMappings = { version, mappings, created_at: (this.deps.now ?? Date.now)(), actor };
+        await this.deps.repo.putMappings(orgId, next);
+        await this.deps.cache.remember(orgId, next);
+        return next;
+      },
+      audit: { action: 'sso.group_mappings.update', details: () => ({ mappings }) },
     });
-    if (!written) return previous;
-    await this.deps.audit.append({
-      orgId,
-      actor,
-      action: 'sso.group_mappings.update',
-      target: `v${written.version}`,
-      details: { version: written.version, previous_version: previous.version, mappings },
-    });
-    return written;
   }
 }
