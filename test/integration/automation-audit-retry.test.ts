@@ -1,16 +1,14 @@
-import { AuditLedger } from '../../application/audit-ledger';
 import { automationIdOf } from '../../application/automation-runs';
 import { DecisionTokens } from '../../core/decision-token';
 import { randomId } from '../../core/ids';
-import { AuditRepo } from '../../storage/audit-repo';
 import { AutomationsRepo } from '../../storage/automations-repo';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { KeysRepo } from '../../storage/keys-repo';
 import { PoliciesRepo } from '../../storage/policies-repo';
 import { PrefixesRepo } from '../../storage/prefixes-repo';
-import { AuditHeads } from '../../streams/audit-heads';
 import { createAutomationActivities } from '../../workers/governance/activities/automation-activities';
 import type { AuditEntryView, Page } from '../support/api-types';
+import { withAuditLedger } from '../support/audit-ledger';
 import { startTestStack, type TestStack } from '../support/test-stack';
 
 /**
@@ -33,27 +31,22 @@ describe('automation audit entries under activity retries', () => {
     const operator = await t.mintKey({ role: 'operator' });
     const approver = await t.mintKey({ role: 'approver', orgId: operator.org_id });
     const ch = t.stack.clickhouse;
-    const heads = new AuditHeads(t.stack.nats, t.stack.config.nats.prefix, t.stack.config.nats.replicas);
-    await heads.start();
-    const audit = new AuditLedger(new AuditRepo(ch), heads, t.stack.registry, t.stack.config.audit.chainKey);
-    // No BGP speaker: a withdrawal only writes its entry, which is what a retry could double.
-    const activities = createAutomationActivities({
-      ...{ keys: new KeysRepo(ch), decisionTokens: new DecisionTokens(t.stack.config.decisions.signingKey!), audit, heads, registry: t.stack.registry },
-      ...{ clickhouse: ch, blackholeNextHop: t.stack.config.bgp.blackholeNextHop, operatorBounds: t.stack.config.bgp.allowed },
-      ...{ incidents: new IncidentsRepo(ch), policies: new PoliciesRepo(ch), automations: new AutomationsRepo(ch), approvedPrefixes: (orgId) => new PrefixesRepo(ch).approved(orgId) },
-      playbookActions: () => Promise.resolve(undefined),
-      withLock: (_name, work) => work(),
-      previewMinutes: 5,
-    });
     const automationId = automationIdOf(operator.org_id, randomId('inc'), 'rtbh', 1);
     const input = { orgId: operator.org_id, automationId, incidentId: 'inc_unused', playbookId: 'rtbh', playbookVersion: 1, requestedBy: operator.key_id, requestedAt: Date.now() };
     const withdrawal = { input, ids: [`${automationId}-0`], at: Date.now(), reason: 'withdrawn' as const, by: approver.key_id, byPerson: approver.owner === 'service' ? null : approver.owner };
-    try {
+    await withAuditLedger(t, async (audit, heads) => {
+      // No BGP speaker: a withdrawal only writes its entry, which is what a retry could double.
+      const activities = createAutomationActivities({
+        ...{ keys: new KeysRepo(ch), decisionTokens: new DecisionTokens(t.stack.config.decisions.signingKey!), audit, heads, registry: t.stack.registry },
+        ...{ clickhouse: ch, blackholeNextHop: t.stack.config.bgp.blackholeNextHop, operatorBounds: t.stack.config.bgp.allowed },
+        ...{ incidents: new IncidentsRepo(ch), policies: new PoliciesRepo(ch), automations: new AutomationsRepo(ch), approvedPrefixes: (orgId) => new PrefixesRepo(ch).approved(orgId) },
+        playbookActions: () => Promise.resolve(undefined),
+        withLock: (_name, work) => work(),
+        previewMinutes: 5,
+      });
       await activities.withdrawMitigations(withdrawal);
       await activities.withdrawMitigations(withdrawal);
-    } finally {
-      await heads.stop();
-    }
+    });
     const ledger = (await t.request<Page<AuditEntryView>>('GET', '/v1/audit?limit=1000', { key: operator.key })).body.data;
     const entries = ledger.filter((e) => e.target === automationId);
     expect(entries).toEqual([expect.objectContaining({ action: 'automation.withdraw', actor: approver.key_id })]);

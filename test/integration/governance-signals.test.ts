@@ -1,17 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { AuditLedger } from '../../application/audit-ledger';
 import { replayWorkflowId } from '../../application/replay-service';
 import { DecisionTokens, decisionTokenTtlMs } from '../../core/decision-token';
 import { randomId } from '../../core/ids';
 import type { Person } from '../../core/person';
 import { metricTotal } from '../support/metrics';
-import { AuditRepo } from '../../storage/audit-repo';
 import { KeysRepo } from '../../storage/keys-repo';
-import { AuditHeads } from '../../streams/audit-heads';
 import { createApprovalActivities } from '../../workers/governance/activities/approval-activities';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { approveSignal, decideUpdate, decisionFailures, denySignal, replayStatusQuery } from '../../workflows/replay';
+import { withAuditLedger } from '../support/audit-ledger';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import type { AuditEntryView, IncidentView, Page, ReplayRequested, ReplayView } from '../support/api-types';
 import { waitFor } from '../support/wait';
@@ -199,19 +197,18 @@ describe('governance: raw approve and deny signals', () => {
 
   test('an audit append retried for the same decision writes one entry', async () => {
     const w = await awaitingReplay();
-    const heads = new AuditHeads(t.stack.nats, t.stack.config.nats.prefix, t.stack.config.nats.replicas);
-    await heads.start();
-    const audit = new AuditLedger(new AuditRepo(t.stack.clickhouse), heads, t.stack.registry, t.stack.config.audit.chainKey);
-    const activities = createApprovalActivities({ keys: new KeysRepo(t.stack.clickhouse), decisionTokens: tokens(), audit, heads, registry: t.stack.registry });
     const subject = { kind: 'replay' as const, orgId: w.operator.org_id, id: w.id, requestedBy: w.operator.key_id };
     const record = { decision: 'approve' as const, ...as('key_00000000000000000000'), door: 'signal' as const, attempt: 7, at: Date.now() };
     const refusal = { reason: 'unknown_key' as const, message: 'not a key of this workspace' };
-    try {
-      await activities.auditDecision({ subject, record: { ...record, refusal } });
-      await activities.auditDecision({ subject, record: { ...record, refusal } });
-    } finally {
-      await heads.stop();
-    }
+    await withAuditLedger(
+      t,
+      async (audit, heads) => {
+        const activities = createApprovalActivities({ keys: new KeysRepo(t.stack.clickhouse), decisionTokens: tokens(), audit, heads, registry: t.stack.registry });
+        await activities.auditDecision({ subject, record: { ...record, refusal } });
+        await activities.auditDecision({ subject, record: { ...record, refusal } });
+      },
+      t.stack.registry,
+    );
     const entries = (await ledger(w.operator.key)).filter((e) => e.action === 'replay.decision_refused');
     expect(entries).toEqual([objectContaining({ target: w.id, details: objectContaining({ attempt: 7 }) })]);
   });

@@ -4,12 +4,10 @@ import { randomId } from '../../core/ids';
 import { createLogger } from '../../observability/logger';
 import { freePort } from '../../engines/local-process';
 import { metricTotal } from '../support/metrics';
-import { Registry } from 'prom-client';
 import { AuditLedger } from '../../application/audit-ledger';
-import { AuditRepo } from '../../storage/audit-repo';
 import { ReplaysRepo, type ReplayRecord } from '../../storage/replays-repo';
-import { AuditHeads } from '../../streams/audit-heads';
 import { ReplayReconciler } from '../../workers/governance/replay-reconciler';
+import { withAuditLedger } from '../support/audit-ledger';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import type { AuditEntryView, IncidentView, Page, ReplayView } from '../support/api-types';
 import { waitFor } from '../support/wait';
@@ -46,16 +44,7 @@ describe('replay reconciler on the real Temporal dev server', () => {
     };
   }
 
-  /** An audit ledger of this test's own over the stack's engines, as the API and the temporal-worker role build theirs. */
-  async function withLedger<T>(work: (ledger: AuditLedger) => Promise<T>): Promise<T> {
-    const heads = new AuditHeads(t.stack.nats, t.stack.config.nats.prefix, t.stack.config.nats.replicas);
-    await heads.start();
-    try {
-      return await work(new AuditLedger(new AuditRepo(t.stack.clickhouse), heads, new Registry(), t.stack.config.audit.chainKey));
-    } finally {
-      await heads.stop();
-    }
-  }
+  const withLedger = <T>(work: (ledger: AuditLedger) => Promise<T>) => withAuditLedger(t, work);
 
   /** What the API does before it starts the workflow: store the replay queued and audit its request. */
   async function storeAndAudit(record: ReplayRecord, ledger: AuditLedger): Promise<void> {
