@@ -7,7 +7,7 @@ export async function call<T = unknown>(
   body?: unknown,
   contentType = 'application/json',
   headers: Record<string, string> = {},
-): Promise<{ status: number; body: T }> {
+): Promise<{ status: number; body: T; headers: Headers }> {
   const res = await fetch(`${base}${route}`, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': contentType } : {}), ...headers },
@@ -20,7 +20,24 @@ export async function call<T = unknown>(
   } catch {
     // plain text answers (POST /flow)
   }
-  return { status: res.status, body: parsed as T };
+  return { status: res.status, body: parsed as T, headers: res.headers };
+}
+
+/**
+ * A GET timed as a well-behaved client makes it, in milliseconds: a 429 (the
+ * key's query budget is spent: QUERY_BUDGET_UNITS_PER_MINUTE) waits its
+ * Retry-After and asks again, and only the answered call is timed. Any other
+ * answer than 200 fails the scenario.
+ */
+export async function timedGet(base: string, route: string, key: string): Promise<number> {
+  for (;;) {
+    const t0 = performance.now();
+    const res = await call(base, 'GET', route, key);
+    const elapsed = performance.now() - t0;
+    if (res.status === 200) return elapsed;
+    if (res.status !== 429) throw new Error(`${route} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 200)}`);
+    await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after') ?? 1) * 1000));
+  }
 }
 
 /** A key minted by the platform admin; owned by a person of its own unless `body` names the owner (four eyes compares persons). */

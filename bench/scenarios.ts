@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { connect, headers as natsHeaders, RetentionPolicy, StorageType } from 'nats';
 import type { LoadResult } from './http-load';
-import { call, mintKey, postFlows, storedFlows, waitUntil } from './client';
+import { call, mintKey, postFlows, storedFlows, timedGet, waitUntil } from './client';
 import { flowBatches, metricEvents, percentile, type FlowBatches } from './data';
 import type { BenchStack } from './stack';
 
@@ -179,12 +179,7 @@ export async function analystQueries(stack: BenchStack, key: string, sizes: Size
     if (res.status !== 202) throw new Error(`POST /v1/ingest/events answered ${res.status}`);
   }
   await waitUntil(async () => (await storedFlows(stack.url, key, now - day - 60_000, now + 60_000)) >= sizes.storedFlows, 900_000, 'every stored flow', 200);
-  const time = async (route: string) => {
-    const t0 = performance.now();
-    const res = await call(stack.url, 'GET', route, key);
-    if (res.status !== 200) throw new Error(`${route} answered ${res.status}`);
-    return performance.now() - t0;
-  };
+  const time = (route: string) => timedGet(stack.url, route, key);
   const measure = async (from: number) => {
     const samples: number[] = [];
     for (let i = 0; i < sizes.queryRuns; i += 1) {

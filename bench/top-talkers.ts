@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { migrate } from '../storage/migrations';
 import { createLogger } from '../observability/logger';
-import { call, mintKey, storedFlows } from './client';
+import { mintKey, storedFlows, timedGet } from './client';
 import { percentile } from './data';
 import { seedFlows, type SeedPlan } from './seed-flows';
 import type { Sizes } from './scenarios';
@@ -29,10 +29,7 @@ async function timedCalls(url: string, key: string, route: string, runs: number)
   const samples: number[] = [];
   const started = performance.now();
   while (samples.length < runs && (samples.length < 5 || performance.now() - started < budgetMs)) {
-    const t0 = performance.now();
-    const res = await call(url, 'GET', route, key);
-    if (res.status !== 200) throw new Error(`${route} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 200)}`);
-    samples.push(performance.now() - t0);
+    samples.push(await timedGet(url, route, key));
   }
   return samples;
 }
