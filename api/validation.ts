@@ -39,9 +39,10 @@ export function singleQuery(query: Record<string, string | string[] | undefined>
 /** A time in a query string: epoch milliseconds or ISO 8601 with an offset. */
 export const timeParam = z.union([z.coerce.number().int().min(0), z.iso.datetime({ offset: true }).transform((v) => Date.parse(v))]);
 
-const noParameters = z.object({}).strict();
+/** The query of a route that takes no parameters: an unknown one is refused (also what the route contracts declare). */
+export const noQuery = z.object({}).strict();
 
 /** For routes that take no query parameters: an unknown or repeated one is refused, as on every other route. */
 export function refuseQuery(query: Record<string, string | string[] | undefined>): void {
-  parseOrThrow(noParameters, singleQuery(query), 'query');
+  parseOrThrow(noQuery, singleQuery(query), 'query');
 }

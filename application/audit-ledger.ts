@@ -31,14 +31,20 @@ export function entryDetails(event: AuditEvent): string {
   return JSON.stringify(person === undefined ? (event.details ?? {}) : { ...event.details, [actorPersonKey]: person });
 }
 
+/** An entry's details as an object; none when they do not parse as one (an entry is read from storage, so checked). */
+export function detailsOf(entry: Pick<AuditEntry, 'details'>): Record<string, unknown> {
+  try {
+    const details: unknown = JSON.parse(entry.details);
+    return details && typeof details === 'object' && !Array.isArray(details) ? (details as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
 /** The actor's person an entry names; null when it names none (a service key, the system, or an entry written before persons). */
 export function actorPersonOf(entry: Pick<AuditEntry, 'details'>): Person | null {
-  try {
-    const person = (JSON.parse(entry.details) as Record<string, unknown>)[actorPersonKey];
-    return isPerson(person) ? person : null;
-  } catch {
-    return null;
-  }
+  const person = detailsOf(entry)[actorPersonKey];
+  return isPerson(person) ? person : null;
 }
 
 /** Where entries are kept for reading and verification (AuditRepo); unit tests hand in a plain object. */

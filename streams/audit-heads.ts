@@ -1,6 +1,6 @@
 import type { KV } from 'nats';
 import type { AuditEntry } from '../core/audit-chain';
-import { openBucket } from './kv-bucket';
+import { OpenedBucket } from './kv-bucket';
 import type { NatsClient } from './nats-client';
 import { names } from './names';
 
@@ -22,7 +22,7 @@ const wrongLastSequence = 10071;
 
 
 export class AuditHeads {
-  private kv?: KV;
+  private readonly opened = new OpenedBucket('the audit heads');
 
   constructor(
     private readonly nats: NatsClient,
@@ -32,17 +32,16 @@ export class AuditHeads {
   ) {}
 
   async start(): Promise<void> {
-    this.kv = await openBucket(this.nats, names(this.prefix).auditHeadsBucket, { history: 1, replicas: this.replicas });
+    await this.opened.open(this.nats, names(this.prefix).auditHeadsBucket, { history: 1, replicas: this.replicas });
   }
 
   stop(): Promise<void> {
-    this.kv = undefined;
+    this.opened.close();
     return Promise.resolve();
   }
 
   private get bucket(): KV {
-    if (!this.kv) throw new Error('audit heads are not started');
-    return this.kv;
+    return this.opened.bucket;
   }
 
   async read(orgId: string): Promise<AuditHead | undefined> {

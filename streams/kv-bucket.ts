@@ -27,3 +27,28 @@ export async function openBucket(nats: Pick<NatsClient, 'js' | 'jsm'>, name: str
   }
   return kv;
 }
+
+/**
+ * The bucket a component opens at its start (openBucket) and lets go of at
+ * its stop; using it outside that is a programming error, said as such.
+ */
+export class OpenedBucket {
+  private kv?: KV;
+
+  /** `owner`: the component, as the error names it ('the session bucket'). */
+  constructor(private readonly owner: string) {}
+
+  async open(nats: Pick<NatsClient, 'js' | 'jsm'>, name: string, opts: BucketOptions): Promise<KV> {
+    this.kv = await openBucket(nats, name, opts);
+    return this.kv;
+  }
+
+  close(): void {
+    this.kv = undefined;
+  }
+
+  get bucket(): KV {
+    if (!this.kv) throw new Error(`${this.owner} is not started`);
+    return this.kv;
+  }
+}

@@ -1,7 +1,7 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import type { KV } from 'nats';
 import { BucketCopy } from './bucket-copy';
-import { openBucket } from './kv-bucket';
+import { OpenedBucket } from './kv-bucket';
 import type { NatsClient } from './nats-client';
 import { names } from './names';
 
@@ -40,7 +40,7 @@ const idPattern = /^[A-Za-z0-9_-]{1,128}$/;
  * trusted: write access to the bucket is not enough to announce a route.
  */
 export class MitigationLedger {
-  private kv?: KV;
+  private readonly opened = new OpenedBucket('the mitigation ledger');
   /** The entries as a watch keeps them: the reconciler reads the ledger every second, and each automation run counts its active mitigations. */
   private copy?: BucketCopy;
   private readonly macKey?: Buffer;
@@ -52,10 +52,10 @@ export class MitigationLedger {
 
   async start(): Promise<void> {
     const bucket = names(this.deps.prefix).mitigationsBucket;
-    this.kv = await openBucket(this.deps.nats, bucket, { history: 1, replicas: this.deps.replicas });
+    const kv = await this.opened.open(this.deps.nats, bucket, { history: 1, replicas: this.deps.replicas });
     // Only a ledger that reads (it has the signing key) keeps a copy; the topology job only makes the bucket.
     if (!this.macKey) return;
-    this.copy = new BucketCopy(this.kv, async () => (await this.deps.nats.jsm.streams.info(`KV_${bucket}`)).state.last_seq);
+    this.copy = new BucketCopy(kv, async () => (await this.deps.nats.jsm.streams.info(`KV_${bucket}`)).state.last_seq);
     await this.copy.start();
   }
 
@@ -66,8 +66,7 @@ export class MitigationLedger {
   }
 
   private get bucket(): KV {
-    if (!this.kv) throw new Error('the mitigation ledger is not started');
-    return this.kv;
+    return this.opened.bucket;
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { KV } from 'nats';
-import { openBucket } from './kv-bucket';
+import { OpenedBucket } from './kv-bucket';
 import type { NatsClient } from './nats-client';
 import { apiErrorCode, names } from './names';
 
@@ -32,22 +32,21 @@ const isConflict = (err: unknown) => apiErrorCode(err) === wrongLastSequence;
  * nobody writes again is dropped by JetStream once no session could use it.
  */
 export class SessionBucket implements SessionStore {
-  private kv?: KV;
+  private readonly opened = new OpenedBucket('the session bucket');
 
   constructor(private readonly deps: { nats: NatsClient; prefix: string; replicas: number; ttlMs: number }) {}
 
   async start(): Promise<void> {
-    this.kv = await openBucket(this.deps.nats, names(this.deps.prefix).sessionsBucket, { history: 1, ttl: this.deps.ttlMs, replicas: this.deps.replicas });
+    await this.opened.open(this.deps.nats, names(this.deps.prefix).sessionsBucket, { history: 1, ttl: this.deps.ttlMs, replicas: this.deps.replicas });
   }
 
   stop(): Promise<void> {
-    this.kv = undefined;
+    this.opened.close();
     return Promise.resolve();
   }
 
   private get bucket(): KV {
-    if (!this.kv) throw new Error('the session bucket is not started');
-    return this.kv;
+    return this.opened.bucket;
   }
 
   async read(key: string): Promise<StoredEntry | undefined> {

@@ -8,6 +8,7 @@ import * as webhooks from '../routes/webhooks';
 import * as a from './answers';
 import * as r from './replay-answers';
 import type { RouteContract } from './contract';
+import { noQuery } from '../validation';
 
 /** Policies, replays and approvals, exporters, prefixes, detection rules, webhooks. */
 const json = (description: string, schema: z.ZodType) => ({ description, schema });
@@ -140,7 +141,7 @@ export const governanceContracts: RouteContract[] = [
   ...prefixDecisions,
   {
     method: 'get', path: '/v1/detection-rules', summary: 'The detection rules in force', tag: 'Detection rules', access: 'workspace',
-    permission: 'read', query: rules.noQuery, responses: { 200: json('the version in force', a.rulesAnswer) },
+    permission: 'read', query: noQuery, responses: { 200: json('the version in force', a.rulesAnswer) },
   },
   {
     method: 'put', path: '/v1/detection-rules', summary: 'Replace the detection rules (the next version)', tag: 'Detection rules',
@@ -150,7 +151,7 @@ export const governanceContracts: RouteContract[] = [
   },
   {
     method: 'get', path: '/v1/detection-rules/versions/{version}', summary: 'One version of the detection rules', tag: 'Detection rules',
-    access: 'workspace', permission: 'read', query: rules.noQuery, params: { version: rules.versionParam },
+    access: 'workspace', permission: 'read', query: noQuery, params: { version: rules.versionParam },
     responses: { 200: json('that version', a.rulesAnswer) },
   },
   ...crud({

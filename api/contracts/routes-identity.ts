@@ -3,6 +3,7 @@ import { groupMappingSchema } from '../../core/group-mappings';
 import * as sso from '../routes/sso';
 import { timeOrNull } from './answers';
 import type { RouteContract } from './contract';
+import { noQuery } from '../validation';
 
 /** Single sign-on: a workspace's group mappings, and whether the platform admin requires single sign-on of its people. */
 const json = (description: string, schema: z.ZodType) => ({ description, schema });
@@ -21,7 +22,7 @@ const orgId = z.string().meta({ description: 'the workspace (org id)' });
 export const identityContracts: RouteContract[] = [
   {
     method: 'get', path: '/v1/sso/group-mappings', summary: "The workspace's group mappings in force", tag, access: 'workspace',
-    permission: 'keys:manage', query: sso.noQuery, responses: { 200: json('the version in force (version 0: no group mapped)', groupMappingsAnswer) },
+    permission: 'keys:manage', query: noQuery, responses: { 200: json('the version in force (version 0: no group mapped)', groupMappingsAnswer) },
   },
   {
     method: 'put', path: '/v1/sso/group-mappings', summary: 'Replace the group mappings (the next version)', tag, access: 'workspace',
@@ -31,11 +32,11 @@ export const identityContracts: RouteContract[] = [
   },
   {
     method: 'get', path: '/v1/sso/group-mappings/versions', summary: "Every version of the workspace's group mappings", tag, access: 'workspace',
-    permission: 'keys:manage', query: sso.noQuery, responses: { 200: json('the versions, newest first', z.object({ data: z.array(groupMappingsAnswer) })) },
+    permission: 'keys:manage', query: noQuery, responses: { 200: json('the versions, newest first', z.object({ data: z.array(groupMappingsAnswer) })) },
   },
   {
     method: 'get', path: '/v1/workspaces/{org_id}/sso', summary: 'Whether a workspace requires single sign-on of its people', tag,
-    access: 'platform-admin', params: { org_id: orgId }, query: sso.noQuery, responses: { 200: json('the requirement', ssoRequirementAnswer) },
+    access: 'platform-admin', params: { org_id: orgId }, query: noQuery, responses: { 200: json('the requirement', ssoRequirementAnswer) },
   },
   {
     method: 'put', path: '/v1/workspaces/{org_id}/sso', summary: "Require single sign-on of a workspace's people (or no longer)", tag,

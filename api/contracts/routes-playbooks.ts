@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { playbooksSchema } from '../../core/playbooks';
-import { noQuery, versionParam } from '../routes/detection-rules';
+import { versionParam } from '../routes/detection-rules';
+import { noQuery } from '../validation';
 import * as playbooks from '../routes/playbooks';
 import { timeOrNull } from './answers';
 import type { RouteContract } from './contract';

@@ -39,8 +39,6 @@ function parsePut(body: unknown): { rules: DetectionRules; startedFrom?: number 
   }
   return { rules: parseOrThrow(detectionRulesSchema, body, 'detection rules') };
 }
-/** These reads take no query parameters: an unknown one is refused, as on every other route. */
-export const noQuery = z.object({}).strict();
 
 /**
  * A workspace's detection rules: read (`read`), replaced by the next

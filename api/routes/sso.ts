@@ -33,7 +33,6 @@ export const mappingsPutSchema = z
   .strict();
 
 export const requirementPutSchema = z.object({ required: z.boolean() }).strict();
-export const noQuery = z.object({}).strict();
 
 /**
  * Single sign-on: a workspace's group mappings, read and set by its admins

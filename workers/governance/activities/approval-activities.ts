@@ -1,4 +1,4 @@
-import { actorPersonOf, type AuditLedger } from '../../../application/audit-ledger';
+import { actorPersonOf, detailsOf, type AuditLedger } from '../../../application/audit-ledger';
 import type { AuditEntry } from '../../../core/audit-chain';
 import type { DecisionClaims, DecisionTokens } from '../../../core/decision-token';
 import { roleAllows } from '../../../core/roles';
@@ -203,10 +203,4 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
   };
 }
 
-function attemptOf(entry: AuditEntry): unknown {
-  try {
-    return (JSON.parse(entry.details) as { attempt?: unknown }).attempt;
-  } catch {
-    return undefined;
-  }
-}
+const attemptOf = (entry: AuditEntry): unknown => detailsOf(entry).attempt;

@@ -1,6 +1,6 @@
 import { personBeforeOwners, type Person } from '../../../core/person';
 import { ApplicationFailure } from '@temporalio/activity';
-import type { AuditLedger } from '../../../application/audit-ledger';
+import { detailsOf, type AuditLedger } from '../../../application/audit-ledger';
 import type { AuditEntry } from '../../../core/audit-chain';
 import type { ActionSpec, PlannedAction } from '../../../core/automation-plan';
 import { evaluateMitigation, type MitigationAction, type MitigationPolicy } from '../../../core/mitigation-policy';
@@ -135,29 +135,24 @@ interface RunEntry {
   person?: Person | null;
 }
 
-/** How far before its activity's own time the ledger is searched for an entry a retried attempt may have appended: clocks disagree. */
+/** How far before an extension's mitigations started the ledger is searched for its entry: clocks disagree. */
 const retryLookBackMs = 5 * 60_000;
 
 /**
- * Appends the run's entry unless the ledger holds it: an activity retried
- * after its append (its attempt timed out, or its worker died) writes no
- * second one. The ledger is searched back to `since` (a time the activity
- * was given, before any attempt's append); `same` tells the entry apart from
- * the run's other entries of its action (an extension from the one before).
+ * Appends the run's entry unless the ledger records it already: an activity
+ * retried after its append (its attempt timed out, or its worker died)
+ * writes no second one. A run records each action once (AuditLedger.recorded),
+ * but an extension, of which a run may have several: that one is told apart
+ * by its new ends, searched back to its mitigations' start.
  */
-async function auditOnce(deps: AutomationActivityDeps, input: AutomationInput, entry: RunEntry, since: number, same: (details: Record<string, unknown>) => boolean = () => true) {
-  const matches = (e: AuditEntry) => e.action === entry.action && e.target === input.automationId && same(detailsOf(e));
-  if (await ledgerHolds(deps, input.orgId, since - retryLookBackMs, matches)) return;
+async function auditOnce(deps: AutomationActivityDeps, input: AutomationInput, entry: RunEntry, extension?: { since: number; ends: string }) {
+  const sameExtension = (e: AuditEntry) => e.action === entry.action && e.target === input.automationId && extendedEnds(detailsOf(e)) === extension?.ends;
+  const recorded = extension
+    ? await ledgerHolds(deps, input.orgId, extension.since - retryLookBackMs, sameExtension)
+    : await deps.audit.recorded(input.orgId, entry.action, input.automationId);
+  if (recorded) return;
   const { actor, action, details, person } = entry;
   await deps.audit.append({ orgId: input.orgId, actor, action, target: input.automationId, details, ...(person === undefined ? {} : { person }) });
-}
-
-function detailsOf(entry: AuditEntry): Record<string, unknown> {
-  try {
-    return JSON.parse(entry.details) as Record<string, unknown>;
-  } catch {
-    return {};
-  }
 }
 
 /** The mitigations an extension entry names, with their new ends: what tells two extensions of a run apart. */
@@ -170,7 +165,7 @@ async function execute(deps: AutomationActivityDeps, input: AutomationInput, act
   if (decision.decision === 'deny') {
     // A retry of this activity may follow an attempt that wrote the ledger: what it wrote is withdrawn.
     if (deps.mitigations) for (const a of actions) await deps.mitigations.ledger.withdraw(input.orgId, a.id, (deps.now ?? Date.now)());
-    await auditOnce(deps, input, { actor: 'automation', action: 'automation.denied', details: { reason: deniedMessage(decision) } }, startsAt);
+    await auditOnce(deps, input, { actor: 'automation', action: 'automation.denied', details: { reason: deniedMessage(decision) } });
     return { denied: deniedMessage(decision) };
   }
   if (actions.some((a) => a.mitigation !== null) && !deps.mitigations) {
@@ -187,7 +182,7 @@ async function execute(deps: AutomationActivityDeps, input: AutomationInput, act
   await deps.mitigations?.reconcileNow();
   const summary = placed.map((a) => ({ id: a.id, type: a.type, destination: a.destination, ends_at: a.ends_at ?? null }));
   const details = { playbook_id: input.playbookId, playbook_version: input.playbookVersion, actions: summary };
-  await auditOnce(deps, input, { actor: 'automation', action: 'automation.executed', details }, startsAt);
+  await auditOnce(deps, input, { actor: 'automation', action: 'automation.executed', details });
   return { actions: placed };
 }
 
@@ -204,7 +199,7 @@ async function extend(deps: AutomationActivityDeps, args: Parameters<AutomationA
   const details = { minutes, mitigations: extended.map((a) => ({ id: a.id, ends_at: a.ends_at })), ...(comment ? { comment } : {}) };
   // An extension follows the mitigations' start: a retried attempt's entry is after it.
   const since = Math.min(...actions.map((a) => a.starts_at ?? Number.MAX_SAFE_INTEGER));
-  await auditOnce(deps, input, { actor: by, action: 'automation.extend', details, person: byPerson }, since, (d) => extendedEnds(d) === extendedEnds(details));
+  await auditOnce(deps, input, { actor: by, action: 'automation.extend', details, person: byPerson }, { since, ends: extendedEnds(details) });
   return { actions: extended };
 }
 
@@ -261,7 +256,7 @@ export function createAutomationActivities(deps: AutomationActivityDeps): Automa
         await deps.mitigations.reconcileNow();
       }
       const action = { withdrawn: 'automation.withdraw', expired: 'automation.expired', failed: 'automation.failed' }[reason];
-      await auditOnce(deps, input, { actor: by ?? 'automation', action, details: { mitigations: ids, ...(comment ? { comment } : {}) }, person: byPerson }, at);
+      await auditOnce(deps, input, { actor: by ?? 'automation', action, details: { mitigations: ids, ...(comment ? { comment } : {}) }, person: byPerson });
     },
 
     extendMitigations: (args) => extend(deps, args),
