@@ -1,6 +1,6 @@
 import type { AuthThrottle } from '../application/auth-throttle';
 import type { AuditLedger } from '../application/audit-ledger';
-import type { RateLimiter } from '../application/rate-limiter';
+import type { QueryBudget } from '../application/query-budget';
 import type { DetectionRulesService } from '../application/detection-rules-service';
 import type { ExporterService } from '../application/exporter-service';
 import type { IncidentService } from '../application/incident-service';
@@ -48,8 +48,8 @@ export interface ApiDeps {
   analytics: AnalyticsRepo;
   /** Analysts' bounds: the longest ranges (days) on rollups and on raw flows, and the engine limits (named by the 422 that reports one). */
   analyticsLimits: { limits: QueryLimits; maxRangeDays: number; maxRawRangeDays: number };
-  /** Cost per API key of analysts' queries and audit verification (core/query-cost.ts). */
-  queryBudget: RateLimiter;
+  /** Cost per workspace of analysts' queries and audit verification (core/query-cost.ts), shared by the API processes. */
+  queryBudget: QueryBudget;
   /** Entries one audit verification call checks at most. */
   auditVerifyMaxEntries: number;
   policies: PolicyService;

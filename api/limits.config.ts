@@ -25,10 +25,13 @@ export const limitsSettings = defineSettings(
     ANALYTICS_MAX_RANGE_DAYS: setting(integer(1, 366).default(rollupRangeDays), 'the longest range of an analyst query on the rollups, in days'),
     ANALYTICS_MAX_RAW_RANGE_DAYS: setting(integer(1, 31).default(rawRangeDays), 'the longest range of an analyst query on the raw flows, in days'),
     QUERY_BUDGET_UNITS_PER_MINUTE: setting(
-      z.coerce.number().min(0).default(120),
-      'cost units a key may spend a minute on analyst queries and audit verification; past them, 429 with `Retry-After`',
+      z.coerce.number().min(0).default(600),
+      'cost units a workspace (all its keys and sessions, on every API process) may spend a minute on analyst queries and audit verification; past them, 429 with `Retry-After`; 0: no budget ([security/limits.md](security/limits.md))',
     ),
-    QUERY_BUDGET_BURST_UNITS: setting(z.coerce.number().min(1).default(120), 'cost units a key may spend at once on analyst queries and audit verification'),
+    QUERY_BUDGET_BURST_UNITS: setting(
+      z.coerce.number().min(1).default(300),
+      'cost units a workspace may spend at once on analyst queries and audit verification',
+    ),
     AUDIT_VERIFY_MAX_ENTRIES: setting(integer(1, 1_000_000).default(50_000), 'entries one call of `/v1/audit/verify` checks; the rest by its `next_cursor`'),
     REPLAY_MAX_WINDOW_MINUTES: setting(integer(1, maxReplayWindowMinutes).default(1440), 'the longest window a replay may run on; past it, 400 naming the cap'),
   },
@@ -40,7 +43,7 @@ export const limitsSettings = defineSettings(
       maxRangeDays: e.ANALYTICS_MAX_RANGE_DAYS,
       maxRawRangeDays: e.ANALYTICS_MAX_RAW_RANGE_DAYS,
     },
-    /** Cost units (core/query-cost.ts) each key may spend a minute on analysts' queries and audit verification, and at once. */
+    /** Cost units (core/query-cost.ts) each workspace may spend a minute on analysts' queries and audit verification, and at once. */
     queryBudget: { unitsPerMinute: e.QUERY_BUDGET_UNITS_PER_MINUTE, burstUnits: e.QUERY_BUDGET_BURST_UNITS },
     /** Entries one call of /v1/audit/verify checks at most; the rest by its cursor. */
     auditVerify: { maxEntries: e.AUDIT_VERIFY_MAX_ENTRIES },

@@ -28,8 +28,9 @@ const maxTrackedKeys = 100_000;
  * Per-key budgets (a workspace, an API key) kept in token buckets, in this
  * API process: what is over its key's budget is refused with 429
  * RATE_LIMITED and Retry-After, and counted. The same limiter, with other
- * parameters, meters telemetry records per workspace and analysts' query
- * cost per key.
+ * parameters, meters telemetry records per workspace and test sends of
+ * webhooks (analysts' query cost is a budget shared by the API processes:
+ * application/query-budget.ts).
  */
 export class RateLimiter {
   private readonly buckets: TokenBuckets;
@@ -69,21 +70,6 @@ export function recordRateLimiter(config: RateLimitConfig, registry: Registry, n
     {
       metric: { name: 'nettel_rate_limited_requests_total', help: 'Ingest requests refused with 429 because their workspace was over its record rate' },
       refusal: () => `the workspace is over ${config.recordsPerSecond} telemetry records per second`,
-    },
-    registry,
-    now,
-  );
-}
-
-/** Analysts' query cost (core/query-cost.ts) per API key: `unitsPerMinute`, `burstUnits` at once. */
-export function queryBudgetLimiter(config: { unitsPerMinute: number; burstUnits: number }, registry: Registry, now?: () => number): RateLimiter {
-  return new RateLimiter(
-    { ratePerSecond: config.unitsPerMinute / 60, capacity: config.burstUnits },
-    {
-      metric: { name: 'nettel_query_budget_refused_total', help: "Analyst queries and audit verifications refused with 429 because their key's query budget was spent" },
-      refusal: (cost) =>
-        `the key has spent its query budget (${config.unitsPerMinute} units a minute, ${config.burstUnits} at once; this request costs ${cost}): ` +
-        'retry after the time Retry-After gives, or ask for a shorter range or for dimensions a rollup keeps',
     },
     registry,
     now,

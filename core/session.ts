@@ -33,10 +33,9 @@ export const sessionRecordSchema = z.discriminatedUnion('kind', [
       person: personSchema,
       /** The groups the provider named at sign-in; mapped to workspaces and roles again on every request. */
       groups: z.array(z.string().max(512)).max(1000),
-      /** The provider's ID token, kept for `id_token_hint` on logout. */
-      id_token: z.string().max(16_384).nullable(),
     })
-    .strict(),
+    // An entry written before the provider's ID token was dropped from sessions still reads: the token is ignored, never kept.
+    .strip(),
   z
     .object({
       ...commonFields,

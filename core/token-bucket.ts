@@ -79,3 +79,37 @@ export class TokenBuckets {
     return this.buckets.size;
   }
 }
+
+/** A token bucket's state as stored outside the process (a shared budget): what it held at `at` (ms). */
+export interface BucketLevel {
+  tokens: number;
+  at: number;
+}
+
+/**
+ * The same bucket as TokenBucket, over a stored level (absent: full): the
+ * level after taking `n` at `now`, or how many milliseconds until it could.
+ * A take larger than the capacity passes only when the bucket is full.
+ */
+export function takeFromLevel(
+  level: BucketLevel | undefined,
+  n: number,
+  now: number,
+  budget: { ratePerSecond: number; capacity: number },
+): { ok: true; level: BucketLevel } | { ok: false; retryAfterMs: number } {
+  const tokens = refilledTokens(level, now, budget);
+  const needed = Math.min(n, budget.capacity);
+  if (tokens < needed) return { ok: false, retryAfterMs: Math.ceil(((needed - tokens) / budget.ratePerSecond) * 1000) };
+  return { ok: true, level: { tokens: tokens - n, at: now } };
+}
+
+/** The level after giving back `n` tokens at `now` (never above the capacity). */
+export function refundToLevel(level: BucketLevel | undefined, n: number, now: number, budget: { ratePerSecond: number; capacity: number }): BucketLevel {
+  return { tokens: Math.min(budget.capacity, refilledTokens(level, now, budget) + n), at: now };
+}
+
+function refilledTokens(level: BucketLevel | undefined, now: number, budget: { ratePerSecond: number; capacity: number }): number {
+  if (!level) return budget.capacity;
+  // A clock behind the stored instant (another process's) refills nothing rather than draining.
+  return Math.min(budget.capacity, level.tokens + (Math.max(0, now - level.at) / 1000) * budget.ratePerSecond);
+}

@@ -1,5 +1,6 @@
-import type { SessionLimits } from '../core/session';
+import { loginAttemptMs, type SessionLimits } from '../core/session';
 import type { NatsClient } from '../streams/nats-client';
+import { names } from '../streams/names';
 import { SessionBucket } from '../streams/session-bucket';
 import type { Config } from './config';
 
@@ -8,4 +9,12 @@ export const sessionLimitsOf = (config: Config): SessionLimits => ({ idleMs: con
 
 /** The bucket the console's sessions live in, as the api role and the topology job open it. */
 export const sessionBucketOf = (config: Config, nats: NatsClient) =>
-  new SessionBucket({ nats, prefix: config.nats.prefix, replicas: config.nats.replicas, ttlMs: sessionLimitsOf(config).maxMs });
+  new SessionBucket({ nats, name: names(config.nats.prefix).sessionsBucket, replicas: config.nats.replicas, ttlMs: sessionLimitsOf(config).maxMs });
+
+/**
+ * The bucket of sign-ins under way: `GET /auth/login` writes one without
+ * authentication, so its entries live only as long as a sign-in may take and
+ * the whole is bounded in bytes (SESSION_SIGN_INS_MAX_BYTES).
+ */
+export const signInBucketOf = (config: Config, nats: NatsClient) =>
+  new SessionBucket({ nats, name: names(config.nats.prefix).signInsBucket, replicas: config.nats.replicas, ttlMs: loginAttemptMs, maxBytes: config.sessions.signInsMaxBytes });

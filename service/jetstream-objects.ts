@@ -5,12 +5,21 @@ import { MitigationLedger } from '../streams/mitigation-ledger';
 import type { NatsClient } from '../streams/nats-client';
 import { outboxConsumer } from '../streams/outbox';
 import { putConsumer } from '../streams/put-stream';
+import { QueryBudgetBucket } from '../streams/query-budget-bucket';
 import { defaultTopology, ensureTopology, type TopologyConfig } from '../streams/topology';
 import { automationStarterConsumer } from '../workers/governance/automation-starter';
 import { notifierConsumers } from '../workers/webhooks/webhook-notifier';
 import type { Config } from './config';
-import { sessionBucketOf } from './console-sessions';
+import { sessionBucketOf, signInBucketOf } from './console-sessions';
 
+/** Each workspace's query budget, as the api role and the topology job open it (QUERY_BUDGET_*). */
+export const queryBudgetBucketOf = (config: Config, nats: NatsClient) =>
+  new QueryBudgetBucket({
+    nats,
+    prefix: config.nats.prefix,
+    replicas: config.nats.replicas,
+    budget: { ratePerSecond: config.queryBudget.unitsPerMinute / 60, capacity: config.queryBudget.burstUnits },
+  });
 
 /** The telemetry streams and the writers' consumer, as the configuration sizes them. */
 export function topologyOf(config: Config): TopologyConfig {
@@ -34,6 +43,8 @@ export async function ensureJetStreamObjects(config: Config, nats: NatsClient, l
     new AuditHeads(nats, prefix, replicas),
     new MitigationLedger({ nats, prefix, replicas }),
     sessionBucketOf(config, nats),
+    signInBucketOf(config, nats),
+    queryBudgetBucketOf(config, nats),
   ];
   for (const bucket of buckets) {
     await bucket.start();

@@ -17,10 +17,6 @@ export interface AuditHead {
   revision: number;
 }
 
-/** JetStream's "wrong last sequence": another writer moved the head first. */
-const wrongLastSequence = 10071;
-
-
 export class AuditHeads {
   private readonly opened = new OpenedBucket('the audit heads');
 
@@ -53,14 +49,8 @@ export class AuditHeads {
   /** Moves the head to `entry` if it is still at `revision` (undefined: the org has no head yet). */
   async claim(orgId: string, entry: AuditEntry, revision: number | undefined): Promise<boolean> {
     const value = JSON.stringify(entry);
-    try {
-      if (revision === undefined) await this.bucket.create(orgId, value);
-      else await this.bucket.update(orgId, value, revision);
-      return true;
-    } catch (err) {
-      const code = (err as { api_error?: { err_code?: number } }).api_error?.err_code;
-      if (code === wrongLastSequence) return false;
-      throw err;
-    }
+    // Lost to another writer (undefined): it moved the head first.
+    const written = revision === undefined ? await this.opened.create(orgId, value) : await this.opened.update(orgId, value, revision);
+    return written !== undefined;
   }
 }

@@ -1,6 +1,6 @@
 import type { KV } from 'nats';
 import type { Logger } from '../observability/logger';
-import { openBucket } from './kv-bucket';
+import { OpenedBucket } from './kv-bucket';
 import type { NatsClient } from './nats-client';
 import { names } from './names';
 
@@ -21,12 +21,8 @@ export interface LockConfig {
 
 export const defaultLockConfig = (prefix: string): LockConfig => ({ prefix, ttlMs: 60_000, retryMs: 250, replicas: 1 });
 
-/** JetStream's "wrong last sequence": the key exists, another process holds the lock. */
-const wrongLastSequence = 10071;
-
-
 export class Locks {
-  private kv?: KV;
+  private readonly opened = new OpenedBucket('locks');
 
   constructor(
     private readonly config: LockConfig,
@@ -35,11 +31,11 @@ export class Locks {
   ) {}
 
   async start(): Promise<void> {
-    this.kv = await openBucket(this.nats, names(this.config.prefix).locksBucket, { history: 1, ttl: this.config.ttlMs, replicas: this.config.replicas });
+    await this.opened.open(this.nats, names(this.config.prefix).locksBucket, { history: 1, ttl: this.config.ttlMs, replicas: this.config.replicas });
   }
 
   stop(): Promise<void> {
-    this.kv = undefined;
+    this.opened.close();
     return Promise.resolve();
   }
 
@@ -47,14 +43,14 @@ export class Locks {
   async withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
     const kv = this.bucket;
     const owner = `${process.pid}-${Date.now()}`;
-    return this.hold(kv, name, owner, await this.acquire(kv, name, owner), work);
+    return this.hold(kv, name, owner, await this.acquire(name, owner), work);
   }
 
   /** Runs `work` holding the lock `name` if no other process holds it; otherwise does nothing and returns undefined. */
   async tryWithLock<T>(name: string, work: () => Promise<T>): Promise<T | undefined> {
     const kv = this.bucket;
     const owner = `${process.pid}-${Date.now()}`;
-    const revision = await this.tryAcquire(kv, name, owner);
+    const revision = await this.tryAcquire(name, owner);
     return revision === undefined ? undefined : this.hold(kv, name, owner, revision, work);
   }
 
@@ -76,26 +72,20 @@ export class Locks {
     }
   }
 
-  /** The lock's revision once taken, or undefined while another process holds it. */
-  private async tryAcquire(kv: KV, name: string, owner: string): Promise<number | undefined> {
-    try {
-      return await kv.create(name, owner);
-    } catch (err) {
-      if ((err as { api_error?: { err_code?: number } }).api_error?.err_code !== wrongLastSequence) throw err;
-      return undefined;
-    }
+  /** The lock's revision once taken, or undefined while another process holds it (the key exists). */
+  private tryAcquire(name: string, owner: string): Promise<number | undefined> {
+    return this.opened.create(name, owner);
   }
 
-  private async acquire(kv: KV, name: string, owner: string): Promise<number> {
+  private async acquire(name: string, owner: string): Promise<number> {
     for (;;) {
-      const revision = await this.tryAcquire(kv, name, owner);
+      const revision = await this.tryAcquire(name, owner);
       if (revision !== undefined) return revision;
       await new Promise((resolve) => setTimeout(resolve, this.config.retryMs));
     }
   }
 
   private get bucket(): KV {
-    if (!this.kv) throw new Error('locks are not started');
-    return this.kv;
+    return this.opened.bucket;
   }
 }

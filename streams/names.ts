@@ -35,8 +35,12 @@ export const names = (prefix: string) => {
     locksBucket: `${upper}_LOCKS`,
     /** The mitigations that should be announced now (streams/mitigation-ledger.ts). */
     mitigationsBucket: `${upper}_MITIGATIONS`,
-    /** The console's sessions and sign-ins under way, shared by every API process (streams/session-bucket.ts). */
+    /** The console's sessions, shared by every API process (streams/session-bucket.ts). */
     sessionsBucket: `${upper}_SESSIONS`,
+    /** Sign-ins under way: written by unauthenticated requests, so short-lived and bounded in bytes. */
+    signInsBucket: `${upper}_SIGN_INS`,
+    /** Each workspace's query budget, shared by every API process (streams/query-budget-bucket.ts). */
+    queryBudgetBucket: `${upper}_QUERY_BUDGET`,
   };
 };
 
@@ -61,5 +65,13 @@ export const automationNames = (prefix: string) => ({
 });
 
 /** JetStream API error codes (err_code) the adapters branch on. */
-export const jsErrors = { streamNotFound: 10059, consumerNotFound: 10014, insufficientStorage: 10047 } as const;
+export const jsErrors = {
+  streamNotFound: 10059,
+  consumerNotFound: 10014,
+  insufficientStorage: 10047,
+  /** "Wrong last sequence": a compare-and-set (or a create) lost to another writer (streams/kv-bucket.ts). */
+  wrongLastSequence: 10071,
+  /** A store failure; for a stream (a bucket) at its `max_bytes`, "maximum bytes exceeded". */
+  storeFailed: 10077,
+} as const;
 export const apiErrorCode = (err: unknown) => (err as { api_error?: { err_code?: number } }).api_error?.err_code;

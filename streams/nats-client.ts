@@ -34,6 +34,13 @@ export interface NatsClientConfig {
   name: string;
   auth?: NatsAuth;
   tls?: NatsTls;
+  /**
+   * The subjects the answers to this client's requests come back on
+   * (`<inboxPrefix>.<random>`): JetStream API answers, bucket reads, pulled
+   * messages. A role of its own per process lets each NATS user subscribe to
+   * its own answers only (deploy/nats/nettel.conf); unset: `_INBOX`.
+   */
+  inboxPrefix?: string;
 }
 
 /** The nats.js options that carry the configured credentials and TLS settings. */
@@ -66,6 +73,7 @@ export class NatsClient {
       name: this.config.name,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
+      ...(this.config.inboxPrefix ? { inboxPrefix: this.config.inboxPrefix } : {}),
       ...natsAccessOptions(this.config),
     }).catch((err: unknown) => {
       throw new Error(`unable to connect to nats at ${this.config.url}: ${(err as Error).message}`, { cause: err });

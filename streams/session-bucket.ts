@@ -1,43 +1,48 @@
-import type { KV } from 'nats';
-import { OpenedBucket } from './kv-bucket';
+import { OpenedBucket, type StoredEntry } from './kv-bucket';
 import type { NatsClient } from './nats-client';
-import { apiErrorCode, names } from './names';
 
-/** JetStream's "wrong last sequence": another process wrote the entry first. */
-const wrongLastSequence = 10071;
+export type { StoredEntry } from './kv-bucket';
 
-/** An entry as read: its value (unparsed: input from outside the process) and the revision a compare-and-set names. */
-export interface StoredEntry {
-  value: unknown;
-  revision: number;
-}
-
-/** Where sessions live (SessionBucket); unit tests hand in a Map. */
+/** Where sessions (or sign-ins under way) live (SessionBucket); unit tests hand in a Map. */
 export interface SessionStore {
   read(key: string): Promise<StoredEntry | undefined>;
   /** Writes a new entry; false when one exists. */
   create(key: string, value: object): Promise<boolean>;
   /** Writes over the entry if it is still at `revision`: its new revision, or undefined when another write (or a deletion) came first. */
   update(key: string, value: object, revision: number): Promise<number | undefined>;
+  /** Deletes the entry if it is still at `revision`: false when another write or deletion came first (the entry was taken). */
+  removeAt(key: string, revision: number): Promise<boolean>;
   remove(key: string): Promise<void>;
 }
 
-const isConflict = (err: unknown) => apiErrorCode(err) === wrongLastSequence;
+export interface SessionBucketConfig {
+  nats: NatsClient;
+  /** The bucket: `<PREFIX>_SESSIONS` (the sessions) or `<PREFIX>_SIGN_INS` (sign-ins under way). */
+  name: string;
+  replicas: number;
+  /** The entries' time to live: the sessions' absolute time-out, or the time a sign-in may take. */
+  ttlMs: number;
+  /** The most the bucket holds; a new entry past it is refused (unset: no bound). */
+  maxBytes?: number;
+}
 
 /**
- * The console's sessions in a JetStream key-value bucket (`<PREFIX>_SESSIONS`,
- * replicated as the streams are), so every API process behind a load balancer
- * reads the same ones and a logout anywhere ends the session everywhere.
- * The bucket's time to live is the sessions' absolute time-out: an entry
- * nobody writes again is dropped by JetStream once no session could use it.
+ * The console's sessions (or its sign-ins under way) in a JetStream key-value
+ * bucket, replicated as the streams are, so every API process behind a load
+ * balancer reads the same ones and a logout anywhere ends the session
+ * everywhere. The bucket's time to live is the longest an entry can be used:
+ * an entry nobody writes again is dropped by JetStream once nobody could use it.
  */
 export class SessionBucket implements SessionStore {
-  private readonly opened = new OpenedBucket('the session bucket');
+  private readonly opened;
 
-  constructor(private readonly deps: { nats: NatsClient; prefix: string; replicas: number; ttlMs: number }) {}
+  constructor(private readonly config: SessionBucketConfig) {
+    this.opened = new OpenedBucket(`the bucket ${config.name}`);
+  }
 
   async start(): Promise<void> {
-    await this.opened.open(this.deps.nats, names(this.deps.prefix).sessionsBucket, { history: 1, ttl: this.deps.ttlMs, replicas: this.deps.replicas });
+    const { nats, name, ttlMs, replicas, maxBytes } = this.config;
+    await this.opened.open(nats, name, { history: 1, ttl: ttlMs, replicas, maxBytes });
   }
 
   stop(): Promise<void> {
@@ -45,42 +50,23 @@ export class SessionBucket implements SessionStore {
     return Promise.resolve();
   }
 
-  private get bucket(): KV {
-    return this.opened.bucket;
-  }
-
-  async read(key: string): Promise<StoredEntry | undefined> {
-    const entry = await this.bucket.get(key);
-    if (!entry || entry.operation !== 'PUT') return undefined;
-    let value: unknown;
-    try {
-      value = entry.json<unknown>();
-    } catch {
-      value = undefined;
-    }
-    return { value, revision: entry.revision };
+  read(key: string): Promise<StoredEntry | undefined> {
+    return this.opened.read(key);
   }
 
   async create(key: string, value: object): Promise<boolean> {
-    try {
-      await this.bucket.create(key, JSON.stringify(value));
-      return true;
-    } catch (err) {
-      if (isConflict(err)) return false;
-      throw err;
-    }
+    return (await this.opened.create(key, JSON.stringify(value))) !== undefined;
   }
 
-  async update(key: string, value: object, revision: number): Promise<number | undefined> {
-    try {
-      return await this.bucket.update(key, JSON.stringify(value), revision);
-    } catch (err) {
-      if (isConflict(err)) return undefined;
-      throw err;
-    }
+  update(key: string, value: object, revision: number): Promise<number | undefined> {
+    return this.opened.update(key, JSON.stringify(value), revision);
   }
 
-  async remove(key: string): Promise<void> {
-    await this.bucket.delete(key);
+  removeAt(key: string, revision: number): Promise<boolean> {
+    return this.opened.removeAt(key, revision);
+  }
+
+  remove(key: string): Promise<void> {
+    return this.opened.remove(key);
   }
 }

@@ -88,9 +88,9 @@ export function registerAuditRoutes(router: Router, deps: ApiDeps): void {
       ]);
     }
     const resume = decodeCursor(query.cursor, verifyCursorSchema);
-    const giveBack = chargeQuery(ctx, deps.queryBudget, auditVerifyCost(maxEntries));
+    const giveBack = await chargeQuery(ctx, deps.queryBudget, auditVerifyCost(maxEntries));
     const verdict = await deps.audit.verify(orgId, { from: resume && { seq: resume.seq, prevHash: resume.prev_hash }, maxEntries });
-    giveBack(auditVerifyCost(maxEntries) - auditVerifyCost(verdict.entries));
+    await giveBack(auditVerifyCost(maxEntries) - auditVerifyCost(verdict.entries));
     const { next, ...shown } = verdict;
     ctx.body = { ...shown, next_cursor: next ? encodeCursor({ seq: next.seq, prev_hash: next.prevHash }) : null };
   });

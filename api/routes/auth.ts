@@ -110,7 +110,7 @@ async function finishSignIn(ctx: Context, auth: ConsoleAuth): Promise<void> {
     throw refusal;
   }
   const orgId = held.length === 1 ? held[0]!.orgId : null;
-  const { id } = await auth.sessions.open({ kind: 'person', person: signedIn.person, groups: signedIn.groups, idToken: signedIn.idToken, orgId });
+  const { id } = await auth.sessions.open({ kind: 'person', person: signedIn.person, groups: signedIn.groups, orgId });
   await auth.ledger?.signedIn(sessionCredentialId(id), signedIn.person, held.map((w) => w.orgId));
   await setSessionCookie(ctx, auth, id);
   redirectTo(ctx, '/', 303);
@@ -177,8 +177,7 @@ async function logout(ctx: Context, deps: AuthRouteDeps): Promise<void> {
   parseOrThrow(logoutBody, await readOptionalJson(ctx, deps.bodyLimitBytes), 'logout');
   const record = await auth.sessions.close(session.id);
   clearCookie(ctx, sessionCookie, 'Strict');
-  const idToken = record?.kind === 'person' ? record.id_token : null;
-  ctx.body = { logout_url: record?.kind === 'person' && auth.oidc ? await auth.oidc.logoutUrl(idToken) : null };
+  ctx.body = { logout_url: record?.kind === 'person' && auth.oidc ? await auth.oidc.logoutUrl() : null };
 }
 
 export function registerAuthRoutes(router: Router, deps: AuthRouteDeps): void {

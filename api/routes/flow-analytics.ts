@@ -111,7 +111,7 @@ function registerFlows(router: Router, deps: ApiDeps, guard: Guard): void {
     const q = parseOrThrow(flowsSchema, params, 'query');
     const range = boundedRange(q, deps.analyticsLimits.maxRawRangeDays * day);
     const after = decodeCursor(q.cursor, flowCursor);
-    chargeQuery(ctx, deps.queryBudget, queryCost('raw', range));
+    await chargeQuery(ctx, deps.queryBudget, queryCost('raw', range));
     const rows = await deps.analytics.flows(orgOf(ctx), range, filters, q.limit + 1, after);
     const page = rows.slice(0, q.limit);
     const last = page[page.length - 1];
@@ -129,7 +129,7 @@ function registerTop(router: Router, deps: ApiDeps, guard: Guard): void {
     const by = parseDimensionList(q.by, 'by', 3);
     const plan = planFlowQuery(by, filters);
     const range = flowRange(q, plan, deps.analyticsLimits);
-    chargeQuery(ctx, deps.queryBudget, queryCost(plan.source, range));
+    await chargeQuery(ctx, deps.queryBudget, queryCost(plan.source, range));
     const top = await deps.analytics.topFlows({ orgId: orgOf(ctx), range, filters, plan }, by, q.metric, q.limit);
     ctx.body = {
       data: top.rows.map((r) => topRowView(r, q.metric, q.totals)),
@@ -153,7 +153,7 @@ function registerSeries(router: Router, deps: ApiDeps, guard: Guard): void {
         { path: 'step', message: 'too many points' },
       ]);
     }
-    chargeQuery(ctx, deps.queryBudget, queryCost(plan.source, range));
+    await chargeQuery(ctx, deps.queryBudget, queryCost(plan.source, range));
     const scope = { orgId: orgOf(ctx), range, filters, plan };
     const answer = await deps.analytics.flowSeries(scope, step * 1000, split ? { dimension: split, limit: q.limit } : undefined);
     ctx.body = {

@@ -38,7 +38,7 @@ export function registerTelemetryRoutes(router: Router, deps: ApiDeps): void {
     if ((range.to - range.from) / (q.step * 1000) > 10_000) {
       throw validationError('at most 10,000 points: widen the step or narrow the range', [{ path: 'step', message: 'too many points' }]);
     }
-    chargeQuery(ctx, deps.queryBudget, queryCost('metrics', range));
+    await chargeQuery(ctx, deps.queryBudget, queryCost('metrics', range));
     const series = await deps.analytics.metricSeries(orgOf(ctx), q.service, q.metric, q.step * 1000, range);
     ctx.body = { data: series.data, resolution: series.resolution };
   });

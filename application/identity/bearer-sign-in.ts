@@ -3,6 +3,7 @@ import { platformLedgerOrgId } from '../../core/ids';
 import type { Person } from '../../core/person';
 import type { WorkspacePrincipal } from '../../core/principal';
 import type { Logger } from '../../observability/logger';
+import { TokenBucket } from '../../core/token-bucket';
 import { counter, type Registry } from '../../observability/metrics';
 import type { AuditEvent } from '../audit-ledger';
 import type { PersonAccess } from './person-access';
@@ -12,6 +13,14 @@ import { SignInFailure, type TokenVerifier } from './token-verifier';
 const compactJwt = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/;
 
 export const looksLikeJwt = (token: string) => compactJwt.test(token);
+
+/**
+ * Failed sign-ins this process audits a minute, whatever their addresses: a
+ * refused token needs no credential, so the entries it writes are bounded
+ * here, not only per client address (the failed-auth throttle), which many
+ * addresses pass. The rest are counted and summed into the next entry.
+ */
+export const failureAuditsPerMinute = 60;
 
 /**
  * The stable id a person's bearer credential goes by (the principal's
@@ -33,6 +42,10 @@ export function bearerIdOf(issuer: string, person: Person): string {
 export class BearerSignIn {
   private readonly failures;
   private readonly auditErrors;
+  private readonly auditSuppressed;
+  private readonly auditBudget = new TokenBucket(failureAuditsPerMinute / 60, failureAuditsPerMinute, Date.now());
+  /** Failures not audited since the last entry: the next entry carries their number. */
+  private suppressed = 0;
 
   constructor(
     private readonly deps: {
@@ -46,6 +59,10 @@ export class BearerSignIn {
   ) {
     this.failures = counter(deps.registry, { name: 'nettel_sign_in_failures_total', help: "People's tokens refused, by reason", labelNames: ['reason'] as const });
     this.auditErrors = counter(deps.registry, { name: 'nettel_sign_in_failure_audit_errors_total', help: 'Failed sign-ins that could not be written to the audit ledger' });
+    this.auditSuppressed = counter(deps.registry, {
+      name: 'nettel_sign_in_failure_audits_suppressed_total',
+      help: `Failed sign-ins not audited one by one (over ${failureAuditsPerMinute} a minute in this process); the next entry counts them`,
+    });
   }
 
   /**
@@ -67,17 +84,26 @@ export class BearerSignIn {
 
   /**
    * Audits a refused token, once the failed-auth throttle let it through (so
-   * a client failing in a loop writes at most its allowance). A ledger that
-   * cannot be written is counted and logged: the answer stays 401.
+   * a client failing in a loop writes at most its allowance) and within the
+   * process's allowance of entries (failureAuditsPerMinute; past it, counted
+   * and summed into the next entry as `suppressed`). A ledger that cannot be
+   * written is counted and logged: the answer stays 401.
    */
   async recordFailure(failure: SignInFailure, client: string): Promise<void> {
+    if (!this.auditBudget.take(1, Date.now()).ok) {
+      this.suppressed += 1;
+      this.auditSuppressed.inc();
+      return;
+    }
+    const suppressed = this.suppressed;
+    this.suppressed = 0;
     try {
       await this.deps.audit.append({
         orgId: platformLedgerOrgId,
         actor: 'anonymous',
         action: 'sign_in.failure',
         target: failure.reason,
-        details: { via: 'bearer', reason: failure.reason, client, claimed: failure.claimed },
+        details: { via: 'bearer', reason: failure.reason, client, claimed: failure.claimed, ...(suppressed ? { suppressed } : {}) },
       });
     } catch (err) {
       this.auditErrors.inc();

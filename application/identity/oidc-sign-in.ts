@@ -7,7 +7,6 @@ import { counter, type Registry } from '../../observability/metrics';
 export interface SignedInPerson {
   person: { subject: string; name: string; email: string };
   groups: string[];
-  idToken: string;
 }
 
 /** What the sign-in needs of the OpenID settings (application/identity/oidc.config.ts). */
@@ -101,16 +100,14 @@ export class OidcSignIn {
   async callback(params: CallbackParamsType, attempt: LoginAttempt): Promise<SignedInPerson> {
     const client = await this.client();
     let claims: IdTokenClaims;
-    let idToken: string;
     try {
       const tokens = await client.callback(this.redirectUri, params, { state: attempt.state, nonce: attempt.nonce, code_verifier: attempt.code_verifier, response_type: 'code' });
       claims = tokens.claims();
-      idToken = tokens.id_token!;
     } catch (err) {
       throw this.signInFailure(err);
     }
     const person = { subject: claims.sub, name: textClaim(claims.name, 255) || textClaim(claims.preferred_username, 255), email: textClaim(claims.email, 320) };
-    return { person, groups: groupsOf(claims, this.deps.config.groupsClaim), idToken };
+    return { person, groups: groupsOf(claims, this.deps.config.groupsClaim) };
   }
 
   private signInFailure(err: unknown): AppError {
@@ -128,14 +125,16 @@ export class OidcSignIn {
     return unavailable('the OpenID provider', err);
   }
 
-  /** RP-initiated logout at the provider, where it offers one: null otherwise. */
-  async logoutUrl(idToken: string | null): Promise<string | null> {
+  /**
+   * RP-initiated logout at the provider, where it offers one: null otherwise.
+   * It names the client (`client_id`, which RP-Initiated Logout 1.0 accepts in
+   * place of `id_token_hint`), not the person's ID token: sessions keep no
+   * token anyone could replay, and the provider asks the person to confirm.
+   */
+  async logoutUrl(): Promise<string | null> {
     const client = await this.client().catch(() => undefined);
     if (!client?.issuer.metadata.end_session_endpoint) return null;
-    return client.endSessionUrl({
-      ...(idToken ? { id_token_hint: idToken } : {}),
-      post_logout_redirect_uri: `${this.deps.redirectBaseUrl}/`,
-    });
+    return client.endSessionUrl({ client_id: this.deps.config.clientId, post_logout_redirect_uri: `${this.deps.redirectBaseUrl}/` });
   }
 }
 

@@ -30,6 +30,8 @@ export interface SessionConfig {
   idleMinutes: number;
   /** A console session ends this long after sign-in, whatever its use. */
   maxHours: number;
+  /** The bound in bytes of the sign-ins under way, which unauthenticated requests write. */
+  signInsMaxBytes: number;
 }
 
 const oidcShape = {
@@ -57,13 +59,17 @@ const oidcShape = {
   OIDC_CLOCK_TOLERANCE_SECONDS: setting(integer(0, 300).default(30), "leeway on a token's expiry and not-before, for clocks that differ"),
   SESSION_IDLE_MINUTES: setting(integer(1, 24 * 60).default(30), 'a console session ends after this many minutes without a request'),
   SESSION_MAX_HOURS: setting(integer(1, 24 * 30).default(12), 'a console session ends this many hours after sign-in, whatever its use'),
+  SESSION_SIGN_INS_MAX_BYTES: setting(
+    integer(64 * 1024, 1024 ** 3).default(8 * 1024 ** 2),
+    'the most the sign-ins under way (`GET /auth/login`, kept 10 minutes) may hold in JetStream; past it, new sign-ins get 503 until older ones expire ([security/http.md](security/http.md))',
+  ),
 };
 
 /** Single sign-on: the OpenID provider people sign in with, the claims that map them to workspaces, and console sessions. */
 export const oidcSettings = defineSettings('Single sign-on (OpenID Connect)', oidcShape, (e) => ({
   /** Single sign-on; undefined when OIDC_ISSUER_URL is unset (API keys only). */
   oidc: oidcConfigOf(e),
-  sessions: { idleMinutes: e.SESSION_IDLE_MINUTES, maxHours: e.SESSION_MAX_HOURS } satisfies SessionConfig,
+  sessions: { idleMinutes: e.SESSION_IDLE_MINUTES, maxHours: e.SESSION_MAX_HOURS, signInsMaxBytes: e.SESSION_SIGN_INS_MAX_BYTES } satisfies SessionConfig,
 }));
 
 function oidcConfigOf(e: SettingValues<typeof oidcShape>): OidcConfig | undefined {

@@ -9,12 +9,14 @@ import {
   type SessionLimits,
   type SessionRecord,
 } from '../../core/session';
+import { AppError } from '../../core/errors';
 import { counter, type Registry } from '../../observability/metrics';
+import { BucketFull } from '../../streams/kv-bucket';
 import type { SessionStore } from '../../streams/session-bucket';
 
 /** Who a new session is for: a person the provider vouched for, or an API key given once. */
 export type SessionSubject =
-  | { kind: 'person'; person: { subject: string; name: string; email: string }; groups: string[]; idToken: string | null; orgId: string | null }
+  | { kind: 'person'; person: { subject: string; name: string; email: string }; groups: string[]; orgId: string | null }
   | { kind: 'key'; keyId: string; keyCheck: string; orgId: string | null };
 
 export interface FoundSession {
@@ -49,15 +51,21 @@ const maxAttempts = 5;
 export class SessionService {
   private readonly opened;
   private readonly ended;
+  private readonly signInsRefused;
 
   constructor(
-    private readonly deps: { store: SessionStore; limits: SessionLimits; registry: Registry; now?: () => number },
+    /** `store`: the sessions; `signIns`: the sign-ins under way, a bucket of their own, short-lived and bounded. */
+    private readonly deps: { store: SessionStore; signIns: SessionStore; limits: SessionLimits; registry: Registry; now?: () => number },
   ) {
     this.opened = counter(deps.registry, { name: 'nettel_sessions_opened_total', help: 'Console sessions opened, by who signed in (person, key)', labelNames: ['kind'] as const });
     this.ended = counter(deps.registry, {
       name: 'nettel_sessions_ended_total',
       help: 'Console sessions ended, by reason (logout, idle, expired, unreadable)',
       labelNames: ['reason'] as const,
+    });
+    this.signInsRefused = counter(deps.registry, {
+      name: 'nettel_sign_ins_refused_total',
+      help: 'Sign-ins refused with 503 because the bucket of sign-ins under way was at its bound (SESSION_SIGN_INS_MAX_BYTES)',
     });
   }
 
@@ -75,7 +83,7 @@ export class SessionService {
     const common = { v: 1 as const, csrf: newSecret(), created_at: now, last_seen_at: now, org_id: subject.orgId };
     const record: SessionRecord =
       subject.kind === 'person'
-        ? { ...common, kind: 'person', person: subject.person, groups: subject.groups, id_token: subject.idToken }
+        ? { ...common, kind: 'person', person: subject.person, groups: subject.groups }
         : { ...common, kind: 'key', key_id: subject.keyId, key_check: subject.keyCheck };
     const id = newSecret();
     if (!(await this.deps.store.create(sessionKey(id), record))) throw new Error('a new session id was already taken');
@@ -130,19 +138,36 @@ export class SessionService {
     return found?.record;
   }
 
-  /** Keeps a sign-in under way; the id is the browser's, in a cookie that binds the callback to it. */
+  /**
+   * Keeps a sign-in under way; the id is the browser's, in a cookie that binds
+   * the callback to it. Throws when the sign-ins' bucket is full (its bound in
+   * bytes, SESSION_SIGN_INS_MAX_BYTES): the caller answers 503.
+   */
   async saveLogin(attempt: Omit<LoginAttempt, 'created_at'>): Promise<string> {
     const id = newSecret();
-    await this.deps.store.create(loginKey(id), { ...attempt, created_at: this.now() });
+    let created: boolean;
+    try {
+      created = await this.deps.signIns.create(loginKey(id), { ...attempt, created_at: this.now() });
+    } catch (err) {
+      if (!(err instanceof BucketFull)) throw err;
+      this.signInsRefused.inc();
+      // Entries leave the bucket within the 10 minutes a sign-in may take.
+      throw new AppError('UNAVAILABLE', 'too many sign-ins are under way; retry in a minute', { cause: err, retryAfterSeconds: 60 });
+    }
+    if (!created) throw new Error('a new sign-in id was already taken');
     return id;
   }
 
-  /** The sign-in under way for `id`, once: it is removed as it is read, so a callback cannot be replayed. */
+  /**
+   * The sign-in under way for `id`, once: it is deleted on the condition that
+   * it is still the entry read, so of two callbacks racing with one cookie
+   * only the one whose deletion lands first gets it.
+   */
   async takeLogin(id: string): Promise<LoginAttempt | undefined> {
     const key = loginKey(id);
-    const entry = await this.deps.store.read(key);
+    const entry = await this.deps.signIns.read(key);
     if (!entry) return undefined;
-    await this.deps.store.remove(key);
+    if (!(await this.deps.signIns.removeAt(key, entry.revision))) return undefined;
     const parsed = loginAttemptSchema.safeParse(entry.value);
     if (!parsed.success || this.now() - parsed.data.created_at > loginAttemptMs) return undefined;
     return parsed.data;

@@ -1,4 +1,13 @@
-import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors as jose, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import {
+  createRemoteJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  errors as jose,
+  jwtVerify,
+  type JWTHeaderParameters,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from 'jose';
 import { AppError, unavailable } from '../../core/errors';
 import { personFieldMaxLength, type Person } from '../../core/person';
 import type { OidcConfig } from './oidc.config';
@@ -14,7 +23,8 @@ export type SignInFailureReason =
   | 'signature'
   | 'unknown_key'
   | 'no_subject'
-  | 'claims';
+  | 'claims'
+  | 'id_token';
 
 /** What a refused token claimed, unverified and cut short: for the audit entry, never trusted. */
 export interface ClaimedIdentity {
@@ -74,8 +84,9 @@ export class TokenVerifier {
     if (token.length > maxTokenLength) throw new SignInFailure('malformed');
     const keys = await this.keySet();
     let payload: JWTPayload;
+    let header: JWTHeaderParameters;
     try {
-      ({ payload } = await jwtVerify(token, keys, {
+      ({ payload, protectedHeader: header } = await jwtVerify(token, keys, {
         issuer: this.config.issuerUrl,
         audience: this.config.audience,
         algorithms: allowedAlgorithms,
@@ -85,6 +96,7 @@ export class TokenVerifier {
     } catch (err) {
       throw withClaims(failureOf(err), token);
     }
+    if (isIdToken(header, payload)) throw withClaims(new SignInFailure('id_token'), token);
     try {
       return { person: personOf(payload), groups: groupsOf(payload[this.config.groupsClaim]) };
     } catch (err) {
@@ -123,6 +135,23 @@ async function fetchJsonWithTimeout(url: string): Promise<unknown> {
   const response = await fetch(url, { signal: AbortSignal.timeout(fetchTimeoutMs), headers: { accept: 'application/json' } });
   if (!response.ok) throw new Error(`${url} answered ${response.status}`);
   return response.json();
+}
+
+/** RFC 9068's media type of a JWT access token, which oidc-provider's JWT access tokens carry. */
+const accessTokenTypes = new Set(['at+jwt', 'application/at+jwt']);
+/** Claims only an ID token carries (OpenID Connect Core 2 and 3.3.2.11; Keycloak marks its ID tokens `typ: "ID"`). */
+const idTokenClaims = ['nonce', 'at_hash', 'c_hash', 's_hash'];
+
+/**
+ * An ID token says to a client that a person signed in; it is no credential
+ * for an API, and with the audience at its default (the client id) it would
+ * verify as one: whoever saw it (a log, a proxy, a bucket) could call the API
+ * as the person. A token typed as an access token (RFC 9068) passes; any
+ * other carrying an ID token's claims is refused, whatever the audience.
+ */
+function isIdToken(header: JWTHeaderParameters, payload: JWTPayload): boolean {
+  if (typeof header.typ === 'string' && accessTokenTypes.has(header.typ.toLowerCase())) return false;
+  return idTokenClaims.some((claim) => claim in payload) || payload.typ === 'ID';
 }
 
 const claimReasons: Record<string, SignInFailureReason> = { iss: 'issuer', aud: 'audience', nbf: 'not_yet_valid', sub: 'no_subject', exp: 'expired' };

@@ -16,6 +16,7 @@ import { startStep, type Component } from '../component';
 import type { Config } from '../config';
 import { ensureJetStreamObjects, topologyOf } from '../jetstream-objects';
 import type { EngineAddresses } from './engines';
+import { processRoles, type ProcessRole } from '../process.config';
 
 /** The connections every role of a process shares, and the schema and topology they need. */
 export interface Adapters {
@@ -35,11 +36,19 @@ export interface Adapters {
 /** Large chDB inserts are spooled in memory-backed /dev/shm where there is one. */
 const chdbSpoolDir = (config: Config) => config.clickhouse.chdbSpoolDir ?? (fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir());
 
+/**
+ * The process's private inbox: `_INBOX_<role>` (`_INBOX_api`, …), or the
+ * roles it runs joined by `_`. deploy/nats/nettel.conf lets each role's user
+ * subscribe to its own prefix only, so no role reads the answers to
+ * another's requests (the api's reads of the session bucket among them).
+ */
+export const inboxPrefixOf = (roles: readonly ProcessRole[]): string => `_INBOX_${processRoles.filter((r) => roles.includes(r)).join('_')}`;
+
 export function sharedAdapters(config: Config, addresses: EngineAddresses, registry: Registry, log: Logger) {
   const clickhouse: ClickHouse = config.clickhouse.url
     ? new HttpClickHouse({ ...config.clickhouse, url: config.clickhouse.url })
     : new ChdbClickHouse({ dataDir: path.join(config.dataDir, 'chdb'), database: config.clickhouse.database, spoolDir: chdbSpoolDir(config) });
-  const nats = new NatsClient({ url: addresses.natsUrl, name: 'nettel', auth: addresses.natsAuth, tls: config.nats.tls }, log);
+  const nats = new NatsClient({ url: addresses.natsUrl, name: 'nettel', auth: addresses.natsAuth, tls: config.nats.tls, inboxPrefix: inboxPrefixOf(config.roles) }, log);
   const { namespace, tls, apiKey } = config.temporal;
   const temporal = new TemporalClient({ address: addresses.temporalAddress, namespace, tls, apiKey }, log);
   const { prefix, replicas } = config.nats;

@@ -18,7 +18,8 @@ import { KeysService } from '../../application/keys-service';
 import { PlaybookService } from '../../application/playbook-service';
 import { PolicyService } from '../../application/policy-service';
 import { PrefixService } from '../../application/prefix-service';
-import { queryBudgetLimiter, recordRateLimiter } from '../../application/rate-limiter';
+import { QueryBudget } from '../../application/query-budget';
+import { recordRateLimiter } from '../../application/rate-limiter';
 import { AutomationService } from '../../application/automation-service';
 import { ReplayService } from '../../application/replay-service';
 import { WebhookService } from '../../application/webhook-service';
@@ -46,6 +47,8 @@ import type { Component } from '../component';
 import type { Config } from '../config';
 import { decisionTokensOf } from '../decision-signing-key';
 import type { Adapters } from './adapters';
+import type { QueryBudgetBucket } from '../../streams/query-budget-bucket';
+import { queryBudgetBucketOf } from '../jetstream-objects';
 import { consoleAuthOf } from './console-auth';
 
 import { detectionRulesCacheOf } from './detection-rules';
@@ -75,7 +78,7 @@ function identityServices(config: Config, a: Adapters, audit: AuditLedger, withL
 }
 
 /** The domain services the API calls, over this process's adapters. */
-function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
+function apiServices(config: Config, a: Adapters, heads: AuditHeads, queryBudgetBucket: QueryBudgetBucket) {
   const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry, config.audit.chainKey);
   const incidents = new IncidentsRepo(a.clickhouse);
   const policies = new PoliciesRepo(a.clickhouse);
@@ -107,7 +110,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
     incidents: new IncidentService({ incidents, signals: new IncidentSignals(a.clickhouse), correlator, audit }),
     analytics: new AnalyticsRepo(a.clickhouse, config.analytics.limits),
     analyticsLimits: config.analytics,
-    queryBudget: queryBudgetLimiter(config.queryBudget, a.registry),
+    queryBudget: new QueryBudget({ config: config.queryBudget, bucket: queryBudgetBucket, registry: a.registry }),
     auditVerifyMaxEntries: config.auditVerify.maxEntries,
     policies: new PolicyService({ policies, audit }),
     replays: new ReplayService({
@@ -139,8 +142,9 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
 /** The api role: the HTTP API over this process's adapters; `loops` are the other roles' loops /healthz reports. */
 export function apiRole(config: Config, a: Adapters, loops: HealthProbe[]) {
   const heads = new AuditHeads(a.nats, config.nats.prefix, config.nats.replicas);
-  const services = apiServices(config, a, heads);
-  const { consoleAuth, bucket: sessions } = consoleAuthOf(config, a, { keys: services.keys, access: services.personAccess, audit: services.audit });
+  const queryBudgetBucket = queryBudgetBucketOf(config, a.nats);
+  const services = apiServices(config, a, heads, queryBudgetBucket);
+  const { consoleAuth, buckets: consoleBuckets } = consoleAuthOf(config, a, { keys: services.keys, access: services.personAccess, audit: services.audit });
   const deps: ApiDeps = {
     ...services,
     consoleAuth,
@@ -153,6 +157,6 @@ export function apiRole(config: Config, a: Adapters, loops: HealthProbe[]) {
   };
   const { app, routes } = createApp(deps);
   const server = new HttpServer(config.http, app.callback(), a.registry);
-  const components: Component[] = [heads, sessions, deps.revocations, server];
+  const components: Component[] = [heads, ...consoleBuckets, queryBudgetBucket, deps.revocations, server];
   return { components, server, routes, deps };
 }

@@ -7,7 +7,7 @@ import { SessionService } from '../../application/identity/session-service';
 import type { KeysService } from '../../application/keys-service';
 import { counter } from '../../observability/metrics';
 import type { Config } from '../config';
-import { sessionBucketOf, sessionLimitsOf } from '../console-sessions';
+import { sessionBucketOf, sessionLimitsOf, signInBucketOf } from '../console-sessions';
 import type { Adapters } from './adapters';
 
 /** Single sign-on's part of the console: the provider's sign-in, where OIDC_ISSUER_URL is set. */
@@ -28,8 +28,9 @@ function signInOf(config: Config, a: Adapters): { oidc?: OidcSignIn; publicOrigi
 /** The console's sign-in and sessions over this process's adapters; the bucket is a component the api role starts. */
 export function consoleAuthOf(config: Config, a: Adapters, deps: { keys: KeysService; access: PersonWorkspaces; audit: AuditLedger }) {
   const bucket = sessionBucketOf(config, a.nats);
+  const signIns = signInBucketOf(config, a.nats);
   const consoleAuth: ConsoleAuth = {
-    sessions: new SessionService({ store: bucket, limits: sessionLimitsOf(config), registry: a.registry }),
+    sessions: new SessionService({ store: bucket, signIns, limits: sessionLimitsOf(config), registry: a.registry }),
     principals: new SessionPrincipals({ keys: deps.keys, access: deps.access }),
     ...signInOf(config, a),
     ledger: new ConsoleLedger({ audit: deps.audit, registry: a.registry, log: a.log }),
@@ -39,5 +40,5 @@ export function consoleAuthOf(config: Config, a: Adapters, deps: { keys: KeysSer
       labelNames: ['reason'] as const,
     }),
   };
-  return { consoleAuth, bucket };
+  return { consoleAuth, buckets: [bucket, signIns] };
 }

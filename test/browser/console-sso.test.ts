@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { names } from '../../streams/names';
 import type { AuditEntryView, ConsoleSessionView, IncidentView, Page as ListPage, ReplayRequested } from '../support/api-types';
 import { startConsoleStack, type ConsoleStack } from '../support/console-stack';
 import { replayInStatus } from '../support/replays';
@@ -118,9 +120,16 @@ describe('single sign-on in the browser console', () => {
 
   test('signing out ends the session at the service and sends the browser to the provider’s logout', async () => {
     const page = await signedInThroughProvider('u-amir');
+    const id = (await page.context().cookies(c.origin)).find((k) => k.name === '__Host-nettel_session')!.value;
+    // The service's own store: the session's entry, named by the hash of the browser's id (application/identity/session-service.ts).
+    const bucket = await c.t.stack.nats.js().views.kv(names(c.t.stack.config.nats.prefix).sessionsBucket, { bindOnly: true });
+    const stored = async () => (await bucket.get(`s.${createHash('sha256').update(id).digest('hex')}`))?.operation;
+    expect(await stored()).toBe('PUT');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(`${c.provider.issuer}/**`);
-    expect(await page.evaluate<number>("fetch('/auth/session').then((r) => r.status)").catch(() => undefined)).not.toBe(200);
+    expect(await stored()).not.toBe('PUT');
+    const asBefore = await fetch(`${c.t.url}/auth/session`, { headers: { cookie: `__Host-nettel_session=${id}` } });
+    expect(asBefore.status).toBe(401);
     const cookies = await page.context().cookies(c.origin);
     expect(cookies.find((k) => k.name === '__Host-nettel_session')).toBeUndefined();
     await page.context().close();

@@ -1,5 +1,5 @@
 import { createPublicKey } from 'node:crypto';
-import { SignJWT } from 'jose';
+import { SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
 import type { AuditEntryView, ErrorBody, Page } from '../support/api-types';
 import { startTestOidcProvider, type TestOidcProvider } from '../support/oidc-provider';
 import { startTestStack, type TestStack } from '../support/test-stack';
@@ -146,5 +146,41 @@ describe('people’s bearer tokens', () => {
     await provider.rotateKey();
     const { access_token } = await provider.tokensFor('alice');
     expect((await asPerson(access_token, '/v1/whoami')).status).toBe(200);
+  });
+});
+
+describe('an ID token presented as a bearer token', () => {
+  let provider: TestOidcProvider;
+  let t: TestStack;
+
+  beforeAll(async () => {
+    provider = await startTestOidcProvider({ users });
+    // No OIDC_AUDIENCE: bearer tokens must name the client id, which is the audience of the provider's ID tokens.
+    t = await startTestStack('clickhouse-server', {
+      ROLES: 'api',
+      OIDC_ISSUER_URL: provider.issuer,
+      OIDC_CLIENT_ID: provider.clientId,
+      OIDC_CLIENT_SECRET: provider.clientSecret,
+    });
+    const admin = await t.mintKey({ role: 'admin' });
+    const mapped = await t.request('PUT', '/v1/sso/group-mappings', { key: admin.key, body: { version: 0, mappings: [{ group: 'netops', roles: ['operator'] }] } });
+    expect(mapped.status).toBe(200);
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await provider?.stop();
+  });
+
+  test('is refused with 401 with the audience at its default, counted and audited as an ID token', async () => {
+    const { id_token, access_token } = await provider.tokensFor('alice');
+    // The provider's ID token names the client as its audience, and carries the nonce and at_hash of a sign-in.
+    expect(decodeJwt(id_token)).toMatchObject({ aud: provider.clientId, sub: 'alice', nonce: expect.any(String) as unknown });
+    expect(decodeProtectedHeader(access_token).typ).toBe('at+jwt');
+    const refused = await t.request<ErrorBody>('GET', '/v1/incidents', { headers: { authorization: `Bearer ${id_token}` } });
+    expect([refused.status, refused.body.error.code]).toEqual([401, 'UNAUTHORIZED']);
+    const failures = (await t.stack.registry.getSingleMetric('nettel_sign_in_failures_total')?.get())?.values ?? [];
+    expect(failures.find((v) => v.labels.reason === 'id_token')?.value).toBe(1);
+    const ledger = await t.request<Page<AuditEntryView>>('GET', '/v1/audit?org_id=_platform&limit=1', { key: t.adminKey });
+    expect(ledger.body.data[0]).toMatchObject({ action: 'sign_in.failure', target: 'id_token', details: { via: 'bearer', reason: 'id_token' } });
   });
 });

@@ -4,7 +4,7 @@ import { Registry } from 'prom-client';
 import { createApp } from '../../api/app';
 import { SessionService } from '../../application/identity/session-service';
 import { createLogger } from '../../observability/logger';
-import { sessionBucketOf, sessionLimitsOf } from '../../service/console-sessions';
+import { sessionBucketOf, sessionLimitsOf, signInBucketOf } from '../../service/console-sessions';
 import { apiRole } from '../../service/roles/api';
 import type { ConsoleSessionView, ErrorBody } from '../support/api-types';
 import { sessionCookieName, setCookies } from '../support/console-sign-in';
@@ -179,8 +179,10 @@ async function apiWithSessionClock(clock: { now: number }) {
   const registry = new Registry();
   const { deps } = apiRole(config, { ...t.stack.adapters, registry, log: createLogger('silent') }, []);
   const bucket = sessionBucketOf(config, t.stack.nats);
+  const signIns = signInBucketOf(config, t.stack.nats);
   await bucket.start();
-  const sessions = new SessionService({ store: bucket, limits: sessionLimitsOf(config), registry, now: () => clock.now });
+  await signIns.start();
+  const sessions = new SessionService({ store: bucket, signIns, limits: sessionLimitsOf(config), registry, now: () => clock.now });
   const server = http.createServer(createApp({ ...deps, consoleAuth: { ...deps.consoleAuth, sessions } }).app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -208,6 +210,23 @@ describe('several API processes', () => {
       expect(await other.read(session)).toBe(401);
     } finally {
       await other.stop();
+    }
+  });
+});
+
+describe('sign-ins under way', () => {
+  test('a sign-in is taken once: of callbacks racing with one cookie through two API processes, exactly one gets it', async () => {
+    const { config } = t.stack;
+    const serviceOf = async () => {
+      const signIns = signInBucketOf(config, t.stack.nats);
+      await signIns.start();
+      return new SessionService({ store: sessionBucketOf(config, t.stack.nats), signIns, limits: sessionLimitsOf(config), registry: new Registry() });
+    };
+    const [one, two] = [await serviceOf(), await serviceOf()];
+    for (let round = 0; round < 5; round += 1) {
+      const id = await one.saveLogin({ state: 's'.repeat(32), nonce: 'n'.repeat(32), code_verifier: 'v'.repeat(43) });
+      const taken = await Promise.all([one, two, one, two].map((s) => s.takeLogin(id)));
+      expect(taken.filter((attempt) => attempt !== undefined)).toHaveLength(1);
     }
   });
 });

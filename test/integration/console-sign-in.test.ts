@@ -3,6 +3,7 @@ import { setCookies, signInThroughConsole } from '../support/console-sign-in';
 import { startConsoleStack, type ConsoleStack } from '../support/console-stack';
 import type { TestOidcProvider } from '../support/oidc-provider';
 import type { TestStack } from '../support/test-stack';
+import { names } from '../../streams/names';
 import { waitFor } from '../support/wait';
 
 /**
@@ -23,6 +24,8 @@ const anyString = (): unknown => expect.any(String);
 const matching = (pattern: RegExp): unknown => expect.stringMatching(pattern);
 const containing = (text: string): unknown => expect.stringContaining(text);
 
+const signInsMaxBytes = 64 * 1024;
+
 let c: ConsoleStack;
 let t: TestStack;
 let provider: TestOidcProvider;
@@ -30,7 +33,8 @@ let origin: string;
 let asConsole: ConsoleStack['asConsole'];
 
 beforeAll(async () => {
-  c = await startConsoleStack(users);
+  // The sign-ins under way at their smallest bound, so a flood of them reaches it (the last describe).
+  c = await startConsoleStack(users, { env: { SESSION_SIGN_INS_MAX_BYTES: String(signInsMaxBytes) } });
   ({ t, provider, origin, asConsole } = c);
 }, 120_000);
 
@@ -177,14 +181,31 @@ describe('a person signed in through the provider', () => {
     expect(refused.body.error.message).toContain(third.org_id);
   });
 
-  test('a person’s logout answers the provider’s RP-initiated logout with the ID token hint and the console as the way back', async () => {
+  test('a person’s logout answers the provider’s RP-initiated logout naming the client, not the ID token, and the console as the way back', async () => {
     const { session, view } = await personSession('u-alice');
     const out = await asConsole<{ logout_url: string }>('POST', '/auth/logout', { session, csrf: view.csrf_token });
     const url = new URL(out.body.logout_url);
     expect([out.status, url.origin]).toEqual([200, provider.issuer]);
-    expect(url.searchParams.get('id_token_hint')).toMatch(/^eyJ/);
+    expect(url.searchParams.get('id_token_hint')).toBeNull();
+    expect(url.searchParams.get('client_id')).toBe(provider.clientId);
     expect(url.searchParams.get('post_logout_redirect_uri')).toBe(`${origin}/`);
     expect((await asConsole('GET', '/auth/session', { session, origin: null })).status).toBe(401);
+    // oidc-provider takes it: its logout page asks the person to confirm (a 200 form), where a refused request is 400.
+    const atProvider = await fetch(url, { redirect: 'manual' });
+    expect(atProvider.status).toBe(200);
+    expect(await atProvider.text()).toContain('logout');
+  });
+
+  test('the session bucket holds no token of the provider: what NATS users could read replays nothing', async () => {
+    await personSession('u-alice');
+    const bucket = await t.stack.nats.js().views.kv(names(t.stack.config.nats.prefix).sessionsBucket, { bindOnly: true });
+    const values: string[] = [];
+    for await (const key of await bucket.keys()) {
+      const entry = await bucket.get(key);
+      if (entry?.operation === 'PUT') values.push(entry.string());
+    }
+    expect(values.some((v) => v.includes('"kind":"person"'))).toBe(true);
+    expect(values.filter((v) => /eyJ[A-Za-z0-9_-]+\./.test(v) || v.includes('id_token'))).toEqual([]);
   });
 
   test('a callback replayed with the same code and sign-in cookie is refused', async () => {
@@ -193,5 +214,36 @@ describe('a person signed in through the provider', () => {
     const replay = await fetch(`${t.url}/auth/callback?code=x&state=y`, { headers: { cookie: `__Host-nettel_login=${login}` } });
     const again = await fetch(`${t.url}/auth/callback?code=x&state=y`, { headers: { cookie: `__Host-nettel_login=${login}` } });
     expect([replay.status, again.status]).toEqual([401, 400]);
+  });
+});
+
+describe('sign-ins under way, which requests without credentials write', () => {
+  /** What the console's buckets hold (sessions and sign-ins under way), in bytes; a bucket not made yet holds none. */
+  async function consoleBucketBytes(): Promise<number> {
+    const n = names(t.stack.config.nats.prefix);
+    let total = 0;
+    for (const bucket of [n.sessionsBucket, n.signInsBucket]) {
+      total += await t.stack.nats.jsm.streams.info(`KV_${bucket}`).then((i) => i.state.bytes, () => 0);
+    }
+    return total;
+  }
+
+  test('a flood of GET /auth/login does not grow JetStream past the bound: past it, 503 with Retry-After, and the sessions are untouched', async () => {
+    const before = await consoleBucketBytes();
+    const statuses = new Map<number, number>();
+    let refusal: Response | undefined;
+    for (let i = 0; i < 400; i += 1) {
+      const res = await fetch(`${t.url}/auth/login`, { redirect: 'manual' });
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      if (res.status === 503) refusal ??= res;
+      else await res.arrayBuffer();
+    }
+    expect(await consoleBucketBytes()).toBeLessThanOrEqual(before + signInsMaxBytes);
+    expect(statuses.get(302)).toBeGreaterThan(50);
+    expect(statuses.get(503)).toBeGreaterThan(0);
+    expect([refusal?.headers.get('retry-after'), ((await refusal?.json()) as ErrorBody).error.code]).toEqual(['60', 'UNAVAILABLE']);
+    // A person signed in before keeps their session: the bound is the sign-ins' own.
+    const key = (await t.mintKey({ role: 'analyst' })).key;
+    expect((await asConsole('POST', '/auth/key-session', { body: { key } })).status).toBe(201);
   });
 });

@@ -42,6 +42,8 @@ let url: string;
 /** Settings every role shares: the prefix the config's subjects name, one database, the keys the roles share. */
 let shared: Record<string, string>;
 const stacks: TestStack[] = [];
+/** The api role's stack, once the roles started. */
+let apiStack: TestStack | undefined;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-deploy-nats-'));
@@ -138,6 +140,7 @@ test('every role starts as its own user, and telemetry goes from the api through
   };
   const workers = await start({ ROLES: 'stream-workers' }, 'stream-workers');
   const api = await start({ ROLES: 'api' }, 'api');
+  apiStack = api;
   // With a BGP speaker, the temporal-worker also runs the mitigation reconciler, which reads the ledger whole.
   const [bgpPort, apiPort] = await Promise.all([freePort(), freePort()]);
   const { binPath, toolsDir } = loadConfig(process.env);
@@ -173,6 +176,32 @@ test('every role starts as its own user, and telemetry goes from the api through
   // Not one request of the four roles was refused while they started and worked.
   expect(serverLog().slice(logBefore).split('\n').filter((l) => /Violation/.test(l))).toEqual([]);
 }, 240_000);
+
+test("no other role hears the api's answers: its reads of the console's sessions come back on the api's own inbox", async () => {
+  const api = apiStack!;
+  const eavesdropper = await connectAs('stream-workers');
+  const heard: string[] = [];
+  const refusals: string[] = [];
+  const listen = (subject: string) =>
+    eavesdropper.subscribe(subject, { callback: (err, msg) => (err ? refusals.push(subject) : heard.push(msg.string())) });
+  try {
+    // Every role's user could subscribe to `_INBOX.>`, where the api's bucket reads were answered; the api's own inbox is its alone.
+    listen('_INBOX.>');
+    listen('_INBOX_api.>');
+    await eavesdropper.flush();
+    const operator = await api.mintKey({ role: 'operator' });
+    const opened = await api.request<{ csrf_token: string }>('POST', '/auth/key-session', { headers: { origin: api.url }, body: { key: operator.key } });
+    const cookie = opened.headers.getSetCookie().find((c) => c.startsWith('__Host-nettel_session='))!.split(';')[0]!;
+    expect((await api.request('GET', '/auth/session', { headers: { cookie } })).status).toBe(200);
+    expect((await api.request('POST', '/auth/logout', { headers: { cookie, origin: api.url, 'x-csrf-token': opened.body.csrf_token } })).status).toBe(200);
+    await eavesdropper.flush().catch(() => undefined);
+    expect(heard.filter((m) => m.includes(opened.body.csrf_token))).toEqual([]);
+    expect(heard).toEqual([]);
+    expect(refusals).toContain('_INBOX_api.>');
+  } finally {
+    await eavesdropper.close();
+  }
+}, 60_000);
 
 test('each role is refused what it does not do', async () => {
   const n = names('nettel');

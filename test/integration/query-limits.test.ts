@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { AuditVerifyView, ErrorBody, IncidentView, Page } from '../support/api-types';
 import { ContractChecker, type OpenApiDoc } from '../support/openapi-check';
 import { startTestStack, transports, type ApiResponse, type TestStack } from '../support/test-stack';
@@ -75,9 +76,10 @@ describe('budgets and caps', () => {
 
   const series = '/v1/telemetry/metrics/series?service=edge&metric=latency_ms';
 
-  test("a key past its query budget gets 429 RATE_LIMITED with Retry-After, and another key of the workspace does not", async () => {
+  test("a workspace past its query budget gets 429 RATE_LIMITED with Retry-After on every key of it, and another workspace does not", async () => {
     const spender = await t.mintKey({ role: 'analyst' });
     const other = await t.mintKey({ role: 'analyst', orgId: spender.org_id });
+    const stranger = await t.mintKey({ role: 'analyst' });
     for (let i = 0; i < 10; i += 1) expect((await t.request('GET', series, { key: spender.key })).status).toBe(200);
     const refused = await t.request<ErrorBody>('GET', series, { key: spender.key });
     expect(refused.status).toBe(429);
@@ -85,7 +87,9 @@ describe('budgets and caps', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(30);
     const check = new ContractChecker((await t.request<OpenApiDoc>('GET', '/v1/openapi.json')).body);
     expect(check.problems('GET', '/v1/telemetry/metrics/series', refused)).toEqual([]);
-    expect((await t.request('GET', series, { key: other.key })).status).toBe(200);
+    // A second key of the workspace buys no more budget; another workspace has its own.
+    expect((await t.request('GET', series, { key: other.key })).status).toBe(429);
+    expect((await t.request('GET', series, { key: stranger.key })).status).toBe(200);
   });
 
   test('a 7-day query on the raw flows costs more of the budget than one on the rollups', async () => {
@@ -140,5 +144,42 @@ describe('budgets and caps', () => {
     expect(over.body.error).toMatchObject({ code: 'VALIDATION_ERROR', message: stringContaining('at most 60 (REPLAY_MAX_WINDOW_MINUTES)') });
     expect(over.body.error.details?.map((d) => d.path)).toEqual(['window_minutes']);
     expect((await t.request('POST', '/v1/replay', { key, body: { incident_id: incident, window_minutes: 60 } })).status).toBe(202);
+  });
+});
+
+describe('one query budget per workspace across API processes', () => {
+  let first: TestStack;
+  let second: TestStack;
+
+  beforeAll(async () => {
+    // Two api processes on one NATS prefix and one database, as behind a load balancer.
+    const id = randomBytes(5).toString('hex');
+    const shared = {
+      ROLES: 'api',
+      NATS_PREFIX: `tq${id}`,
+      CLICKHOUSE_DATABASE: `t_q${id}`,
+      DECISION_SIGNING_KEY: randomBytes(32).toString('base64url'),
+      AUDIT_CHAIN_KEY: randomBytes(32).toString('base64url'),
+      QUERY_BUDGET_UNITS_PER_MINUTE: '1',
+      QUERY_BUDGET_BURST_UNITS: '4',
+    };
+    first = await startTestStack('clickhouse-server', shared);
+    second = await startTestStack('clickhouse-server', shared);
+  }, 120_000);
+  afterAll(async () => {
+    await second?.stop();
+    await first?.stop();
+  });
+
+  test('two keys of one workspace, each on its own API process, spend one budget', async () => {
+    const series = '/v1/telemetry/metrics/series?service=edge&metric=latency_ms';
+    const one = await first.mintKey({ role: 'analyst' });
+    const two = await first.mintKey({ role: 'analyst', orgId: one.org_id });
+    const stranger = await first.mintKey({ role: 'analyst' });
+    for (let i = 0; i < 2; i += 1) expect((await first.request('GET', series, { key: one.key })).status).toBe(200);
+    for (let i = 0; i < 2; i += 1) expect((await second.request('GET', series, { key: two.key })).status).toBe(200);
+    expect((await second.request('GET', series, { key: two.key })).status).toBe(429);
+    expect((await first.request('GET', series, { key: one.key })).status).toBe(429);
+    expect((await second.request('GET', series, { key: stranger.key })).status).toBe(200);
   });
 });

@@ -172,7 +172,8 @@ export async function startTestStack(transport: Transport, extraEnv: Record<stri
       const { prefix } = config.nats;
       const outbox = outboxNames(prefix);
       const streams = [names(prefix).stream, names(prefix).deadLetter, outbox.outbox, outbox.deliveries, automationNames(prefix).triggers];
-      const buckets = [names(prefix).auditHeadsBucket, names(prefix).locksBucket, names(prefix).mitigationsBucket, names(prefix).sessionsBucket].map((b) => `KV_${b}`);
+      const n = names(prefix);
+      const buckets = [n.auditHeadsBucket, n.locksBucket, n.mitigationsBucket, n.sessionsBucket, n.signInsBucket, n.queryBudgetBucket].map((b) => `KV_${b}`);
       for (const stream of [...streams, ...buckets]) {
         await stack.nats.jsm.streams.delete(stream).catch(() => undefined);
       }

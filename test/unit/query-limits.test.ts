@@ -2,9 +2,9 @@ import type { Context } from 'koa';
 import { Registry } from 'prom-client';
 import { errorMiddleware } from '../../api/error-middleware';
 import { httpMetrics } from '../../api/http-metrics';
-import { queryBudgetLimiter } from '../../application/rate-limiter';
 import { auditVerifyCost, queryCost } from '../../core/query-cost';
 import { maxReplayWindowMinutes, windowOverCap } from '../../core/replay';
+import { refundToLevel, takeFromLevel, type BucketLevel } from '../../core/token-bucket';
 import { createLogger } from '../../observability/logger';
 import { ClickHouseError } from '../../storage/clickhouse';
 import { limitSettings } from '../../storage/query-limits';
@@ -53,16 +53,21 @@ describe('query limits', () => {
     expect([auditVerifyCost(0), auditVerifyCost(3), auditVerifyCost(50_000)]).toEqual([1, 2, 6]);
   });
 
-  test("a key's budget refuses with 429 and the seconds until it refills, and gives back what was refunded", () => {
-    let now = 0;
-    const budget = queryBudgetLimiter({ unitsPerMinute: 60, burstUnits: 5 }, new Registry(), () => now);
-    budget.take('key_a', 5);
-    expect(() => budget.take('key_a', 2)).toThrow(expect.objectContaining({ code: 'RATE_LIMITED', retryAfterSeconds: 2 }) as Error);
-    budget.take('key_b', 5);
-    budget.refund('key_a', 2);
-    budget.take('key_a', 2);
-    now = 3_000;
-    budget.take('key_a', 3);
+  test("a workspace's stored budget refuses with the time until it refills, and gives back what was refunded", () => {
+    const budget = { ratePerSecond: 1, capacity: 5 };
+    const taken = (level: BucketLevel | undefined, n: number, now: number) => {
+      const result = takeFromLevel(level, n, now, budget);
+      if (!result.ok) throw new Error(`refused for ${result.retryAfterMs} ms`);
+      return result.level;
+    };
+    const spent = taken(undefined, 5, 0);
+    expect(takeFromLevel(spent, 2, 0, budget)).toEqual({ ok: false, retryAfterMs: 2000 });
+    const refunded = refundToLevel(spent, 2, 0, budget);
+    expect(taken(refunded, 2, 0)).toEqual({ tokens: 0, at: 0 });
+    expect(taken(spent, 3, 3_000)).toEqual({ tokens: 0, at: 3_000 });
+    // More than the capacity passes on a full bucket and leaves it in debt; a clock behind the stored instant refills nothing.
+    expect(taken(undefined, 9, 0)).toEqual({ tokens: -4, at: 0 });
+    expect(takeFromLevel({ tokens: 0, at: 10_000 }, 1, 5_000, budget)).toEqual({ ok: false, retryAfterMs: 1000 });
   });
 
   test('a replay window over the cap is refused, requested or by default, and the cap itself is allowed', () => {

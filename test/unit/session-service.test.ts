@@ -32,6 +32,11 @@ function mapStore() {
       entries.set(key, { value: JSON.parse(JSON.stringify(value)) as unknown, revision: ++sequence });
       return Promise.resolve(sequence);
     },
+    removeAt: (key, revision) => {
+      if (entries.get(key)?.revision !== revision) return Promise.resolve(false);
+      entries.delete(key);
+      return Promise.resolve(true);
+    },
     remove: (key) => {
       entries.delete(key);
       return Promise.resolve();
@@ -43,11 +48,11 @@ function mapStore() {
 function sessions() {
   const clock = { now: 1_700_000_000_000 };
   const { store, entries, counts } = mapStore();
-  const service = new SessionService({ store, limits, registry: new Registry(), now: () => clock.now });
+  const service = new SessionService({ store, signIns: mapStore().store, limits, registry: new Registry(), now: () => clock.now });
   return { service, clock, entries, counts };
 }
 
-const personSubject = { kind: 'person' as const, person, groups: ['noc'], idToken: 'eyJ.id.token', orgId: 'org_a' };
+const personSubject = { kind: 'person' as const, person, groups: ['noc'], orgId: 'org_a' };
 
 test('a new session id is 256 random bits the bucket never holds as it is', async () => {
   const { service, entries } = sessions();
