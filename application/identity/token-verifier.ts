@@ -149,7 +149,7 @@ const idTokenClaims = ['nonce', 'at_hash', 'c_hash', 's_hash'];
  * as the person. A token typed as an access token (RFC 9068) passes; any
  * other carrying an ID token's claims is refused, whatever the audience.
  */
-function isIdToken(header: JWTHeaderParameters, payload: JWTPayload): boolean {
+export function isIdToken(header: JWTHeaderParameters, payload: JWTPayload): boolean {
   if (typeof header.typ === 'string' && accessTokenTypes.has(header.typ.toLowerCase())) return false;
   return idTokenClaims.some((claim) => claim in payload) || payload.typ === 'ID';
 }

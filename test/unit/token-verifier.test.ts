@@ -1,4 +1,4 @@
-import { TokenVerifier } from '../../application/identity/token-verifier';
+import { TokenVerifier, isIdToken } from '../../application/identity/token-verifier';
 import type { OidcConfig } from '../../application/identity/oidc.config';
 import type { AppError } from '../../core/errors';
 
@@ -41,5 +41,20 @@ describe('the token verifier', () => {
     const verifier = new TokenVerifier(config, () => { asked += 1; return Promise.resolve({}); });
     const refused = await failure(verifier.verify(`eyJ${'A'.repeat(20_000)}.e30.x`));
     expect([refused.code, asked]).toEqual(['UNAUTHORIZED', 0]);
+  });
+});
+
+describe('what an ID token is', () => {
+  const rs = { alg: 'RS256' };
+  it.each([
+    ['a nonce (oidc-provider, Entra ID, any code flow that sent one)', rs, { sub: 'a', nonce: 'n' }, true],
+    ['an at_hash', rs, { sub: 'a', at_hash: 'h' }, true],
+    ['a c_hash', { ...rs, typ: 'JWT' }, { sub: 'a', c_hash: 'h' }, true],
+    ["Keycloak's typ ID claim", { ...rs, typ: 'JWT' }, { sub: 'a', typ: 'ID' }, true],
+    ["Keycloak's or Entra ID's access token", { ...rs, typ: 'JWT' }, { sub: 'a', typ: 'Bearer', scp: 'api' }, false],
+    ['an RFC 9068 access token, even with a nonce', { ...rs, typ: 'at+jwt' }, { sub: 'a', nonce: 'n' }, false],
+    ['an RFC 9068 access token typed as a media type', { ...rs, typ: 'application/at+JWT' }, { sub: 'a' }, false],
+  ])('%s', (_name, header, payload, expected) => {
+    expect(isIdToken(header, payload)).toBe(expected);
   });
 });
