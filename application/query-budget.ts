@@ -1,4 +1,4 @@
-import { AppError } from '../core/errors';
+import { AppError, unavailable } from '../core/errors';
 import { counter, type Registry } from '../observability/metrics';
 import type { QueryBudgetBucket } from '../streams/query-budget-bucket';
 
@@ -17,6 +17,7 @@ export interface QueryBudgetConfig {
  */
 export class QueryBudget {
   private readonly refused;
+  private readonly errors;
 
   constructor(
     private readonly deps: { config: QueryBudgetConfig; bucket: QueryBudgetBucket; registry: Registry; now?: () => number },
@@ -24,6 +25,11 @@ export class QueryBudget {
     this.refused = counter(deps.registry, {
       name: 'nettel_query_budget_refused_total',
       help: "Analyst queries and audit verifications refused with 429 because their workspace's query budget was spent",
+    });
+    this.errors = counter(deps.registry, {
+      name: 'nettel_query_budget_errors_total',
+      help: 'Query budget reads or writes that failed in NATS, by what was asked (take: the read answered 503; refund: the units were not given back)',
+      labelNames: ['op'] as const,
     });
   }
 
@@ -33,7 +39,14 @@ export class QueryBudget {
   async take(owner: string, cost: number): Promise<void> {
     const { unitsPerMinute, burstUnits } = this.deps.config;
     if (!unitsPerMinute) return;
-    const waitMs = await this.deps.bucket.take(owner, cost, this.now);
+    let waitMs: number;
+    try {
+      waitMs = await this.deps.bucket.take(owner, cost, this.now);
+    } catch (err) {
+      // Closed, not open: a read that cannot be paid for waits for NATS, as ingestion does.
+      this.errors.inc({ op: 'take' });
+      throw unavailable('NATS (the query budget)', err);
+    }
     if (waitMs === 0) return;
     this.refused.inc();
     throw new AppError(
@@ -44,8 +57,9 @@ export class QueryBudget {
     );
   }
 
-  /** Gives back what a read took and did not use. */
+  /** Gives back what a read took and did not use; a refund that fails leaves the workspace less budget for a while, never more, and the read's answer stands. */
   async refund(owner: string, units: number): Promise<void> {
-    if (units > 0 && this.deps.config.unitsPerMinute) await this.deps.bucket.refund(owner, units, this.now);
+    if (units <= 0 || !this.deps.config.unitsPerMinute) return;
+    await this.deps.bucket.refund(owner, units, this.now).catch(() => this.errors.inc({ op: 'refund' }));
   }
 }
