@@ -85,8 +85,9 @@ afterAll(async () => {
 
 const asUser = (user: NatsUser) => ({ NATS_USER: user, NATS_PASSWORD: passwords[user] });
 
+/** A connection as `user`, taking its answers on that role's own inbox as the service's processes do. */
 async function connectAs(user: NatsUser): Promise<NatsConnection> {
-  return connect({ servers: url, user, pass: passwords[user], reconnect: false });
+  return connect({ servers: url, user, pass: passwords[user], reconnect: false, inboxPrefix: `_INBOX_${user}` });
 }
 
 const serverLog = () => fs.readFileSync(path.join(dir, 'nats-server.log'), 'utf8');
@@ -112,7 +113,7 @@ test('a client without credentials, or with another role password, is refused', 
 
 test('a role cannot make the topology; the admin user makes it, as the topology job does', async () => {
   const config = loadConfig({ ...process.env, ...shared, ...asUser('api'), CLICKHOUSE_URL: process.env.TEST_CLICKHOUSE_URL });
-  const api = new NatsClient({ url, auth: config.nats.auth, name: 'api' }, log);
+  const api = new NatsClient({ url, auth: config.nats.auth, name: 'api', inboxPrefix: '_INBOX_api' }, log);
   await api.start();
   try {
     await expect(ensureJetStreamObjects(config, api, log)).rejects.toThrow();
