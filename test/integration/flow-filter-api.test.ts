@@ -115,8 +115,8 @@ describe.each(transports)('the filter parameter of the analyst API on %s', (tran
     for (const route of ['/v1/telemetry/flows', '/v1/telemetry/flows/top', '/v1/telemetry/flows/series']) {
       const res = await get<ErrorBody>(`${route}?${q('dst_as = 1 AND\n  (src_ip << 10.0.0.0/8 OR')}`);
       expect([route, res.status, res.body.error.code]).toEqual([route, 400, 'VALIDATION_ERROR']);
-      expect(res.body.error.message).toBe('invalid filter at 2:26 (offset 39): expected a dimension name, NOT or "(", found the end of the filter');
-      expect(res.body.error.details).toEqual([{ path: 'filter', message: 'at 2:26 (offset 39): expected a dimension name, NOT or "(", found the end of the filter' }]);
+      expect(res.body.error.message).toBe('invalid filter at 2:27 (offset 41): expected a dimension name, NOT or "(", found the end of the filter');
+      expect(res.body.error.details).toEqual([{ path: 'filter', message: 'at 2:27 (offset 41): expected a dimension name, NOT or "(", found the end of the filter' }]);
     }
     const unknown = await get<ErrorBody>(`/v1/telemetry/flows/top?${q('dst_country = 1')}`);
     expect([unknown.status, unknown.body.error.message]).toEqual([400, expect.stringContaining('at 1:1 (offset 0): expected a dimension (one of')]);

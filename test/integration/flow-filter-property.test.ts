@@ -17,7 +17,7 @@ import { startTestStack, transports, type TestStack } from '../support/test-stac
  */
 const seed = 20261129;
 const flowCount = 400;
-const filterCount = 600;
+const filterCount = 500;
 const batch = 60;
 
 describe.each(transports)('the filter language against ClickHouse on %s', (transport) => {

@@ -24,75 +24,98 @@ const numbers: Record<string, number[]> = {
   tos: [0, 8, 184, 255],
 };
 
-export function filterGenerators(seed: number, catalog: FilterCatalog) {
-  const rand = seededRandom(seed);
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
-  const chance = (p: number) => rand() < p;
-  const names = Object.keys(catalog.dimensions);
-  const numberPool = (d: string, spec: CatalogDimension) => numbers[d] ?? [0, 1, spec.max ?? 1];
-  const address = () => pick(chance(0.5) ? v4 : v6);
+const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+const ops = {
+  number: ['=', '!=', '<>', '<', '<=', '>', '>=', 'IN', 'NOT IN', 'NOTIN'],
+  address: ['=', '!=', '<<', '!<<', 'IN', 'NOT IN'],
+  string: ['=', '!=', 'IN', 'NOT IN', 'LIKE', 'NOT LIKE', 'UNLIKE', 'ILIKE', 'NOT ILIKE', 'IUNLIKE'],
+};
 
-  function flow(id: number): GeneratedFlow {
+class FilterGenerator {
+  private readonly rand: () => number;
+  private readonly names: string[];
+
+  constructor(seed: number, private readonly catalog: FilterCatalog) {
+    this.rand = seededRandom(seed);
+    this.names = Object.keys(catalog.dimensions);
+  }
+
+  private pick<T>(items: readonly T[]): T {
+    return items[Math.floor(this.rand() * items.length)]!;
+  }
+
+  private chance(p: number): boolean {
+    return this.rand() < p;
+  }
+
+  private numberPool(d: string, spec: CatalogDimension): number[] {
+    return numbers[d] ?? [0, 1, spec.max ?? 1];
+  }
+
+  private address(): string {
+    return this.pick(this.chance(0.5) ? v4 : v6);
+  }
+
+  private randomCase(s: string): string {
+    return [...s].map((c) => (this.chance(0.3) ? c.toUpperCase() : c)).join('');
+  }
+
+  flow(id: number): GeneratedFlow {
     const f: GeneratedFlow = { id };
-    for (const d of names) {
-      const spec = catalog.dimensions[d]!;
-      if (spec.type === 'address') f[d] = d === 'exporter' && chance(0.3) ? '' : address();
-      else if (spec.type === 'number') f[d] = chance(0.1) ? Math.floor(rand() * ((spec.max ?? 1) + 1)) : pick(numberPool(d, spec));
-      else f[d] = pick(protocols);
+    for (const d of this.names) {
+      const spec = this.catalog.dimensions[d]!;
+      if (spec.type === 'address') f[d] = d === 'exporter' && this.chance(0.3) ? '' : this.address();
+      else if (spec.type === 'number') f[d] = this.chance(0.1) ? Math.floor(this.rand() * ((spec.max ?? 1) + 1)) : this.pick(this.numberPool(d, spec));
+      else f[d] = this.pick(protocols);
     }
     return f;
   }
 
-  const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-  const randomCase = (s: string) => [...s].map((c) => (chance(0.3) ? c.toUpperCase() : c)).join('');
-
-  function numberValue(d: string, spec: CatalogDimension): string {
-    const n = Math.min(Math.max(pick(numberPool(d, spec)) + pick([0, 0, 0, -1, 1]), 0), spec.max ?? 0);
-    return spec.asn && chance(0.3) ? `${pick(['AS', 'as'])}${n}` : String(n);
+  private numberValue(d: string, spec: CatalogDimension): string {
+    const n = Math.min(Math.max(this.pick(this.numberPool(d, spec)) + this.pick([0, 0, 0, -1, 1]), 0), spec.max ?? 0);
+    return spec.asn && this.chance(0.3) ? `${this.pick(['AS', 'as'])}${n}` : String(n);
   }
 
-  function addressValue(): string {
-    const a = address();
+  private addressValue(): string {
+    const a = this.address();
     const width = a.includes(':') ? 128 : 32;
-    const text = chance(0.4) ? a : `${a}/${chance(0.3) ? pick([0, width]) : Math.floor(rand() * (width + 1))}`;
-    return chance(0.2) ? quote(text) : text;
+    const text = this.chance(0.4) ? a : `${a}/${this.chance(0.3) ? this.pick([0, width]) : Math.floor(this.rand() * (width + 1))}`;
+    return this.chance(0.2) ? quote(text) : text;
   }
 
-  /** A LIKE pattern from a pool value: some characters become wildcards, some wildcards in the data are escaped. */
-  function pattern(): string {
-    const value = pick(protocols);
+  /** A LIKE pattern from a pool value: some characters become wildcards, most wildcards in the data are escaped. */
+  private pattern(): string {
     let p = '';
-    for (const c of value) {
-      const r = rand();
+    for (const c of this.pick(protocols)) {
+      const r = this.rand();
       if (c === '\\') p += '\\\\';
-      else if (c === '%' || c === '_') p += chance(0.7) ? `\\${c}` : c;
+      else if (c === '%' || c === '_') p += this.chance(0.7) ? `\\${c}` : c;
       else p += r < 0.15 ? '%' : r < 0.3 ? '_' : r < 0.4 ? `%${c}` : c;
     }
-    return quote(chance(0.3) ? randomCase(p) : p);
+    return quote(this.chance(0.3) ? this.randomCase(p) : p);
   }
 
-  function condition(): string {
-    const d = pick(names);
-    const spec = catalog.dimensions[d]!;
-    const value = () => (spec.type === 'number' ? numberValue(d, spec) : spec.type === 'address' ? addressValue() : quote(randomCase(pick(protocols))));
-    const list = () => `(${Array.from({ length: 1 + Math.floor(rand() * 4) }, value).join(', ')})`;
-    const ops = { number: ['=', '!=', '<>', '<', '<=', '>', '>=', 'IN', 'NOT IN', 'NOTIN'], address: ['=', '!=', '<<', '!<<', 'IN', 'NOT IN'], string: ['=', '!=', 'IN', 'NOT IN', 'LIKE', 'NOT LIKE', 'UNLIKE', 'ILIKE', 'NOT ILIKE', 'IUNLIKE'] };
-    const op = pick(ops[spec.type]);
-    if (op.endsWith('IN')) return `${d} ${op} ${list()}`;
-    if (op.endsWith('LIKE')) return `${d} ${op} ${pattern()}`;
+  private condition(): string {
+    const d = this.pick(this.names);
+    const spec = this.catalog.dimensions[d]!;
+    const value = () =>
+      spec.type === 'number' ? this.numberValue(d, spec) : spec.type === 'address' ? this.addressValue() : quote(this.randomCase(this.pick(protocols)));
+    const op = this.pick(ops[spec.type]);
+    if (op.endsWith('IN')) return `${d} ${op} (${Array.from({ length: 1 + Math.floor(this.rand() * 4) }, value).join(', ')})`;
+    if (op.endsWith('LIKE')) return `${d} ${op} ${this.pattern()}`;
     return `${d} ${op} ${value()}`;
   }
 
-  function filter(depth = 0): string {
-    const r = rand();
-    if (depth >= 4 || r < 0.35) return condition();
-    if (r < 0.5) return `NOT ${filter(depth + 1)}`;
-    if (r < 0.6) return `(${filter(depth + 1)})`;
+  filter(depth = 0): string {
+    const r = this.rand();
+    if (depth >= 4 || r < 0.35) return this.condition();
+    if (r < 0.5) return `NOT ${this.filter(depth + 1)}`;
+    if (r < 0.6) return `(${this.filter(depth + 1)})`;
     // At most 3 × 3 × 2 × 2 conditions, within the parser's bound of 64.
-    const terms = Array.from({ length: depth < 2 ? 2 + Math.floor(rand() * 2) : 2 }, () => filter(depth + 1));
-    const joined = terms.join(` ${pick(['AND', 'OR', 'and', 'or'])} `);
+    const terms = Array.from({ length: depth < 2 ? 2 + Math.floor(this.rand() * 2) : 2 }, () => this.filter(depth + 1));
+    const joined = terms.join(` ${this.pick(['AND', 'OR', 'and', 'or'])} `);
     return depth > 0 ? `(${joined})` : joined;
   }
-
-  return { flow, filter };
 }
+
+export const filterGenerators = (seed: number, catalog: FilterCatalog) => new FilterGenerator(seed, catalog);
