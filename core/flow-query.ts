@@ -169,27 +169,36 @@ export function parseDimensionList(text: string, param: string, max: number): Fl
 }
 
 /** Where a query is answered: a rollup family, or the raw flows and the dimensions that send it there. */
-export type FlowQueryPlan = { source: RollupFamily } | { source: 'raw'; because: FlowDimension[] };
+export type FlowQueryPlan = { source: RollupFamily } | { source: 'raw'; because: string[] };
+
+/** What the plan needs of a filter expression (core/analytics/filter/check.ts): its dimensions and the tables that answer it. */
+export interface FilterNeeds {
+  dimensions: readonly string[];
+  tables: readonly string[];
+}
+
+const keptBy = (d: string) => (isFlowDimension(d) ? dimensionSpecs[d].family : undefined);
 
 /**
  * A rollup answers a query only when it keeps, as keys, every dimension the
- * query groups or filters on; a query on no dimension reads the destination
- * rollups.
+ * query groups or filters on (and the filter expression's tables include
+ * it); a query on no dimension reads the destination rollups.
  */
-export function planFlowQuery(grouped: readonly FlowDimension[], filters: readonly FlowFilter[]): FlowQueryPlan {
+export function planFlowQuery(grouped: readonly FlowDimension[], filters: readonly FlowFilter[], expression?: FilterNeeds): FlowQueryPlan {
   const used = [...new Set([...grouped, ...filters.map((f) => f.dimension)])];
   for (const family of ['dst', 'src'] as const) {
-    if (used.every((d) => dimensionSpecs[d].family === family)) return { source: family };
+    if (used.every((d) => dimensionSpecs[d].family === family) && (expression?.tables.includes(family) ?? true)) return { source: family };
   }
-  const unkept = used.filter((d) => dimensionSpecs[d].family === undefined);
-  return { source: 'raw', because: unkept.length ? unkept : used };
+  const all = [...new Set([...used, ...(expression?.dimensions ?? [])])];
+  const unkept = all.filter((d) => keptBy(d) === undefined);
+  return { source: 'raw', because: unkept.length ? unkept : all };
 }
 
 /** Why a plan reads the raw flows, for an error that explains a range bound. */
 export function rawReason(plan: FlowQueryPlan): string {
   if (plan.source !== 'raw') return '';
   const names = plan.because.join(', ');
-  return plan.because.some((d) => dimensionSpecs[d].family === undefined)
+  return plan.because.some((d) => keptBy(d) === undefined)
     ? `${names} ${plan.because.length > 1 ? 'are' : 'is'} kept by no rollup`
     : `${names} are kept together by no rollup`;
 }

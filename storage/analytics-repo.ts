@@ -1,6 +1,9 @@
 import { bucketMs, seriesResolution, type BucketResolution } from '../core/resolution';
 import type { ClickHouse } from './clickhouse';
 import type { FlowDimension, FlowFilter, StepVolume } from '../core/flow-query';
+import type { CheckedFilter } from '../core/analytics/filter/check';
+import { flowFilterCatalog } from '../core/analytics/filter/catalog';
+import { filterSql } from './analytics/filter-sql';
 import { filterConditions, flowStepVolumes, topFlows, type FlowKey, type FlowMetric, type FlowScope, type FlowTop } from './flow-analytics';
 import { defaultQueryLimits, limitedClickHouse, type AnalystClickHouse, type QueryLimits } from './query-limits';
 import { int, str } from './sql';
@@ -65,9 +68,12 @@ export class AnalyticsRepo {
     return this.ch.database;
   }
 
-  async flows(orgId: string, range: TimeRange, filters: readonly FlowFilter[], limit: number, after?: { ts: number; event_id: string }): Promise<FlowRecord[]> {
+  async flows(
+    orgId: string, range: TimeRange, filters: readonly FlowFilter[], limit: number, after?: { ts: number; event_id: string }, filter?: CheckedFilter,
+  ): Promise<FlowRecord[]> {
     const d = this.ch.dialect;
     const where = [`org_id = ${str(orgId)}`, `ts >= ${d.timeLiteral(range.from)}`, `ts < ${d.timeLiteral(range.to)}`, ...filterConditions(d, filters)];
+    if (filter) where.push(filterSql(d, filter, flowFilterCatalog, 'raw'));
     if (after) {
       const at = d.timeLiteral(after.ts);
       where.push(`(ts < ${at} OR (ts = ${at} AND event_id < ${str(after.event_id)}))`);

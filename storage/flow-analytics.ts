@@ -1,5 +1,8 @@
+import type { CheckedFilter } from '../core/analytics/filter/check';
+import { flowFilterCatalog } from '../core/analytics/filter/catalog';
 import { dimensionSpecs, type FlowDimension, type FlowFilter, type FlowQueryPlan, type StepVolume } from '../core/flow-query';
 import { bucketMs, coarsestOf, flowResolutions, planSegments, type Resolution, type Segment, type TimeSpan } from '../core/resolution';
+import { filterSql } from './analytics/filter-sql';
 import type { Dialect } from './dialect';
 import type { AnalystClickHouse } from './query-limits';
 import { int, str, strList } from './sql';
@@ -22,6 +25,8 @@ export interface FlowScope {
   orgId: string;
   range: TimeSpan;
   filters: readonly FlowFilter[];
+  /** The filter expression (the `filter` parameter), whose tables include the plan's source. */
+  filter?: CheckedFilter;
   plan: FlowQueryPlan;
 }
 
@@ -84,7 +89,8 @@ interface SegmentSource {
 
 function sourceOf(ch: AnalystClickHouse, scope: FlowScope, s: Segment): SegmentSource {
   const d = ch.dialect;
-  const filters = filterConditions(d, scope.filters);
+  const table = s.resolution === 'raw' ? 'raw' : scope.plan.source;
+  const filters = [...filterConditions(d, scope.filters), ...(scope.filter ? [filterSql(d, scope.filter, flowFilterCatalog, table)] : [])];
   if (s.resolution === 'raw') {
     const where = [`org_id = ${str(scope.orgId)}`, `ts >= ${d.timeLiteral(s.from)}`, `ts < ${d.timeLiteral(s.to)}`, ...filters];
     return { table: `${ch.database}.flows`, where: where.join(' AND '), ms: d.msOf('ts'), flows: 'count()' };

@@ -13,9 +13,16 @@ import type { RouteContract } from './contract';
 /** Health, keys, audit, ingestion, incidents and analyst queries. */
 const json = (description: string, schema: z.ZodType) => ({ description, schema });
 const id = z.string().meta({ description: 'the object id; an id the workspace does not have is 404' });
-const flowFilters = Object.fromEntries(
-  flowDimensions.map((d) => [d, { description: `filter: a comma-separated list of ${d} values (addresses take CIDR prefixes), any matches` }]),
-);
+const flowFilters = {
+  ...Object.fromEntries(
+    flowDimensions.map((d) => [d, { description: `filter: a comma-separated list of ${d} values (addresses take CIDR prefixes), any matches` }]),
+  ),
+  filter: {
+    description:
+      "a filter in the analyst's filter language (docs/analyst-queries.md), e.g. `dst_as = 13335 AND NOT src_ip << 10.0.0.0/8`; " +
+      'a bad filter is 400 naming the position and what was expected there',
+  },
+};
 const ingestExample = (record: object) => ({ body: record, batch: [record, record] });
 
 function ingestRoute(path: string, summary: string, record: z.ZodType, example: object): RouteContract {

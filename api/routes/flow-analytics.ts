@@ -1,6 +1,8 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
+import { readFilter, type CheckedFilter } from '../../core/analytics/filter/check';
+import { flowFilterCatalog } from '../../core/analytics/filter/catalog';
 import { validationError } from '../../core/errors';
 import {
   defaultStep,
@@ -58,12 +60,18 @@ function flowRange(q: { from?: number; to?: number }, plan: FlowQueryPlan, limit
   return boundedRange(q, limits.maxRawRangeDays * day, ` when the query reads the raw flows (${rawReason(plan)})`);
 }
 
-/** A flow route's query: its filter parameters parsed, the others left to the route's schema. */
-function flowQuery(ctx: Context): { params: Record<string, string>; filters: FlowFilter[] } {
+/**
+ * A flow route's query: its filter parameters parsed (one per dimension, and
+ * `filter`, the filter language of core/analytics/filter/), the others left
+ * to the route's schema.
+ */
+function flowQuery(ctx: Context): { params: Record<string, string>; filters: FlowFilter[]; filter?: CheckedFilter } {
   const params: Record<string, string> = {};
   const filterParams: Record<string, string> = {};
   for (const [name, value] of Object.entries(singleQuery(ctx.query))) (isFlowDimension(name) ? filterParams : params)[name] = value;
-  return { params, filters: parseFilters(filterParams) };
+  const { filter: text, ...rest } = params;
+  const filter = text === undefined ? undefined : readFilter(text, flowFilterCatalog);
+  return { params: rest, filters: parseFilters(filterParams), ...(filter ? { filter } : {}) };
 }
 
 export const flowsSchema = z
@@ -107,12 +115,12 @@ function topRowView(row: FlowTopRow, metric: 'bytes' | 'packets' | 'flows', tota
 
 function registerFlows(router: Router, deps: ApiDeps, guard: Guard): void {
   router.get('/v1/telemetry/flows', guard, async (ctx) => {
-    const { params, filters } = flowQuery(ctx);
+    const { params, filters, filter } = flowQuery(ctx);
     const q = parseOrThrow(flowsSchema, params, 'query');
     const range = boundedRange(q, deps.analyticsLimits.maxRawRangeDays * day);
     const after = decodeCursor(q.cursor, flowCursor);
     await chargeQuery(ctx, deps.queryBudget, queryCost('raw', range));
-    const rows = await deps.analytics.flows(orgOf(ctx), range, filters, q.limit + 1, after);
+    const rows = await deps.analytics.flows(orgOf(ctx), range, filters, q.limit + 1, after, filter);
     const page = rows.slice(0, q.limit);
     const last = page[page.length - 1];
     ctx.body = {
@@ -124,13 +132,13 @@ function registerFlows(router: Router, deps: ApiDeps, guard: Guard): void {
 
 function registerTop(router: Router, deps: ApiDeps, guard: Guard): void {
   router.get('/v1/telemetry/flows/top', guard, async (ctx) => {
-    const { params, filters } = flowQuery(ctx);
+    const { params, filters, filter } = flowQuery(ctx);
     const q = parseOrThrow(topSchema, params, 'query');
     const by = parseDimensionList(q.by, 'by', 3);
-    const plan = planFlowQuery(by, filters);
+    const plan = planFlowQuery(by, filters, filter);
     const range = flowRange(q, plan, deps.analyticsLimits);
     await chargeQuery(ctx, deps.queryBudget, queryCost(plan.source, range));
-    const top = await deps.analytics.topFlows({ orgId: orgOf(ctx), range, filters, plan }, by, q.metric, q.limit);
+    const top = await deps.analytics.topFlows({ orgId: orgOf(ctx), range, filters, filter, plan }, by, q.metric, q.limit);
     ctx.body = {
       data: top.rows.map((r) => topRowView(r, q.metric, q.totals)),
       resolution: top.resolution,
@@ -141,10 +149,10 @@ function registerTop(router: Router, deps: ApiDeps, guard: Guard): void {
 
 function registerSeries(router: Router, deps: ApiDeps, guard: Guard): void {
   router.get('/v1/telemetry/flows/series', guard, async (ctx) => {
-    const { params, filters } = flowQuery(ctx);
+    const { params, filters, filter } = flowQuery(ctx);
     const q = parseOrThrow(seriesSchema, params, 'query');
     const split = q.split_by === undefined ? undefined : parseDimensionList(q.split_by, 'split_by', 1)[0];
-    const plan = planFlowQuery(split ? [split] : [], filters);
+    const plan = planFlowQuery(split ? [split] : [], filters, filter);
     const range = flowRange(q, plan, deps.analyticsLimits);
     const step = q.step ?? defaultStep(range);
     const seriesCount = split ? q.limit + 1 : 1;
@@ -154,7 +162,7 @@ function registerSeries(router: Router, deps: ApiDeps, guard: Guard): void {
       ]);
     }
     await chargeQuery(ctx, deps.queryBudget, queryCost(plan.source, range));
-    const scope = { orgId: orgOf(ctx), range, filters, plan };
+    const scope = { orgId: orgOf(ctx), range, filters, filter, plan };
     const answer = await deps.analytics.flowSeries(scope, step * 1000, split ? { dimension: split, limit: q.limit } : undefined);
     ctx.body = {
       step,

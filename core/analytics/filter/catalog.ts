@@ -1,0 +1,57 @@
+/**
+ * The dimensions a filter may name, as data: each one's type and the
+ * tables that can answer it (with the column expression where it is not the
+ * dimension's own name). The compiler and the evaluator read nothing else,
+ * so a new dimension is one line here.
+ *
+ * Tables are named by the plan's source (core/flow-query.ts): `dst` the
+ * destination rollups (flows_1m…, keyed by dst_ip and protocol), `src` the
+ * source rollups (flows_src_1m…, keyed by src_ip), `raw` the flows.
+ */
+export type FilterTable = 'dst' | 'src' | 'raw';
+export type FilterValueType = 'address' | 'number' | 'string';
+
+export interface CatalogDimension {
+  type: FilterValueType;
+  /** The tables that can answer it. */
+  tables: readonly FilterTable[];
+  /** The column expression on a table, when it is not the dimension's name. */
+  columns?: Partial<Record<FilterTable, string>>;
+  /** A number dimension's largest value (its column type's). */
+  max?: number;
+  /** A number dimension that also takes `AS13335` for 13335. */
+  asn?: boolean;
+  /** A string dimension stored lower-cased: values compared with `=` and IN are lower-cased too. */
+  lower?: boolean;
+}
+
+export interface FilterCatalog {
+  /** Every table, coarsest first: a filter is answered by the first one that holds all its dimensions. */
+  tables: readonly FilterTable[];
+  dimensions: Readonly<Record<string, CatalogDimension>>;
+}
+
+const u32 = 4_294_967_295;
+const raw: readonly FilterTable[] = ['raw'];
+
+export const flowFilterCatalog: FilterCatalog = {
+  tables: ['dst', 'src', 'raw'],
+  dimensions: {
+    src_ip: { type: 'address', tables: ['src', 'raw'] },
+    dst_ip: { type: 'address', tables: ['dst', 'raw'] },
+    src_port: { type: 'number', tables: raw, max: 65_535 },
+    dst_port: { type: 'number', tables: raw, max: 65_535 },
+    protocol: { type: 'string', tables: ['dst', 'raw'], lower: true },
+    exporter: { type: 'address', tables: raw },
+    in_if: { type: 'number', tables: raw, max: u32 },
+    out_if: { type: 'number', tables: raw, max: u32 },
+    src_as: { type: 'number', tables: raw, max: u32, asn: true },
+    dst_as: { type: 'number', tables: raw, max: u32, asn: true },
+    tcp_flags: { type: 'number', tables: raw, max: 0xffff },
+    tos: { type: 'number', tables: raw, max: 255 },
+  },
+};
+
+/** The column that answers a dimension on a table. */
+export const columnOf = (catalog: FilterCatalog, dimension: string, table: FilterTable): string =>
+  catalog.dimensions[dimension]?.columns?.[table] ?? dimension;
