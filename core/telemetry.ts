@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import type { RowFields } from './row-shape';
 
 /**
  * The three kinds of telemetry the service takes, validated strictly:
@@ -91,6 +92,20 @@ export interface MetricRow extends Stamped {
 }
 
 export type StreamKind = 'flow' | 'signal' | 'metric';
+
+/** A signal row's fields in the order toSignalRow writes them (the stream workers' screen, core/row-shape). */
+export const signalRowFields: RowFields = [
+  ['org_id', 'string'], ['event_id', 'string'], ['ts', 'number'], ['received_at', 'number'],
+  ['telemetry', 'string'], ['service', 'string'], ['environment', 'string'], ['region', 'string'],
+  ['asn', 'number'], ['src_ip', 'string'], ['dst_ip', 'string'], ['dst_port', 'number'],
+  ['bytes', 'number'], ['latency_ms', 'number'], ['rule', 'string'],
+];
+
+/** A metric row's fields in the order toMetricRow writes them. */
+export const metricRowFields: RowFields = [
+  ['org_id', 'string'], ['event_id', 'string'], ['ts', 'number'], ['received_at', 'number'],
+  ['service', 'string'], ['environment', 'string'], ['metric', 'string'], ['value', 'number'], ['region', 'string'],
+];
 
 export function toSignalRow(input: SignalInput, stamp: Stamped): SignalRow {
   return {
