@@ -1,6 +1,6 @@
 import { flowRowFields, flowRowJson, toFlowRow } from '../../core/flow';
 import { hasRowsOf, rowShapeOf } from '../../core/row-shape';
-import { metricRowFields, signalRowFields, toMetricRow, toSignalRow } from '../../core/telemetry';
+import { metricRowFields, metricRowSchema, signalRowFields, signalRowSchema, toMetricRow, toSignalRow } from '../../core/telemetry';
 
 const flows = rowShapeOf(flowRowFields);
 const stamp = { org_id: 'org_a', event_id: 'evt_1', ts: 1_700_000_000_000, received_at: 1_700_000_000_001 };
@@ -47,5 +47,22 @@ describe('the row screen: every line one row of the workspace, parsed', () => {
     expect(rowsOf(`${flowLine()}\n\n${flowLine()}\n`)).toBe(false);
     expect(rowsOf(flowLine())).toBe(false);
     expect(rowsOf('')).toBe(false);
+  });
+});
+
+describe('the schemas of signal and metric rows read back from the stream', () => {
+  const signal = toSignalRow({ telemetry: 'bgp', service: 'edge', environment: 'prod', region: 'eu' }, stamp);
+
+  test('a row as the producers write it passes', () => {
+    expect(signalRowSchema.safeParse(signal).success).toBe(true);
+    expect(metricRowSchema.safeParse(toMetricRow({ service: 'api', metric: 'cpu', value: 1, region: 'eu' }, stamp)).success).toBe(true);
+  });
+
+  test('a kind, a label or a counter out of its bounds, or a field of no row, is refused', () => {
+    expect(signalRowSchema.safeParse({ ...signal, telemetry: 'sql' }).success).toBe(false);
+    expect(signalRowSchema.safeParse({ ...signal, service: 'x'.repeat(10_000) }).success).toBe(false);
+    expect(signalRowSchema.safeParse({ ...signal, bytes: -1 }).success).toBe(false);
+    expect(signalRowSchema.safeParse({ ...signal, incident_id: 'inc_x' }).success).toBe(false);
+    expect(metricRowSchema.safeParse({ ...toMetricRow({ service: 'api', metric: 'cpu', value: 1, region: 'eu' }, stamp), value: 'NaN' }).success).toBe(false);
   });
 });
