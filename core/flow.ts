@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { counter, earliestTimestamp, ip, isAddressText, latestTimestamp, protocolSchema, timestamp, type Stamped } from './telemetry';
+import type { RowFields } from './row-shape';
 
 /**
  * A flow: who talked to whom, how much, over what. The first eight fields
@@ -95,6 +96,14 @@ export interface FlowExtras {
   sampling_rate?: number;
 }
 const extraFields = ['exporter', 'in_if', 'out_if', 'src_as', 'dst_as', 'tcp_flags', 'tos', 'flow_start', 'flow_end', 'sampling_rate'] as const;
+
+/** A flow row's fields in the order toFlowRow and flowRowJson write them: the stream workers' screen holds every row to it (core/row-shape). */
+export const flowRowFields: RowFields = [
+  ['org_id', 'string'], ['event_id', 'string'], ['ts', 'number'], ['received_at', 'number'],
+  ['src_ip', 'string'], ['dst_ip', 'string'], ['src_port', 'number'], ['dst_port', 'number'],
+  ['protocol', 'string'], ['bytes', 'number'], ['packets', 'number'], ['exporter', 'string'],
+  ...extraFields.slice(1).map((f) => [f, 'number'] as const),
+];
 
 export interface FlowRow extends Stamped, FlowExtras {
   src_ip: string;

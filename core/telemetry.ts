@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import type { RowFields } from './row-shape';
 
 /**
  * The three kinds of telemetry the service takes, validated strictly:
@@ -91,6 +92,56 @@ export interface MetricRow extends Stamped {
 }
 
 export type StreamKind = 'flow' | 'signal' | 'metric';
+
+/** A signal row's fields in the order toSignalRow writes them (the stream workers' screen, core/row-shape). */
+export const signalRowFields: RowFields = [
+  ['org_id', 'string'], ['event_id', 'string'], ['ts', 'number'], ['received_at', 'number'],
+  ['telemetry', 'string'], ['service', 'string'], ['environment', 'string'], ['region', 'string'],
+  ['asn', 'number'], ['src_ip', 'string'], ['dst_ip', 'string'], ['dst_port', 'number'],
+  ['bytes', 'number'], ['latency_ms', 'number'], ['rule', 'string'],
+];
+
+/** What every row read back must carry; its other fields may be absent (ClickHouse stores their defaults), never of another type or out of bounds. */
+const stampedSchema = {
+  org_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+  event_id: z.string().min(1).max(128),
+  ts: z.number().int(),
+};
+const required = { org_id: true, event_id: true, ts: true } as const;
+
+/** A signal row read back from the telemetry stream (the stream workers feed it to the correlator): its producers' bounds. */
+export const signalRowSchema = z
+  .object({
+    ...stampedSchema,
+    received_at: z.number().int(),
+    telemetry: z.enum(telemetryKinds),
+    service: label,
+    environment: label,
+    region: label,
+    asn: z.number().int().min(0).max(4_294_967_295),
+    src_ip: z.string().max(64),
+    dst_ip: z.string().max(64),
+    dst_port: z.number().int().min(0).max(65535),
+    bytes: counter,
+    latency_ms: z.number().int().min(0).max(86_400_000),
+    rule: z.string().max(128),
+  })
+  .partial()
+  .required(required)
+  .strict();
+
+/** A metric row read back from the telemetry stream (the detectors take it). */
+export const metricRowSchema = z
+  .object({ ...stampedSchema, received_at: z.number().int(), service: label, environment: z.string().max(128), metric: z.string().min(1).max(128), value: z.number().finite(), region: label })
+  .partial()
+  .required(required)
+  .strict();
+
+/** A metric row's fields in the order toMetricRow writes them. */
+export const metricRowFields: RowFields = [
+  ['org_id', 'string'], ['event_id', 'string'], ['ts', 'number'], ['received_at', 'number'],
+  ['service', 'string'], ['environment', 'string'], ['metric', 'string'], ['value', 'number'], ['region', 'string'],
+];
 
 export function toSignalRow(input: SignalInput, stamp: Stamped): SignalRow {
   return {

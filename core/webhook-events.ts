@@ -1,6 +1,7 @@
+import { z } from 'zod';
 import type { Person } from './person';
 import type { Incident } from './correlation';
-import { derivedId } from './ids';
+import { derivedId, orgIdSchema } from './ids';
 import type { Approval, ReplayStatus } from './replay';
 import { iso } from './time';
 
@@ -34,6 +35,39 @@ export interface CloudEvent<T = unknown> {
 }
 
 export const isWebhookEventType = (value: string): value is WebhookEventType => (webhookEventTypes as readonly string[]).includes(value);
+
+/** The collection of each event type's source (`/orgs/<org>/<collection>`), as cloudEvent() writes it. */
+const collectionOf = (type: string) => (type === testEventType ? 'webhooks' : `${type.slice(0, type.indexOf('.'))}s`);
+
+/**
+ * A CloudEvent read back from NATS (the outbox, a delivery task): whoever may
+ * publish there is not trusted, so an event is the service's shape or is
+ * refused. Its source names its workspace, and its id is the one its change
+ * derives (a test event's carries a nonce: only its form is checked).
+ */
+export const cloudEventSchema = z
+  .object({
+    specversion: z.literal('1.0'),
+    id: z.string().regex(/^whe_[0-9a-f]{20}$/),
+    source: z.string().max(256),
+    type: z.enum([...webhookEventTypes, testEventType]),
+    subject: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/),
+    time: z.iso.datetime(),
+    datacontenttype: z.literal('application/json'),
+    workspace: orgIdSchema,
+    data: z.record(z.string(), z.unknown()),
+  })
+  .strict()
+  .refine((e) => e.source === `/orgs/${e.workspace}/${collectionOf(e.type)}`, 'its source does not name its workspace')
+  .refine((e) => e.type === testEventType || e.id === eventId(e.workspace, e.subject, e.type), 'its id is not the one its change derives');
+
+/** One event to deliver to one subscription: a message of `<PREFIX>_WEBHOOK_DELIVERIES` (streams/webhook-queue.ts). */
+export interface DeliveryTask {
+  webhook_id: string;
+  event: CloudEvent;
+}
+
+export const deliveryTaskSchema = z.object({ webhook_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/), event: cloudEventSchema }).strict();
 
 export const eventId = (orgId: string, subject: string, type: string) => derivedId('whe', orgId, subject, type);
 

@@ -38,13 +38,13 @@ export class BucketCopy {
     this.live = false;
   }
 
-  /** Every key that holds a value and its text, as of now; undefined when the copy cannot vouch for that. */
-  async entries(): Promise<Array<[string, string]> | undefined> {
+  /** Every key that holds a value, its text and its revision, as of now; undefined when the copy cannot vouch for that. */
+  async entries(): Promise<Array<[string, string, number]> | undefined> {
     if (!this.live) return undefined;
     const last = await this.lastSequence();
     if (this.seen < last && !(await this.caughtUp(last))) return undefined;
-    const out: Array<[string, string]> = [];
-    for (const [key, { text }] of this.latest) if (text !== undefined) out.push([key, text]);
+    const out: Array<[string, string, number]> = [];
+    for (const [key, { text, revision }] of this.latest) if (text !== undefined) out.push([key, text, revision]);
     return out;
   }
 

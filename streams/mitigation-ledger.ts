@@ -17,8 +17,8 @@ export interface MitigationRecord {
   withdrawn_at?: number;
 }
 
-/** What the bucket holds: a record and the service's signature of it. */
-type SignedRecord = MitigationRecord & { mac: string };
+/** What the bucket holds: a record, the revision it was written at, and the service's signature of both. */
+type SignedRecord = MitigationRecord & { revision: number; mac: string };
 
 /** A ledger entry that is not a record (written by something else than this service): never announced. */
 export interface UnreadableEntry {
@@ -27,6 +27,10 @@ export interface UnreadableEntry {
 }
 
 const keyOf = (orgId: string, id: string) => `${orgId}.${id}`;
+/** Why an entry the service signed for another revision is refused (the reconciler reports the kinds apart). */
+export const replayedReason = 'it was written again after a later write';
+/** Why a record is reported that is gone before its end without the service forgetting it. */
+export const vanishedReason = 'it vanished before its end';
 const idPattern = /^[A-Za-z0-9_-]{1,128}$/;
 
 /**
@@ -37,17 +41,23 @@ const idPattern = /^[A-Za-z0-9_-]{1,128}$/;
  * are input from outside the process: each record is signed (HMAC-SHA256, a
  * key derived from the decision signing key, which NATS never holds), and one
  * that is not a well-formed record with a valid signature is reported, never
- * trusted: write access to the bucket is not enough to announce a route.
+ * trusted: write access to the bucket is not enough to announce a route. The
+ * signature binds the entry's revision (each write lands at the revision it
+ * signed, or is not made), so an entry of before a withdrawal put back is
+ * refused as a replay; a record that vanishes before its end (a purge) is
+ * reported as a gap.
  */
 export class MitigationLedger {
   private readonly opened = new OpenedBucket('the mitigation ledger');
   /** The entries as a watch keeps them: the reconciler reads the ledger every second, and each automation run counts its active mitigations. */
   private copy?: BucketCopy;
   private readonly macKey?: Buffer;
+  /** Records this process read and has not forgotten itself, by key: one gone from the bucket before its end is a gap. */
+  private readonly known = new Map<string, MitigationRecord>();
 
   /** `signingKey`: the service's decision signing key; without it (the topology job) the ledger can be made, not read or written. */
   constructor(private readonly deps: { nats: NatsClient; prefix: string; replicas: number; signingKey?: string }) {
-    if (deps.signingKey) this.macKey = Buffer.from(hkdfSync('sha256', deps.signingKey, 'nettel', 'mitigation ledger v1', 32));
+    if (deps.signingKey) this.macKey = Buffer.from(hkdfSync('sha256', deps.signingKey, 'nettel', 'mitigation ledger v2', 32));
   }
 
   async start(): Promise<void> {
@@ -78,41 +88,61 @@ export class MitigationLedger {
    */
   async put(record: MitigationRecord): Promise<void> {
     if (!idPattern.test(record.id) || !idPattern.test(record.org_id)) throw new Error('a mitigation record needs ids of letters, digits, _ and -');
-    const key = keyOf(record.org_id, record.id);
+    await this.write(keyOf(record.org_id, record.id), (existing) => {
+      const withdrawnAt = existing?.withdrawn_at !== undefined ? Math.min(existing.withdrawn_at, record.withdrawn_at ?? existing.withdrawn_at) : record.withdrawn_at;
+      return { ...record, ...(withdrawnAt === undefined ? {} : { withdrawn_at: withdrawnAt }) };
+    });
+  }
+
+  /**
+   * Writes what `next` makes of the entry's record at exactly the revision it
+   * signs: the publish expects the bucket stream's last sequence it read, so
+   * any write in between (of any key) makes it fail and it is made again.
+   * `next` answers undefined to write nothing.
+   */
+  private async write(key: string, next: (existing: MitigationRecord | undefined) => MitigationRecord | undefined): Promise<void> {
+    const bucket = names(this.deps.prefix).mitigationsBucket;
     for (let attempt = 0; ; attempt += 1) {
+      const last = (await this.deps.nats.jsm.streams.info(`KV_${bucket}`)).state.last_seq;
       const entry = await this.bucket.get(key);
-      const existing = entry && entry.operation === 'PUT' ? this.verified(entry.string()) : undefined;
-      const withdrawnAt = typeof existing === 'object' && existing.withdrawn_at !== undefined ? Math.min(existing.withdrawn_at, record.withdrawn_at ?? existing.withdrawn_at) : record.withdrawn_at;
-      const next = this.signed({ ...record, ...(withdrawnAt === undefined ? {} : { withdrawn_at: withdrawnAt }) });
+      const existing = entry && entry.operation === 'PUT' ? this.verified(entry.string(), entry.revision) : undefined;
+      const record = next(typeof existing === 'object' ? existing : undefined);
+      if (!record) return;
       try {
-        await (entry ? this.bucket.put(key, next, { previousSeq: entry.revision }) : this.bucket.create(key, next));
+        await this.deps.nats.js().publish(`$KV.${bucket}.${key}`, this.signed(record, last + 1), { expect: { lastSequence: last }, timeout: 10_000 });
         return;
       } catch (err) {
-        // Another writer changed the entry since it was read: read it again, a few times.
-        if (attempt >= 4) throw err;
+        // Another writer wrote to the bucket since it was read: read it again, a few times.
+        if (attempt >= 9) throw err;
       }
     }
   }
 
-  private mac(record: MitigationRecord): string {
+  private mac(record: MitigationRecord, revision: number): string {
     if (!this.macKey) throw new Error('the mitigation ledger has no signing key');
     const { id, org_id, mitigation, starts_at, ends_at, withdrawn_at } = record;
-    return createHmac('sha256', this.macKey).update(JSON.stringify([id, org_id, mitigation, starts_at, ends_at, withdrawn_at ?? null])).digest('base64url');
+    return createHmac('sha256', this.macKey).update(JSON.stringify([id, org_id, mitigation, starts_at, ends_at, withdrawn_at ?? null, revision])).digest('base64url');
   }
 
-  private signed(record: MitigationRecord): string {
+  private signed(record: MitigationRecord, revision: number): string {
     const { id, org_id, mitigation, starts_at, ends_at, withdrawn_at } = record;
-    return JSON.stringify({ id, org_id, mitigation, starts_at, ends_at, ...(withdrawn_at === undefined ? {} : { withdrawn_at }), mac: this.mac(record) });
+    return JSON.stringify({ id, org_id, mitigation, starts_at, ends_at, ...(withdrawn_at === undefined ? {} : { withdrawn_at }), revision, mac: this.mac(record, revision) });
   }
 
-  /** A record from an entry's text, or why it is not one (its signature checked). */
-  private verified(text: string): MitigationRecord | string {
+  /** A record from an entry's text at its revision, or why it is not one (its signature checked, for that revision). */
+  private verified(text: string, revision: number): MitigationRecord | string {
     const record = recordOf(text);
     if (typeof record === 'string') return record;
     const given = Buffer.from(typeof (record as SignedRecord).mac === 'string' ? (record as SignedRecord).mac : '');
-    const expected = Buffer.from(this.mac(record));
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'its signature does not verify';
-    return record;
+    const signedAt = (record as SignedRecord).revision;
+    const matches = (at: number) => {
+      const expected = Buffer.from(this.mac(record, at));
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    };
+    if (matches(revision)) return record;
+    // A signature of the service for another revision: an entry of before written again, the withdrawal it had since undone.
+    if (Number.isSafeInteger(signedAt) && signedAt !== revision && matches(signedAt)) return `${replayedReason} (signed for revision ${signedAt}, found at ${revision})`;
+    return 'its signature does not verify';
   }
 
   /**
@@ -121,40 +151,52 @@ export class MitigationLedger {
    * never announced anyway: it is left as it is.
    */
   async withdraw(orgId: string, id: string, at: number): Promise<void> {
-    const entry = await this.bucket.get(keyOf(orgId, id));
-    if (!entry || entry.operation !== 'PUT') return;
-    const record = this.verified(entry.string());
-    if (typeof record === 'string') return;
-    await this.bucket.put(keyOf(orgId, id), this.signed({ ...record, withdrawn_at: Math.min(at, record.withdrawn_at ?? at) }), { previousSeq: entry.revision });
+    // An entry that is no record of this service (absent, deleted, unverified) is left as it is.
+    await this.write(keyOf(orgId, id), (existing) => existing && { ...existing, withdrawn_at: Math.min(at, existing.withdrawn_at ?? at) });
   }
 
   /** Forgets a record (one long ended: the audit ledger keeps its history). */
   async remove(orgId: string, id: string): Promise<void> {
+    this.known.delete(keyOf(orgId, id));
     await this.bucket.purge(keyOf(orgId, id));
   }
 
-  /** Every record, and the entries that are not records. */
-  async all(): Promise<{ records: MitigationRecord[]; unreadable: UnreadableEntry[] }> {
+  /**
+   * Every record, and the entries that are not records: forged, replayed,
+   * or (a gap) a record this process read that is gone before its end
+   * without this process forgetting it.
+   */
+  async all(now = Date.now()): Promise<{ records: MitigationRecord[]; unreadable: UnreadableEntry[] }> {
     const records: MitigationRecord[] = [];
     const unreadable: UnreadableEntry[] = [];
-    for (const [key, text] of (await this.copy?.entries()) ?? (await this.entriesRead())) {
-      const record = this.verified(text);
+    const present = new Set<string>();
+    for (const [key, text, revision] of (await this.copy?.entries()) ?? (await this.entriesRead())) {
+      present.add(key);
+      const record = this.verified(text, revision);
       if (typeof record === 'string') unreadable.push({ key, reason: record });
       else if (keyOf(record.org_id, record.id) !== key) unreadable.push({ key, reason: 'its key does not name its workspace and id' });
-      else records.push(record);
+      else {
+        records.push(record);
+        this.known.set(key, record);
+      }
+    }
+    for (const [key, record] of this.known) {
+      if (present.has(key)) continue;
+      if (endOf(record) > now) unreadable.push({ key, reason: vanishedReason });
+      else this.known.delete(key);
     }
     return { records, unreadable };
   }
 
   /** Every entry holding a value, read from the bucket one request per key (while the watched copy cannot answer). */
-  private async entriesRead(): Promise<Array<[string, string]>> {
+  private async entriesRead(): Promise<Array<[string, string, number]>> {
     // Keys first, then each entry: nats.js's key listing ends early when the loop awaits a get between two keys.
     const keys: string[] = [];
     for await (const key of await this.bucket.keys()) keys.push(key);
-    const out: Array<[string, string]> = [];
+    const out: Array<[string, string, number]> = [];
     for (const key of keys) {
       const entry = await this.bucket.get(key);
-      if (entry && entry.operation === 'PUT') out.push([key, entry.string()]);
+      if (entry && entry.operation === 'PUT') out.push([key, entry.string(), entry.revision]);
     }
     return out;
   }

@@ -1,12 +1,8 @@
-import type { CloudEvent } from '../core/webhook-events';
+import type { DeliveryTask } from '../core/webhook-events';
 import type { NatsClient } from './nats-client';
 import { outboxNames } from './names';
 
-/** One event to deliver to one subscription: a message of `<PREFIX>_WEBHOOK_DELIVERIES`. */
-export interface DeliveryTask {
-  webhook_id: string;
-  event: CloudEvent;
-}
+export type { DeliveryTask };
 
 /** Queues an event for one subscription; JetStream drops a second copy (same event and subscription) within an hour. */
 export class WebhookDeliveryQueue {

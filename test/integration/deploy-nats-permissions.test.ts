@@ -16,6 +16,7 @@ import { startTestStack, type TestStack } from '../support/test-stack';
 import { freeUdpPorts } from '../support/udp';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
 import { waitForStoredCount } from '../support/stored-count';
+import { eventId } from '../../core/webhook-events';
 import { names } from '../../streams/names';
 
 /**
@@ -42,8 +43,8 @@ let url: string;
 /** Settings every role shares: the prefix the config's subjects name, one database, the keys the roles share. */
 let shared: Record<string, string>;
 const stacks: TestStack[] = [];
-/** The api role's stack, once the roles started. */
-let apiStack: TestStack | undefined;
+/** The stacks of the test that starts every role, by NATS user: later tests attack them. */
+const byUser: Partial<Record<NatsUser, TestStack>> = {};
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-deploy-nats-'));
@@ -137,11 +138,11 @@ test('every role starts as its own user, and telemetry goes from the api through
   const start = async (roleEnv: Record<string, string>, user: NatsUser) => {
     const t = await startTestStack('clickhouse-server', { ...shared, ...roleEnv, ...asUser(user) });
     stacks.push(t);
+    byUser[user] = t;
     return t;
   };
   const workers = await start({ ROLES: 'stream-workers' }, 'stream-workers');
   const api = await start({ ROLES: 'api' }, 'api');
-  apiStack = api;
   // With a BGP speaker, the temporal-worker also runs the mitigation reconciler, which reads the ledger whole.
   const [bgpPort, apiPort] = await Promise.all([freePort(), freePort()]);
   const { binPath, toolsDir } = loadConfig(process.env);
@@ -179,7 +180,7 @@ test('every role starts as its own user, and telemetry goes from the api through
 }, 240_000);
 
 test("no other role hears the api's answers: its reads of the console's sessions come back on the api's own inbox", async () => {
-  const api = apiStack!;
+  const api = byUser.api!;
   const eavesdropper = await connectAs('stream-workers');
   const heard: string[] = [];
   const refusals: string[] = [];
@@ -220,4 +221,35 @@ test('each role is refused what it does not do', async () => {
   expect(await refused('stream-workers', sessions, async (nc) => (await nc.jetstream().views.kv('NETTEL_SESSIONS', { bindOnly: true })).get('s.x'))).toBe(true);
   // The stream workers consume; they publish no telemetry of their own.
   expect(await refused('stream-workers', 'nettel.tel.flow.org1', (nc) => nc.jetstream().publish('nettel.tel.flow.org1', 'x', { timeout: 1_000 }))).toBe(true);
+}, 60_000);
+
+test("delivery tasks forged with the api role's credentials are dead-lettered and counted, never signed or sent", async () => {
+  const [workers, api] = [byUser['stream-workers']!, byUser.api!];
+  const [victim, attacker] = [await api.mintKey({ role: 'operator' }), await api.mintKey({ role: 'operator' })];
+  // Documentation space: public as far as the outbound rules go, so only the deliverer's own checks stand between a task and its signing.
+  const hook = await api.request<{ id: string }>('POST', '/v1/webhooks', { key: victim.key, body: { url: 'https://203.0.113.10/hook', events: ['incident.opened'] } });
+  expect(hook.status).toBe(201);
+  const event = (workspace: string, id: string) => ({
+    specversion: '1.0', id, source: `/orgs/${workspace}/incidents`, type: 'incident.opened', subject: 'inc_forged', time: new Date().toISOString(),
+    datacontenttype: 'application/json', workspace, data: { id: 'inc_forged', message: 'wire the ransom' },
+  });
+  const dead = async () => (await workers.stack.nats.jsm.streams.info(names('nettel').deadLetter)).state.messages;
+  const deadBefore = await dead();
+  const nc = await connectAs('api');
+  try {
+    const js = nc.jetstream();
+    // A made-up event on the victim's own subject, and one whose id is derived as the service would, on the attacker's subject.
+    await js.publish(`nettel.whdeliver.${victim.org_id}.${hook.body.id}`, JSON.stringify({ webhook_id: hook.body.id, event: event(victim.org_id, 'whe_00000000000000000000') }));
+    const derived = eventId(victim.org_id, 'inc_forged', 'incident.opened');
+    await js.publish(`nettel.whdeliver.${attacker.org_id}.${hook.body.id}`, JSON.stringify({ webhook_id: hook.body.id, event: event(victim.org_id, derived) }));
+    // An outbox event whose subject names the attacker and whose body names the victim.
+    await js.publish(`nettel.outbox.${attacker.org_id}`, JSON.stringify(event(victim.org_id, derived)), { msgID: `forged-${derived}` });
+  } finally {
+    await nc.close();
+  }
+  const refused = () => metricTotal(workers.stack.registry, 'nettel_webhook_messages_refused_total');
+  await waitFor(async () => ((await refused()) >= 3 ? true : undefined), 20_000, 'the forged messages refused');
+  expect(await dead()).toBeGreaterThanOrEqual(deadBefore + 3);
+  const log = await api.request<Page<{ event_id: string }>>('GET', `/v1/webhooks/${hook.body.id}/deliveries`, { key: victim.key });
+  expect(log.body.data).toEqual([]);
 }, 60_000);

@@ -56,6 +56,17 @@ describe('hostile messages on the telemetry subjects', () => {
     expect(await storedCount(t.stack.clickhouse, 'flows', orgIs(victim.org_id))).toBe(0);
   });
 
+  test('a line of the workspace carrying a second object of another workspace is dead-lettered, and the other workspace holds nothing', async () => {
+    const [attacker, victim] = [await t.mintKey({ role: 'operator' }), await t.mintKey({ role: 'operator' })];
+    const row = (org: string, id: string) => JSON.stringify({ org_id: org, event_id: id, ts: Date.now(), received_at: Date.now(), src_ip: '10.0.0.1', dst_ip: '10.0.0.2', src_port: 1, dst_port: 2, protocol: 'udp', bytes: 1, packets: 1 });
+    const before = await deadLetters();
+    // ClickHouse's JSONEachRow reads each of these lines as two rows: the screen must parse where the first object ends.
+    for (const [i, between] of ['', ',', ' '].entries()) await publish(attacker.org_id, `${row(attacker.org_id, `evt_a${i}`)}${between}${row(victim.org_id, `evt_b${i}`)}\n`);
+    await waitFor(async () => ((await deadLetters()) >= before + 3 ? true : undefined), 30_000, 'the three messages in the dead-letter stream');
+    expect(await storedCount(t.stack.clickhouse, 'flows', orgIs(victim.org_id))).toBe(0);
+    expect(await storedCount(t.stack.clickhouse, 'flows', orgIs(attacker.org_id))).toBe(0);
+  });
+
   test("chDB's in-memory insert refuses a payload with a blank line before the engine sees it", async () => {
     const ch = t.stack.clickhouse;
     const sql = `CREATE TABLE ${ch.database}.pwned_direct (x Int8) ENGINE = Memory`;

@@ -68,6 +68,25 @@ describe('the mitigation ledger read by another process', () => {
     expect(unreadable).toContainEqual({ key: 'org_a.forged-1', reason: 'its signature does not verify' });
   });
 
+  test('an entry of before a withdrawal, put back in the bucket, is refused as a replay and reported', async () => {
+    const kv = await nats.js().views.kv(names(prefix).mitigationsBucket);
+    await writer.put(record('replayed-1'));
+    const signedBefore = (await kv.get('org_a.replayed-1'))!.string();
+    await writer.withdraw('org_a', 'replayed-1', Date.now());
+    await kv.put('org_a.replayed-1', signedBefore);
+    const { records, unreadable } = await reader.all();
+    expect(records.map((r) => r.id)).not.toContain('replayed-1');
+    expect(unreadable).toContainEqual({ key: 'org_a.replayed-1', reason: expect.stringMatching(/^it was written again after a later write \(signed for revision \d+, found at \d+\)$/) as unknown });
+  });
+
+  test('a record purged from the bucket before its end is reported as a gap', async () => {
+    const kv = await nats.js().views.kv(names(prefix).mitigationsBucket);
+    await writer.put(record('purged-1'));
+    expect((await reader.all()).records.map((r) => r.id)).toContain('purged-1');
+    await kv.purge('org_a.purged-1');
+    expect((await reader.all()).unreadable).toContainEqual({ key: 'org_a.purged-1', reason: 'it vanished before its end' });
+  });
+
   test('a ledger whose copy has stopped reads the bucket itself, and finds the same records', async () => {
     const watched = (await reader.all()).records.map((r) => r.id).sort();
     const direct = new MitigationLedger({ nats, prefix, replicas: 1, signingKey });

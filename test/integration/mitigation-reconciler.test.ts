@@ -156,4 +156,21 @@ describe('the mitigation reconciler, with gobgpd peered with BIRD 2', () => {
     expect(await metricTotal(registry, 'nettel_mitigation_ledger_unreadable_entries')).toBe(4);
     await ledger.withdraw('org_a', 'rtbh-3', Date.now());
   });
+
+  test('an entry of before its withdrawal, written back by whoever can write the bucket, is refused, counted as a replay, and stays out of BIRD', async () => {
+    const kv = await nats.js().views.kv(names(prefix).mitigationsBucket);
+    const replayed = { action: 'blackhole', destination: '198.51.100.70/32', nextHop: discardNextHop };
+    await ledger.put(record('replayed-1', replayed, 600_000));
+    await routesUntil('master4', (t) => t.includes('198.51.100.70/32'), 'the RTBH route in BIRD');
+    const signedBefore = (await kv.get('org_a.replayed-1'))!.string();
+    await ledger.withdraw('org_a', 'replayed-1', Date.now());
+    await routesUntil('master4', (t) => !t.includes('198.51.100.70/32'), 'the RTBH route withdrawn');
+    await kv.put('org_a.replayed-1', signedBefore);
+    const replays = async () => (await registry.getSingleMetric('nettel_mitigation_ledger_refused_entries_total')?.get())?.values.find((v) => v.labels.kind === 'replayed')?.value;
+    await waitFor(async () => ((await replays()) === 1 ? true : undefined), 10_000, 'the replayed entry counted');
+    // Several passes of the reconciler later, the route is still out.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await table('master4')).not.toContain('198.51.100.70/32');
+    expect((await ledger.all()).unreadable).toContainEqual({ key: 'org_a.replayed-1', reason: expect.stringMatching(/written again after a later write/) as unknown });
+  });
 });

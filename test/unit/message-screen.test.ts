@@ -20,6 +20,11 @@ describe('the telemetry message screen', () => {
     expect(screenMessage(message({ rows: [{ org_id: 'org_b', event_id: 'evt_1', ts: 1 }] }))).toEqual({ ok: false, reason: 'not_rows_of_org' });
   });
 
+  test('a line of this org that carries a second object, of another org, is refused', () => {
+    const row = (org: string) => JSON.stringify({ org_id: org, event_id: 'evt_1', ts: 1 });
+    for (const between of ['', ',', ' ']) expect(screenMessage(message({ body: `${row('org_a')}${between}${row('org_b')}\n` }))).toEqual({ ok: false, reason: 'not_rows_of_org' });
+  });
+
   test('a kind the subject does not carry, or no kind at all, is refused', () => {
     const forged = { ...message(), subject: 't.tel.signal.org_a' };
     expect(screenMessage(forged)).toEqual({ ok: false, reason: 'unknown_kind' });

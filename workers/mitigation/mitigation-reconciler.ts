@@ -1,7 +1,7 @@
 import { PeriodicRound } from '../../core/periodic-round';
 import type { Logger } from '../../observability/logger';
 import { counter, gauge, type Registry } from '../../observability/metrics';
-import { endOf, isActive, type MitigationLedger, type MitigationRecord } from '../../streams/mitigation-ledger';
+import { endOf, isActive, replayedReason, vanishedReason, type MitigationLedger, type MitigationRecord, type UnreadableEntry } from '../../streams/mitigation-ledger';
 import type { BgpSpeaker, Neighbour } from './bgp-speaker';
 import type { Mitigation } from '../../core/mitigation';
 import { mitigationPath } from './mitigations';
@@ -51,7 +51,14 @@ const reconcilerMetrics = (registry: Registry) => ({
   reconciles: counter(registry, { name: 'nettel_mitigation_reconciles_total', help: 'Reconciliations of the BGP speaker with the mitigation ledger that completed' }),
   failures: counter(registry, { name: 'nettel_mitigation_reconcile_failures_total', help: 'Reconciliations that failed (the speaker or the ledger unreachable); tried again at the next interval' }),
   unreadable: gauge(registry, { name: 'nettel_mitigation_ledger_unreadable_entries', help: 'Ledger entries that are not mitigations the speaker can express: never announced' }),
+  refused: counter(registry, {
+    name: 'nettel_mitigation_ledger_refused_entries_total',
+    help: 'Ledger entries refused when first seen, by kind: forged (no signature of the service), replayed (signed for another revision), vanished (a record gone before its end)',
+    labelNames: ['kind'] as const,
+  }),
 });
+
+const refusalKind = (reason: string) => (reason.startsWith(replayedReason) ? 'replayed' : reason === vanishedReason ? 'vanished' : 'forged');
 
 /**
  * Makes the BGP speaker announce exactly what the ledger says is active now:
@@ -68,6 +75,8 @@ export class MitigationReconciler {
   private nextChange?: NodeJS.Timeout;
   private lastError?: string;
   private readonly metrics;
+  /** Entries already reported, by key and reason: each refusal is logged and counted once, the gauge says how many stand. */
+  private reported = new Set<string>();
 
   constructor(
     private readonly config: MitigationReconcilerConfig,
@@ -156,7 +165,8 @@ export class MitigationReconciler {
 
   private async matchRoutes(failed: string[]): Promise<void> {
     const now = (this.deps.now ?? Date.now)();
-    const { records, unreadable } = await this.deps.ledger.all();
+    const { records, unreadable } = await this.deps.ledger.all(now);
+    this.report(unreadable);
     this.passAtNextChange(records, now);
     const desired = new Map<string, Mitigation>();
     let refused = unreadable.length;
@@ -177,5 +187,16 @@ export class MitigationReconciler {
     for (const [key, m] of desired) {
       if (!announced.has(key)) await this.change('announced', { mitigation: m }, () => this.deps.speaker.announce(m), failed);
     }
+  }
+
+  /** Each refused entry once: an error log (an operator looks at the bucket and the audit ledger) and a count by kind. */
+  private report(unreadable: UnreadableEntry[]): void {
+    const now = new Set(unreadable.map((u) => `${u.key} ${u.reason}`));
+    for (const u of unreadable) {
+      if (this.reported.has(`${u.key} ${u.reason}`)) continue;
+      this.metrics.refused.inc({ kind: refusalKind(u.reason) });
+      this.deps.log.error({ key: u.key, reason: u.reason }, 'refused a mitigation ledger entry; nothing of it is announced');
+    }
+    this.reported = now;
   }
 }

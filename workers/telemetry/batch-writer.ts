@@ -1,7 +1,8 @@
+import type { z } from 'zod';
 import { correlationKey } from '../../core/correlation';
 import { detectorRulesOf, historyOf, inForce } from '../../core/detection-rules';
 import { metricThresholdSignals, trafficVolumeSignals, type DestinationMinute, type DetectorRules } from '../../core/detectors';
-import type { MetricRow, SignalRow } from '../../core/telemetry';
+import { metricRowSchema, signalRowSchema, type MetricRow, type SignalRow } from '../../core/telemetry';
 import { readTelemetryHeaders } from '../../core/telemetry-headers';
 import type { Logger } from '../../observability/logger';
 import type { TelemetryTable } from '../../storage/telemetry-store';
@@ -94,7 +95,7 @@ export class BatchWriter {
     if (entries.length === 0) return [];
     const parse = opts.parse ?? false;
     const checked = new Map<Entry, Array<{ event_id: string }>>();
-    for (const entry of entries) if (this.mayBeStored(entry.msg, opts.retry)) checked.set(entry, parseLines(entry) as Array<{ event_id: string }>);
+    for (const entry of entries) if (this.mayBeStored(entry.msg, opts.retry)) checked.set(entry, parseLines(entry, table) as Array<{ event_id: string }>);
     const { stored, writes } = await this.storedOf(table, checked);
     if (writes.size > 0) await this.completeRollups(writes);
     const parts: Uint8Array[] = [];
@@ -106,7 +107,7 @@ export class BatchWriter {
       if (!rows) {
         // The message's own bytes: Buffer.concat below is the one copy.
         parts.push(entry.msg.data);
-        if (parse) for (const row of parseLines(entry)) parsed.push(row);
+        if (parse) for (const row of parseLines(entry, table)) parsed.push(row);
         continue;
       }
       const fresh = rows.filter((r) => !stored.has(r.event_id) && !taken.has(r.event_id));
@@ -240,18 +241,24 @@ export class BatchWriter {
   }
 }
 
+/** The schema of the rows the stream workers read back (signals feed the correlator, metrics the detectors); flows are held to the screen's row shape. */
+const rowSchemas: Partial<Record<TelemetryTable, z.ZodType<object>>> = { signals: signalRowSchema, metrics: metricRowSchema };
+
 /**
  * The message's rows, each of the message's org: JSON.parse keeps the last of
  * two `org_id` keys where ClickHouse keeps the first, so a row that names
- * another org anywhere is refused rather than correlated under it.
+ * another org anywhere is refused rather than correlated under it. Signals
+ * and metrics are checked against their row schema besides.
  */
-function parseLines({ msg, org }: Entry): object[] {
+function parseLines({ msg, org }: Entry, table: TelemetryTable): object[] {
   const text = Buffer.from(msg.data).toString('utf8');
+  const schema = rowSchemas[table];
   const out: object[] = [];
   try {
     for (const line of text.split('\n')) {
       if (!line) continue;
-      const row = JSON.parse(line) as { org_id?: unknown };
+      const value = JSON.parse(line) as unknown;
+      const row = (schema ? schema.parse(value) : value) as { org_id?: unknown } | null;
       if (row === null || typeof row !== 'object' || row.org_id !== org) throw new Error(`a row of another org than ${org}`);
       out.push(row);
     }

@@ -3,12 +3,13 @@ import { OutboundRefused, checkTarget, type LookupAll } from '../../application/
 import { retryDelayMs, type RetrySchedule } from '../../core/outbound';
 import { open, type SealingKeys } from '../../core/secret-box';
 import type { Webhook, WebhookDelivery } from '../../core/webhook';
+import { deliveryTaskSchema, testEventType, type DeliveryTask } from '../../core/webhook-events';
 import { signatureHeaders } from '../../core/webhook-signature';
 import type { Logger } from '../../observability/logger';
 import { counter, histogram, type Registry } from '../../observability/metrics';
 import type { WebhooksRepo } from '../../storage/webhooks-repo';
-import type { DeliveryTask } from '../../streams/webhook-queue';
 import { postOnce, type PostLimits, type PostResult } from './webhook-http';
+import { readMessage, type RefusedWebhookMessages } from './webhook-messages';
 
 export interface DeliveryConfig extends PostLimits {
   allowedHosts: ReadonlySet<string>;
@@ -22,6 +23,7 @@ export interface DeliveryDeps {
   webhooks: Pick<WebhooksRepo, 'get' | 'put' | 'recordAttempt'>;
   registry: Registry;
   log: Logger;
+  refused: Pick<RefusedWebhookMessages, 'refuse'>;
   lookup?: LookupAll;
   now?: () => number;
   random?: () => number;
@@ -54,7 +56,11 @@ const resultLabel = (r: PostResult, refused: boolean) =>
  * the schedule's delay (NAK with a delay), until the next attempt would
  * start more than `giveUpAfterMs` after the first; then the delivery is
  * `failed`, the subscription `failing`, and the message acknowledged. Each
- * attempt is a row of the delivery log.
+ * attempt is a row of the delivery log. A task is checked before anything
+ * of it is used: the service's shape (core/webhook-events), the workspace and
+ * subscription its subject names (`<prefix>.whdeliver.<org>.<webhook>`), and
+ * a subscription of that workspace that takes its event's type; one that is
+ * not is dead-lettered and counted, never signed or sent.
  */
 export function deliverer(config: DeliveryConfig, deps: DeliveryDeps): (m: JsMsg) => Promise<void> {
   const d = new Deliverer(config, deps);
@@ -80,13 +86,20 @@ class Deliverer {
   }
 
   async handle(m: JsMsg): Promise<void> {
-    const task = JSON.parse(m.string()) as DeliveryTask;
+    const read = readMessage(m, deliveryTaskSchema);
+    if (!read.ok) return this.deps.refused.refuse(m, 'delivery', read.reason);
+    const task: DeliveryTask = read.value;
+    const [, , org, webhookId] = m.subject.split('.');
+    if (org !== task.event.workspace || webhookId !== task.webhook_id) return this.deps.refused.refuse(m, 'delivery', 'workspace_mismatch');
     const webhook = await this.deps.webhooks.get(task.event.workspace, task.webhook_id);
     if (!webhook || webhook.status === 'deleted') {
       this.metrics.outcomes.inc({ outcome: 'skipped' });
       m.ack();
       return;
     }
+    // The fan-out queues an event only for subscriptions that take its type; a test event only for the subscription tested.
+    const takes = task.event.type === testEventType ? task.event.subject === webhook.id : (webhook.events as string[]).includes(task.event.type);
+    if (webhook.org_id !== task.event.workspace || !takes) return this.deps.refused.refuse(m, 'delivery', 'not_subscribed');
     const { result, refused } = await this.attempt(webhook, task);
     this.metrics.attempts.inc({ result: resultLabel(result, refused) });
     this.metrics.latency.observe(result.latencyMs / 1000);

@@ -10,6 +10,7 @@ import { durableConsumeLoop, type DurableConsumer } from '../consume/durable-loo
 import { deliverer, type DeliveryConfig } from './webhook-deliverer';
 import { fanOut } from './webhook-fanout';
 import { WebhookLookups } from './webhook-lookups';
+import { RefusedWebhookMessages } from './webhook-messages';
 import { outboxNames } from '../../streams/names';
 
 /** A new, changed or deleted subscription reaches the fan-out and the deliverer within this. */
@@ -49,10 +50,11 @@ export class WebhookNotifier {
     });
     const queue = new WebhookDeliveryQueue({ nats: deps.nats, prefix: config.prefix });
     const webhooks = new WebhookLookups(deps.webhooks, { ttlMs: subscriptionCacheMs });
+    const refused = new RefusedWebhookMessages({ nats: deps.nats, prefix: config.prefix, registry: deps.registry, log: deps.log });
     const loop = (c: DurableConsumer, handle: (m: JsMsg) => Promise<void>) => durableConsumeLoop(c, handle, { nats: deps.nats, log: deps.log, restarts });
     this.loops = [
-      { name: 'webhook-fanout', loop: loop({ ...consumers.fanout, concurrency: 16 }, fanOut({ webhooks, queue, registry: deps.registry })) },
-      { name: 'webhook-delivery', loop: loop({ ...consumers.deliverer, concurrency: config.concurrency }, deliverer(config, { ...deps, webhooks })) },
+      { name: 'webhook-fanout', loop: loop({ ...consumers.fanout, concurrency: 16 }, fanOut({ webhooks, queue, registry: deps.registry, refused })) },
+      { name: 'webhook-delivery', loop: loop({ ...consumers.deliverer, concurrency: config.concurrency }, deliverer(config, { ...deps, webhooks, refused })) },
     ];
   }
 
