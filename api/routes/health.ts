@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError, forbidden, unauthorized } from '../../core/errors';
 import { principalFromRequest, type AuthGuard } from '../auth';
+import { iso } from '../../core/time';
 import type { ApiDeps, HealthProbe } from '../deps';
 
 const probeTimeoutMs = 2_000;
@@ -65,6 +66,22 @@ async function requireMetricsReader(ctx: Context, guard: AuthGuard, metricsToken
 const sameSecret = (a: string, b: string) => timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 
 /**
+ * SNMP agents that stopped answering: how many (their exporters keep their
+ * last known interface names, so the service is not degraded by them), and
+ * for the platform admin which ones and why. Nothing when it cannot be read.
+ */
+async function snmpAgents(deps: ApiDeps, detailed: boolean) {
+  if (!deps.failingAgents) return {};
+  try {
+    const failing = await deps.failingAgents(100);
+    const agents = failing.map((a) => ({ org_id: a.org_id, exporter_id: a.exporter_id, address: a.address, failing_since: iso(a.failing_since), error: a.error }));
+    return { snmp_agents: { failing: failing.length, ...(detailed ? { agents } : {}) } };
+  } catch {
+    return {};
+  }
+}
+
+/**
  * Liveness and readiness without auth: each engine up or down, and each
  * long-running loop of this process's roles (a stream worker that cannot
  * consume makes the service `degraded`). With the platform admin key, each
@@ -80,7 +97,7 @@ export function registerHealthRoutes(router: Router, deps: ApiDeps): void {
     ctx.status = ok ? 200 : 503;
     // Like every 503 of the API (and as the OpenAPI document says): when to look again.
     if (!ok) ctx.set('Retry-After', '5');
-    ctx.body = { status: ok ? 'ok' : 'degraded', engines: view(engines.byName), loops: view(loops.byName) };
+    ctx.body = { status: ok ? 'ok' : 'degraded', engines: view(engines.byName), loops: view(loops.byName), ...(await snmpAgents(deps, detailed)) };
   });
 
   router.get('/metrics', async (ctx) => {
