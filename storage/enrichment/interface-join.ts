@@ -43,10 +43,11 @@ export function enrichedFlows(d: Dialect, db: string, orgId: string, source: str
   const inDims = enrichedDimensions.filter((x) => x.startsWith('in_if_'));
   const outDims = enrichedDimensions.filter((x) => x.startsWith('out_if_'));
   const withKey = `SELECT ${base.join(', ')}, ${d.addressText('exporter')} AS exporter_key FROM (${source})`;
-  const withIn = `SELECT ${joined([...base, 'exporter_key'], inDims)} FROM (${withKey})
-    ANY LEFT JOIN (${interfaceSide(db, orgId, 'in')}) USING (exporter_key, in_if)`;
-  const withOut = `SELECT ${joined([...base, 'exporter_key', ...inDims], outDims)} FROM (${withIn})
-    ANY LEFT JOIN (${interfaceSide(db, orgId, 'out')}) USING (exporter_key, out_if)`;
-  return `(SELECT ${joined([...base, ...inDims, ...outDims], exporterDimensions)} FROM (${withOut})
-    ANY LEFT JOIN (${exporterSide(db, orgId)}) USING (exporter_key))`;
+  // Current ClickHouse requires an alias on every joined subquery (joined_subquery_requires_alias); 18.16 takes them too.
+  const withIn = `SELECT ${joined([...base, 'exporter_key'], inDims)} FROM (${withKey}) AS f
+    ANY LEFT JOIN (${interfaceSide(db, orgId, 'in')}) AS i USING (exporter_key, in_if)`;
+  const withOut = `SELECT ${joined([...base, 'exporter_key', ...inDims], outDims)} FROM (${withIn}) AS f
+    ANY LEFT JOIN (${interfaceSide(db, orgId, 'out')}) AS o USING (exporter_key, out_if)`;
+  return `(SELECT ${joined([...base, ...inDims, ...outDims], exporterDimensions)} FROM (${withOut}) AS f
+    ANY LEFT JOIN (${exporterSide(db, orgId)}) AS e USING (exporter_key))`;
 }

@@ -1,5 +1,10 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { str } from '../../storage/sql';
-import { registerExporter, startCollectorStack } from '../support/collector';
+import { registerExporter, startCollectorStack, waitForStoredFlows } from '../support/collector';
+import { softflowdExport } from '../support/flow-exporters';
+import { writePcap } from '../support/pcap';
 import { metricTotal } from '../support/metrics';
 import { startSnmpd, type AgentInterface, type RunningSnmpd } from '../support/snmpd';
 import { transports, type TestStack } from '../support/test-stack';
@@ -35,24 +40,29 @@ interface InterfaceView {
 
 describe.each(transports)('interface enrichment on %s', (transport) => {
   let t: TestStack;
+  let netflowPort: number;
+  let dir: string;
   const agents: RunningSnmpd[] = [];
   let n = 0;
   beforeAll(async () => {
-    ({ t } = await startCollectorStack(transport, { SNMP_REFRESH_SECONDS: '3600', SNMP_TIMEOUT_MS: '300', SNMP_RETRIES: '0' }));
+    const s = await startCollectorStack(transport, { COLLECTOR_WORKERS: '1', SNMP_REFRESH_SECONDS: '3600', SNMP_TIMEOUT_MS: '300', SNMP_RETRIES: '0' });
+    ({ t, netflowPort } = s);
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-enrichment-'));
   });
   afterAll(async () => {
     for (const agent of agents) await agent.stop();
     await t?.stop();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   /** A workspace with rules, an exporter at its own loopback address and an agent there. */
-  async function exporterWithAgent(name = 'edge1.par') {
+  async function exporterWithAgent(name = 'edge1.par', interfaces = agentInterfaces) {
     const address = `127.0.6.${++n}`;
     const { key, org_id } = await t.mintKey();
     const id = await registerExporter(t, key, address);
     await t.request('PATCH', `/v1/exporters/${id}`, { key, body: { name } });
     expect((await t.request('PUT', '/v1/classification-rules', { key, body: { rules } })).status).toBe(200);
-    const agent = await startSnmpd({ address, interfaces: agentInterfaces, community, v3 });
+    const agent = await startSnmpd({ address, interfaces, community, v3 });
     agents.push(agent);
     return { key, org_id, id, address, agent };
   }
@@ -158,5 +168,36 @@ describe.each(transports)('interface enrichment on %s', (transport) => {
     expect(byIndex.get(7)).toMatchObject({ connectivity: null, provider: null, rules_version: 2 });
     const audit = await t.request<{ data: Array<{ action: string }> }>('GET', '/v1/audit', { key });
     expect(audit.body.data.filter((e) => e.action === 'classification_rules.update')).toHaveLength(2);
+  });
+
+  test('softflowd flows through the collector come out with interface names and classification in top-N, filters and series', async () => {
+    // softflowd reading a pcap reports ifIndex 0 for both interfaces (its `-i idx:` applies to live capture only): the agent names index 0.
+    const transit: AgentInterface = { index: 0, name: 'et-0/0/0', alias: 'Transit: Cogent 174', highSpeed: 100_000 };
+    const { key, org_id, id, address, agent } = await exporterWithAgent('edge4.ams', [transit]);
+    await t.request('PUT', `/v1/exporters/${id}/snmp`, { key, body: { version: '2c', port: agent.port, community } });
+    await t.stack.snmpPoller!.pollNow();
+    const file = path.join(dir, `softflowd-${transport}.pcap`);
+    writePcap(file, [
+      { src: '10.30.0.1', dst: '10.40.0.1', protocol: 'tcp', srcPort: 40001, dstPort: 443, packets: 6, payloadBytes: 500 },
+      { src: '10.30.0.2', dst: '10.40.0.2', protocol: 'udp', srcPort: 5000, dstPort: 53, packets: 3, payloadBytes: 80 },
+    ]);
+    await softflowdExport({ pcap: file, port: netflowPort, version: 10, sourceIp: address, paceMs: 1 });
+    const stored = await waitForStoredFlows(t, org_id, 2);
+    const packets = stored.reduce((sum, f) => sum + f.packets, 0);
+    const top = await t.request<{ data: Array<Record<string, unknown>> }>('GET', '/v1/telemetry/flows/top?by=in_if_name,in_if_provider,exporter_site&metric=packets', { key });
+    expect(top.status).toBe(200);
+    expect(top.body.data).toEqual([{ in_if_name: 'et-0/0/0', in_if_provider: 'Cogent', exporter_site: 'ams', packets, flows: stored.reduce((sum, f) => sum + f.flows, 0) }]);
+    const external = await t.request<{ data: Array<{ packets: number }> }>(
+      'GET', '/v1/telemetry/flows/top?by=out_if_connectivity,exporter_group&metric=packets&in_if_boundary=external&in_if_speed=100000', { key },
+    );
+    expect(external.body.data).toEqual([{ out_if_connectivity: 'transit', exporter_group: 'edge', packets, flows: top.body.data[0]?.flows }]);
+    const internal = await t.request<{ data: unknown[] }>('GET', '/v1/telemetry/flows/top?by=dst_ip&in_if_boundary=internal', { key });
+    expect(internal.body.data).toEqual([]);
+    const series = await t.request<{ series: Array<{ key: unknown; points: Array<{ packets: number }> }> }>(
+      'GET', '/v1/telemetry/flows/series?split_by=in_if_connectivity&step=60', { key },
+    );
+    expect(series.status).toBe(200);
+    const transitSeries = series.body.series.find((x) => JSON.stringify(x.key) === JSON.stringify({ in_if_connectivity: 'transit' }));
+    expect(transitSeries?.points.reduce((sum, p) => sum + p.packets, 0)).toBe(packets);
   });
 });
