@@ -66,18 +66,27 @@ async function requireMetricsReader(ctx: Context, guard: AuthGuard, metricsToken
 const sameSecret = (a: string, b: string) => timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 
 /**
- * SNMP agents that stopped answering: how many (their exporters keep their
+ * SNMP agents that stopped answering, when any did: how many (their exporters keep their
  * last known interface names, so the service is not degraded by them), and
  * for the platform admin which ones and why. Nothing when it cannot be read.
  */
 async function snmpAgents(deps: ApiDeps, detailed: boolean) {
   if (!deps.failingAgents) return {};
+  let timer: NodeJS.Timeout | undefined;
+  // ClickHouse down must not hold /healthz up: its own probe says so.
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('no answer')), probeTimeoutMs);
+  });
   try {
-    const failing = await deps.failingAgents(100);
+    const failing = await Promise.race([deps.failingAgents(100), late]);
     const agents = failing.map((a) => ({ org_id: a.org_id, exporter_id: a.exporter_id, address: a.address, failing_since: iso(a.failing_since), error: a.error }));
+    // Said only when there is something to say (or to the platform admin): an all-well answer keeps its shape.
+    if (!detailed && failing.length === 0) return {};
     return { snmp_agents: { failing: failing.length, ...(detailed ? { agents } : {}) } };
   } catch {
     return {};
+  } finally {
+    clearTimeout(timer);
   }
 }
 
