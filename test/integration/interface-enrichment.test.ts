@@ -98,6 +98,9 @@ describe.each(transports)('interface enrichment on %s', (transport) => {
     const stored = await ch.query<{ snmp: string }>(`SELECT snmp FROM ${ch.database}.exporter_snmp WHERE org_id = ${str(org_id)}`);
     expect(stored.length).toBeGreaterThan(0);
     for (const row of stored) expect(row.snmp).not.toContain('s3cret');
+    const audit = await t.request('GET', '/v1/audit', { key });
+    expect(audit.text).toContain('exporter.snmp.update');
+    expect(audit.text).not.toContain('s3cret');
   });
 
   test('an agent that stops answering keeps its last names and is reported in its status, /healthz and the metrics', async () => {
