@@ -9,8 +9,9 @@ import { createLogger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
 import { sessionCookieName, setCookies, signInThroughConsole } from '../support/console-sign-in';
 import { startTestOidcProvider, type TestOidcProvider } from '../support/oidc-provider';
+import { enrichmentCalls, type ContractCall as Call } from '../support/contract-enrichment';
 import { ContractChecker, type OpenApiDoc } from '../support/openapi-check';
-import { startTestStack, type RequestOptions, type TestStack } from '../support/test-stack';
+import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
 
 /**
@@ -21,7 +22,6 @@ import { waitFor } from '../support/wait';
  * for real, with a gobgpd (no neighbour) as the speaker runs announce to,
  * and single sign-on at the tests' OpenID provider for the console's sign-in.
  */
-type Call = RequestOptions & { query?: string; fill?: Record<string, string> };
 const noRefusal = ['GET /healthz', 'GET /v1/openapi.json', 'GET /docs', 'GET /docs/init.js', 'GET /v1/console-config', 'GET /auth/config'];
 const noSuccess: string[] = [];
 
@@ -172,7 +172,7 @@ describe('the API against its OpenAPI document', () => {
     await deleteTwice('/v1/policies');
   });
 
-  test('exporters answer as documented', async () => {
+  test('exporters, their SNMP agents and interfaces, and the classification rules answer as documented', async () => {
     const address = `198.18.${randomInt(256)}.${randomInt(1, 255)}`;
     await crud('/v1/exporters', { address, name: 'contract' }, { address: 'not-an-address' }, { sampling_rate: 100 }, 'exp');
     await deleteTwice('/v1/exporters');
@@ -184,24 +184,7 @@ describe('the API against its OpenAPI document', () => {
       const admin = { key: t.adminKey, fill: { id } };
       await both('POST', `/v1/exporters/{id}/${decision}`, { ...admin, status: 200 }, noKey, { fill: { id } }, admin, { ...admin, fill: { id: 'exp_unknown' } });
     }
-  });
-
-  test('interface enrichment answers as documented', async () => {
-    const exporter = (await t.request<{ id: string }>('POST', '/v1/exporters', { key, body: { address: `198.18.${randomInt(256)}.${randomInt(1, 255)}` } })).body.id;
-    await t.request('POST', `/v1/exporters/${exporter}/approve`, { key: t.adminKey });
-    const unknown = { fill: { id: 'exp_unknown' } };
-    const at = { fill: { id: exporter } };
-    await both('PUT', '/v1/exporters/{id}/snmp', { ...at, body: { version: '2c', community: 'contract' }, status: 200 }, { ...at, ...noKey }, { ...at, body: { version: '4' } }, { ...unknown, body: { version: '2c', community: 'x' } });
-    await both('GET', '/v1/exporters/{id}/snmp', { ...at, status: 200 }, { ...at, ...noKey }, unknown, { ...at, query: '?colour=red' });
-    const statics = { interfaces: [{ index: 1, name: 'et-0/0/1', description: 'Transit: Contract', speed: 1000 }] };
-    await both('PUT', '/v1/exporters/{id}/interfaces', { ...at, body: statics, status: 200 }, { ...at, ...noKey }, { ...at, body: { interfaces: [{ index: -1 }] } }, { ...unknown, body: statics });
-    await both('GET', '/v1/exporters/{id}/interfaces', { ...at, status: 200 }, { ...at, ...noKey }, unknown, { ...at, query: '?colour=red' });
-    await both('DELETE', '/v1/exporters/{id}/snmp', { ...at, status: 200 }, { ...at, ...noKey }, unknown);
-    await both('GET', '/v1/classification-rules', { status: 200 }, noKey, { query: '?colour=red' });
-    await both('PUT', '/v1/classification-rules', { body: { rules: 'true -> site contract' }, status: 200 }, noKey, { body: { rules: 'true ->' } });
-    await both('GET', '/v1/classification-rules/versions/{version}', { fill: { version: '1' }, status: 200 }, noKey, { fill: { version: '99' } }, { fill: { version: 'x' } });
-    const sample = { rules: 'true -> boundary external', exporter: { name: 'edge', address: '192.0.2.1' }, interfaces: [{ index: 1 }] };
-    await both('POST', '/v1/classification-rules/evaluate', { body: sample, status: 200 }, noKey, { body: { ...sample, exporter: { address: 'x' } } }, { body: { ...sample, rules: 'true' } });
+    await enrichmentCalls(both, t, key);
   });
 
   test('prefixes answer as documented', async () => {
