@@ -10,6 +10,7 @@ import { securityHeaders } from './security-headers';
 import { registerAuditRoutes } from './routes/audit';
 import { registerAuthRoutes } from './routes/auth';
 import { registerDetectionRuleRoutes } from './routes/detection-rules';
+import { registerEnrichmentRoutes } from './routes/enrichment';
 import { registerExporterRoutes } from './routes/exporters';
 import { registerHealthRoutes } from './routes/health';
 import { registerIncidentRoutes } from './routes/incidents';
@@ -71,6 +72,7 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   registerReplayRoutes(tenantRouter, deps);
   registerAutomationRoutes(tenantRouter, deps);
   registerExporterRoutes(tenantRouter, deps);
+  registerEnrichmentRoutes(tenantRouter, deps);
   registerPrefixRoutes(tenantRouter, deps);
   registerDetectionRuleRoutes(tenantRouter, deps);
   registerPlaybookRoutes(tenantRouter, deps);

@@ -1,3 +1,6 @@
+import type { ClassificationService } from '../application/enrichment/classification-service';
+import type { InterfaceEnrichment } from '../application/enrichment/interface-enrichment';
+import type { AgentStatus } from '../storage/enrichment/interfaces-repo';
 import type { AuthThrottle } from '../application/auth-throttle';
 import type { AuditLedger } from '../application/audit-ledger';
 import type { QueryBudget } from '../application/query-budget';
@@ -56,6 +59,11 @@ export interface ApiDeps {
   replays: ReplayService;
   automations: AutomationService;
   exporters: ExporterService;
+  /** Exporters' SNMP agents, static interfaces and interface rows; the workspace's classification rules. */
+  interfaceEnrichment: InterfaceEnrichment;
+  classification: ClassificationService;
+  /** SNMP agents that do not answer now, of every workspace (/healthz). */
+  failingAgents?: (limit: number) => Promise<AgentStatus[]>;
   prefixes: PrefixService;
   detectionRules: DetectionRulesService;
   playbooks: PlaybookService;

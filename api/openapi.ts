@@ -4,6 +4,7 @@ import type { AnswerContract, BodyContract, RouteContract } from './contracts/co
 import { eventContracts, type EventContract } from './contracts/events';
 import { dataContracts } from './contracts/routes-data';
 import { automationContracts } from './contracts/routes-automation';
+import { enrichmentContracts } from './contracts/routes-enrichment';
 import { governanceContracts } from './contracts/routes-governance';
 import { identityContracts } from './contracts/routes-identity';
 import { metaContracts } from './contracts/routes-meta';
@@ -23,6 +24,7 @@ export const routeContracts: readonly RouteContract[] = [
   ...authContracts,
   ...dataContracts,
   ...governanceContracts,
+  ...enrichmentContracts,
   ...playbookContracts,
   ...automationContracts,
   ...identityContracts,

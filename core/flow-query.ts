@@ -1,3 +1,4 @@
+import { enrichedDimensionKind, enrichedDimensions, maxTextValue } from './enrichment/dimensions';
 import { validationError, type ErrorDetail } from './errors';
 import { isAddressText, protocolSchema } from './telemetry';
 
@@ -11,9 +12,10 @@ import { isAddressText, protocolSchema } from './telemetry';
 export const flowDimensions = [
   'src_ip', 'dst_ip', 'src_port', 'dst_port', 'protocol', 'exporter',
   'in_if', 'out_if', 'src_as', 'dst_as', 'tcp_flags', 'tos',
+  ...enrichedDimensions,
 ] as const;
 export type FlowDimension = (typeof flowDimensions)[number];
-export type DimensionKind = 'address' | 'number' | 'protocol';
+export type DimensionKind = 'address' | 'number' | 'protocol' | 'text';
 
 /** The rollup tables keep one of two key sets: destination and protocol (flows_*), or the source (flows_src_*). */
 export type RollupFamily = 'dst' | 'src';
@@ -40,6 +42,10 @@ export const dimensionSpecs: Readonly<Record<FlowDimension, DimensionSpec>> = {
   dst_as: { kind: 'number', max: uint32 },
   tcp_flags: { kind: 'number', max: 0xffff },
   tos: { kind: 'number', max: 255 },
+  // Interface names and classification, joined in when read: no rollup keeps them (core/enrichment/dimensions.ts).
+  ...(Object.fromEntries(
+    enrichedDimensions.map((d) => [d, enrichedDimensionKind(d) === 'number' ? { kind: 'number', max: Number.MAX_SAFE_INTEGER } : { kind: 'text', max: 0 }]),
+  ) as Record<(typeof enrichedDimensions)[number], DimensionSpec>),
 };
 
 export const isFlowDimension = (name: string): name is FlowDimension => (flowDimensions as readonly string[]).includes(name);
@@ -53,7 +59,7 @@ export interface AddressRange {
 export type FlowFilter =
   | { dimension: FlowDimension; kind: 'address'; ranges: AddressRange[] }
   | { dimension: FlowDimension; kind: 'number'; values: number[] }
-  | { dimension: FlowDimension; kind: 'protocol'; values: string[] };
+  | { dimension: FlowDimension; kind: 'protocol' | 'text'; values: string[] };
 
 /** At most this many values in one filter parameter. */
 export const maxFilterValues = 100;
@@ -113,8 +119,11 @@ function parseValue(spec: DimensionSpec, text: string): { value: AddressRange | 
     const range = parseAddressRange(text);
     return range ? { value: range } : { error: `${JSON.stringify(text)} is not an IPv4 or IPv6 address or CIDR prefix` };
   }
+  if (spec.kind === 'text') {
+    return text.length <= maxTextValue ? { value: text } : { error: `a value of at most ${maxTextValue} characters` };
+  }
   if (spec.kind === 'number') {
-    const n = /^\d{1,10}$/.test(text) ? Number(text) : NaN;
+    const n = /^\d{1,15}$/.test(text) ? Number(text) : NaN;
     return n <= spec.max ? { value: n } : { error: `${JSON.stringify(text)} is not a whole number from 0 to ${spec.max}` };
   }
   const name = protocolSchema.safeParse(text);
@@ -135,6 +144,7 @@ function parseFilter(dimension: FlowDimension, text: string): FlowFilter | Error
   }
   if (spec.kind === 'address') return { dimension, kind: 'address', ranges: values as AddressRange[] };
   if (spec.kind === 'number') return { dimension, kind: 'number', values: values as number[] };
+  if (spec.kind === 'text') return { dimension, kind: 'text', values: [...new Set(values as string[])] };
   return { dimension, kind: 'protocol', values: [...new Set(values as string[])] };
 }
 

@@ -318,6 +318,8 @@ try {
   if (bgpSpeaker !== 'off') gobgpProto();
   // The bench's automation scenario peers gobgpd with BIRD 2 too.
   if (mode === 'test' || mode === 'bench') debianPackagesWithoutDaemons([['bird', 'bird2']]);
+  // The SNMP agent the interface-enrichment tests poll (snmpd, run in the foreground on loopback) and its command-line tools.
+  if (mode === 'test') debianPackagesWithoutDaemons([['snmpd', 'snmpd'], ['snmpget', 'snmp']]);
   build();
 } catch (err) {
   log(`set-up failed: ${err.message}`);

@@ -11,6 +11,7 @@ import { natsSettings } from '../streams/nats.config';
 import { temporalSettings } from '../temporal/temporal.config';
 import { collectorSettings } from '../workers/collector/collector.config';
 import { replayReconcilerSettings } from '../workers/governance/replay-reconciler.config';
+import { snmpPollerSettings } from '../workers/enrichment/snmp-poller.config';
 import { approvalsSettings } from '../workers/governance/approvals.config';
 import { streamWorkerSettings } from '../workers/telemetry/stream-worker.config';
 import { processSettings, type ProcessRole } from './process.config';
@@ -39,6 +40,7 @@ export const componentSettings = [
   webhooksSettings,
   replayReconcilerSettings,
   approvalsSettings,
+  snmpPollerSettings,
 ] as const;
 
 function composedShape() {
@@ -63,7 +65,8 @@ function composedShape() {
     typeof collectorSettings.shape &
     typeof webhooksSettings.shape &
     typeof replayReconcilerSettings.shape &
-    typeof approvalsSettings.shape;
+    typeof approvalsSettings.shape &
+    typeof snmpPollerSettings.shape;
 }
 
 /** The environment variables the service reads: every component's, composed. */
@@ -87,6 +90,7 @@ function configOf(e: Env) {
     ...webhooksSettings.configOf(e),
     ...replayReconcilerSettings.configOf(e),
     ...approvalsSettings.configOf(e),
+    ...snmpPollerSettings.configOf(e),
   };
 }
 

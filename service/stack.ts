@@ -6,6 +6,7 @@ import type { ClickHouse } from '../storage/clickhouse';
 import type { NatsClient } from '../streams/nats-client';
 import type { TemporalClient } from '../temporal/temporal-client';
 import type { Collector } from '../workers/collector/collector';
+import type { SnmpPoller } from '../workers/enrichment/snmp-poller';
 import type { TemporalWorker } from '../workers/governance/temporal-worker';
 import type { StreamWorker } from '../workers/telemetry/stream-worker';
 import type { EngineSupervisor } from '../engines/supervisor';
@@ -37,6 +38,8 @@ export interface Stack {
   temporalWorker?: TemporalWorker;
   /** The flow collector, when this process runs the collector role. */
   collector?: Collector;
+  /** The SNMP poller of interface names, when this process runs the stream-workers role. */
+  snmpPoller?: SnmpPoller;
   /** The URL the API listens on, when this process runs the api role. */
   url?: string;
   stop(): Promise<void>;
@@ -133,6 +136,7 @@ export async function startStack(given: Config, log: Logger): Promise<Stack> {
     routes: api?.routes,
     temporalWorker: temporalWorker?.worker,
     collector: collector?.collector,
+    snmpPoller: streamWorkers?.snmpPoller,
     url: api?.server.url,
     stop: () => lifecycle.stopAll(),
   };

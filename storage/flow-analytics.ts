@@ -4,6 +4,7 @@ import { dimensionSpecs, type FlowDimension, type FlowFilter, type FlowQueryPlan
 import { bucketMs, coarsestOf, flowResolutions, planSegments, type Resolution, type Segment, type TimeSpan } from '../core/resolution';
 import { filterSql } from './analytics/filter-sql';
 import type { Dialect } from './dialect';
+import { enrichedFlows, usesEnrichment } from './enrichment/interface-join';
 import type { AnalystClickHouse } from './query-limits';
 import { int, str, strList } from './sql';
 
@@ -87,13 +88,21 @@ interface SegmentSource {
   flows: string;
 }
 
-function sourceOf(ch: AnalystClickHouse, scope: FlowScope, s: Segment): SegmentSource {
+/** `grouped`: the dimensions the query groups by; with the filters', they say whether interface enrichment is joined in. */
+function sourceOf(ch: AnalystClickHouse, scope: FlowScope, s: Segment, grouped: readonly FlowDimension[]): SegmentSource {
   const d = ch.dialect;
   const table = s.resolution === 'raw' ? 'raw' : scope.plan.source;
   const filters = [...filterConditions(d, scope.filters), ...(scope.filter ? [filterSql(d, scope.filter, flowFilterCatalog, table)] : [])];
   if (s.resolution === 'raw') {
-    const where = [`org_id = ${str(scope.orgId)}`, `ts >= ${d.timeLiteral(s.from)}`, `ts < ${d.timeLiteral(s.to)}`, ...filters];
-    return { table: `${ch.database}.flows`, where: where.join(' AND '), ms: d.msOf('ts'), flows: 'count()' };
+    const where = [`org_id = ${str(scope.orgId)}`, `ts >= ${d.timeLiteral(s.from)}`, `ts < ${d.timeLiteral(s.to)}`];
+    const used = [...grouped, ...scope.filters.map((f) => f.dimension)];
+    if (!usesEnrichment(used)) {
+      return { table: `${ch.database}.flows`, where: [...where, ...filters].join(' AND '), ms: d.msOf('ts'), flows: 'count()' };
+    }
+    const columns = ['ts', 'bytes', 'packets', ...used.filter((x) => !usesEnrichment([x]))];
+    const source = `SELECT ${[...new Set([...columns, 'exporter', 'in_if', 'out_if'])].join(', ')} FROM ${ch.database}.flows WHERE ${where.join(' AND ')}`;
+    const table = enrichedFlows(d, ch.database, scope.orgId, source, columns);
+    return { table, where: filters.length ? filters.join(' AND ') : '1', ms: d.msOf('ts'), flows: 'count()' };
   }
   const family = scope.plan.source === 'src' ? 'flows_src' : 'flows';
   const where = [`org_id = ${str(scope.orgId)}`, `minute >= ${d.bucketLiteral(s.from)}`, `minute < ${d.bucketLiteral(s.to)}`, ...filters];
@@ -109,7 +118,7 @@ export async function topFlows(ch: AnalystClickHouse, scope: FlowScope, by: read
   const segments = segmentsOf(scope.plan, scope.range);
   const keys = by.map((_, i) => `k${i}`).join(', ');
   const parts = segments.map((s) => {
-    const src = sourceOf(ch, scope, s);
+    const src = sourceOf(ch, scope, s, by);
     return `SELECT ${by.map((dim, i) => `${dim} AS k${i}`).join(', ')}, sum(bytes) AS b, sum(packets) AS p, ${src.flows} AS n
       FROM ${src.table} WHERE ${src.where} GROUP BY ${keys}`;
   });
@@ -151,7 +160,7 @@ export async function flowStepVolumes(
   const segments = segmentsOf(scope.plan, scope.range, available);
   const splitting = split !== undefined && split.texts.length > 0;
   const parts = segments.map((s) => {
-    const src = sourceOf(ch, scope, s);
+    const src = sourceOf(ch, scope, s, splitting ? [split.dimension] : []);
     return `SELECT toInt64(intDiv(${src.ms}, ${int(stepMs)}) * ${int(stepMs)}) AS t${splitting ? `, ${split.dimension} AS k0` : ''},
         sum(bytes) AS b, sum(packets) AS p FROM ${src.table} WHERE ${src.where} GROUP BY t${splitting ? ', k0' : ''}`;
   });

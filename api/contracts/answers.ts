@@ -7,6 +7,7 @@ import { exporterStatuses } from '../../core/exporter';
 import { mitigationActions } from '../../core/mitigation-policy';
 import { telemetryKinds } from '../../core/telemetry';
 import { prefixStatuses } from '../../core/workspace-prefix';
+import { snmpAgentsHealth } from './enrichment-answers';
 
 /**
  * The shapes of the API's answers, as zod schemas. The routes do not parse
@@ -44,6 +45,7 @@ export const healthAnswer = z
     status: z.enum(['ok', 'degraded']),
     engines: z.object({ nats: probe, clickhouse: probe, temporal: probe }),
     loops: z.record(z.string(), probe).meta({ description: "each long-running loop of this process's roles, by name" }),
+    snmp_agents: snmpAgentsHealth,
   })
   .meta({ title: 'Health' });
 

@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError, forbidden, unauthorized } from '../../core/errors';
 import { principalFromRequest, type AuthGuard } from '../auth';
+import { iso } from '../../core/time';
 import type { ApiDeps, HealthProbe } from '../deps';
 
 const probeTimeoutMs = 2_000;
@@ -65,6 +66,31 @@ async function requireMetricsReader(ctx: Context, guard: AuthGuard, metricsToken
 const sameSecret = (a: string, b: string) => timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 
 /**
+ * SNMP agents that stopped answering, when any did: how many (their exporters keep their
+ * last known interface names, so the service is not degraded by them), and
+ * for the platform admin which ones and why. Nothing when it cannot be read.
+ */
+async function snmpAgents(deps: ApiDeps, detailed: boolean) {
+  if (!deps.failingAgents) return {};
+  let timer: NodeJS.Timeout | undefined;
+  // ClickHouse down must not hold /healthz up: its own probe says so.
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('no answer')), probeTimeoutMs);
+  });
+  try {
+    const failing = await Promise.race([deps.failingAgents(100), late]);
+    const agents = failing.map((a) => ({ org_id: a.org_id, exporter_id: a.exporter_id, address: a.address, failing_since: iso(a.failing_since), error: a.error }));
+    // Said only when there is something to say (or to the platform admin): an all-well answer keeps its shape.
+    if (!detailed && failing.length === 0) return {};
+    return { snmp_agents: { failing: failing.length, ...(detailed ? { agents } : {}) } };
+  } catch {
+    return {};
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * Liveness and readiness without auth: each engine up or down, and each
  * long-running loop of this process's roles (a stream worker that cannot
  * consume makes the service `degraded`). With the platform admin key, each
@@ -80,7 +106,7 @@ export function registerHealthRoutes(router: Router, deps: ApiDeps): void {
     ctx.status = ok ? 200 : 503;
     // Like every 503 of the API (and as the OpenAPI document says): when to look again.
     if (!ok) ctx.set('Retry-After', '5');
-    ctx.body = { status: ok ? 'ok' : 'degraded', engines: view(engines.byName), loops: view(loops.byName) };
+    ctx.body = { status: ok ? 'ok' : 'degraded', engines: view(engines.byName), loops: view(loops.byName), ...(await snmpAgents(deps, detailed)) };
   });
 
   router.get('/metrics', async (ctx) => {

@@ -407,3 +407,32 @@ CREATE TABLE IF NOT EXISTS nettel.sso_group_mappings ON CLUSTER '{cluster}' (
 CREATE TABLE IF NOT EXISTS nettel.sso_requirements ON CLUSTER '{cluster}' (
   org_id String, required UInt8, version UInt64, updated_at Int64, actor String
   ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.sso_requirements', '{replica}', version) ORDER BY org_id;
+
+-- 0045_exporter_interfaces
+CREATE TABLE IF NOT EXISTS nettel.exporter_interfaces ON CLUSTER '{cluster}' (
+  org_id String, exporter String, if_index UInt32, name String, description String, speed UInt64,
+  source String, boundary String, connectivity String, provider String, rules_version UInt64,
+  updated_at Int64, version UInt64
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.exporter_interfaces', '{replica}', version) ORDER BY (org_id, exporter, if_index);
+
+-- 0045_exporter_interfaces
+CREATE TABLE IF NOT EXISTS nettel.exporter_classes ON CLUSTER '{cluster}' (
+  org_id String, exporter String, exporter_name String, exporter_group String, exporter_role String,
+  exporter_site String, exporter_region String, rules_version UInt64, updated_at Int64, version UInt64
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.exporter_classes', '{replica}', version) ORDER BY (org_id, exporter);
+
+-- 0046_exporter_snmp
+CREATE TABLE IF NOT EXISTS nettel.exporter_snmp ON CLUSTER '{cluster}' (
+  org_id String, exporter_id String, snmp String, interfaces String, updated_at Int64, actor String, version UInt64
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.exporter_snmp', '{replica}', version) ORDER BY (org_id, exporter_id);
+
+-- 0046_exporter_snmp
+CREATE TABLE IF NOT EXISTS nettel.snmp_agents ON CLUSTER '{cluster}' (
+  org_id String, exporter_id String, address String, last_attempt Int64, last_success Int64, failing_since Int64,
+  error String, interfaces UInt32, version UInt64
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.snmp_agents', '{replica}', version) ORDER BY (org_id, exporter_id);
+
+-- 0047_classification_rules
+CREATE TABLE IF NOT EXISTS nettel.classification_rules ON CLUSTER '{cluster}' (
+  org_id String, version UInt64, rules String, created_at Int64, actor String
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.classification_rules', '{replica}') ORDER BY (org_id, version);

@@ -52,6 +52,7 @@ import { queryBudgetBucketOf } from '../jetstream-objects';
 import { consoleAuthOf } from './console-auth';
 
 import { detectionRulesCacheOf } from './detection-rules';
+import { enrichmentServices } from './enrichment';
 
 function engineProbes(a: Adapters): HealthProbe[] {
   return [
@@ -147,6 +148,7 @@ export function apiRole(config: Config, a: Adapters, loops: HealthProbe[]) {
   const { consoleAuth, buckets: consoleBuckets } = consoleAuthOf(config, a, { keys: services.keys, access: services.personAccess, audit: services.audit });
   const deps: ApiDeps = {
     ...services,
+    ...enrichmentServices(config, a, services.audit, (name, work) => a.locks.withLock(name, work)),
     consoleAuth,
     bodyLimitBytes: config.http.bodyLimitBytes,
     engines: engineProbes(a),

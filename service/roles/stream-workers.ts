@@ -11,6 +11,7 @@ import type { Component } from '../component';
 import type { Config } from '../config';
 import type { Adapters } from './adapters';
 import { detectionRulesCacheOf } from './detection-rules';
+import { snmpPollerOf } from './enrichment';
 
 const retentionIntervalMs = 3_600_000;
 
@@ -34,6 +35,8 @@ export function streamWorkersRole(config: Config, a: Adapters) {
     { ...config.webhooks, prefix: config.nats.prefix },
     { nats: a.nats, webhooks: new WebhooksRepo(a.clickhouse), registry: a.registry, log: a.log },
   );
-  const components: Component[] = [worker, retention, notifier];
-  return { components, worker, notifier };
+  // Interface names by SNMP: the stream workers hold the key the agents' credentials are sealed with.
+  const snmpPoller = snmpPollerOf(config, a);
+  const components: Component[] = [worker, retention, notifier, snmpPoller];
+  return { components, worker, notifier, snmpPoller };
 }

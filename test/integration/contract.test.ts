@@ -9,8 +9,9 @@ import { createLogger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
 import { sessionCookieName, setCookies, signInThroughConsole } from '../support/console-sign-in';
 import { startTestOidcProvider, type TestOidcProvider } from '../support/oidc-provider';
+import { enrichmentCalls, type ContractCall as Call } from '../support/contract-enrichment';
 import { ContractChecker, type OpenApiDoc } from '../support/openapi-check';
-import { startTestStack, type RequestOptions, type TestStack } from '../support/test-stack';
+import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
 
 /**
@@ -21,7 +22,6 @@ import { waitFor } from '../support/wait';
  * for real, with a gobgpd (no neighbour) as the speaker runs announce to,
  * and single sign-on at the tests' OpenID provider for the console's sign-in.
  */
-type Call = RequestOptions & { query?: string; fill?: Record<string, string> };
 const noRefusal = ['GET /healthz', 'GET /v1/openapi.json', 'GET /docs', 'GET /docs/init.js', 'GET /v1/console-config', 'GET /auth/config'];
 const noSuccess: string[] = [];
 
@@ -172,7 +172,7 @@ describe('the API against its OpenAPI document', () => {
     await deleteTwice('/v1/policies');
   });
 
-  test('exporters answer as documented', async () => {
+  test('exporters, their SNMP agents and interfaces, and the classification rules answer as documented', async () => {
     const address = `198.18.${randomInt(256)}.${randomInt(1, 255)}`;
     await crud('/v1/exporters', { address, name: 'contract' }, { address: 'not-an-address' }, { sampling_rate: 100 }, 'exp');
     await deleteTwice('/v1/exporters');
@@ -184,6 +184,7 @@ describe('the API against its OpenAPI document', () => {
       const admin = { key: t.adminKey, fill: { id } };
       await both('POST', `/v1/exporters/{id}/${decision}`, { ...admin, status: 200 }, noKey, { fill: { id } }, admin, { ...admin, fill: { id: 'exp_unknown' } });
     }
+    await enrichmentCalls(both, t, key);
   });
 
   test('prefixes answer as documented', async () => {

@@ -12,6 +12,15 @@ function useAction(after: () => void) {
   return { error, run };
 }
 
+/** How an active exporter's SNMP agent last answered: a failing agent shows since when and why (its last interface names are kept). */
+function SnmpAgentCell({ id }: { id: string }) {
+  const snmp = useLoad(() => get('/v1/exporters/{id}/snmp', { params: { id } }), [id]);
+  const agent = snmp.data?.agent;
+  if (!agent) return <span class="muted">{snmp.data ? 'no agent' : ''}</span>;
+  const why = agent.status === 'failing' ? `failing since ${agent.failing_since ?? '?'}: ${agent.error ?? ''}` : `${agent.interfaces} interfaces`;
+  return <span title={why}><Status value={agent.status} /> {agent.status === 'failing' ? `since ${agent.failing_since ?? '?'}` : `${agent.interfaces} interfaces`}</span>;
+}
+
 export function ExportersView({ canManage }: { canManage: boolean }) {
   const list = useLoad(() => get('/v1/exporters', { query: { limit: 100 } }), []);
   const action = useAction(list.reload);
@@ -30,11 +39,12 @@ export function ExportersView({ canManage }: { canManage: boolean }) {
       {action.error ? <ErrorNote error={action.error} /> : null}
       {list.error ? <ErrorNote error={list.error} retry={list.reload} /> : null}
       <table>
-        <thead><tr><th scope="col">Address</th><th scope="col">Name</th><th scope="col">Sampling</th><th scope="col">Status</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+        <thead><tr><th scope="col">Address</th><th scope="col">Name</th><th scope="col">Sampling</th><th scope="col">Status</th><th scope="col">SNMP agent</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
         <tbody>
           {(list.data?.data ?? []).map((x) => (
             <tr key={x.id}>
               <td>{x.address}</td><td>{x.name}</td><td>{x.sampling_rate ?? 'reported'}</td><td><Status value={x.status} /></td>
+              <td>{x.status === 'active' ? <SnmpAgentCell id={x.id} /> : null}</td>
               <td>{canManage && (x.status === 'active' || x.status === 'pending') ? <button type="button" class="secondary" onClick={() => action.run(() => del('/v1/exporters/{id}', { params: { id: x.id } }))}>{x.status === 'pending' ? 'Withdraw' : 'Delete'}</button> : null}</td>
             </tr>
           ))}

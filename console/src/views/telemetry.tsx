@@ -4,7 +4,10 @@ import { Bars, TimeChart } from '../chart';
 import { ErrorNote, number, Section, useLoad } from '../ui';
 
 const ranges: [string, number][] = [['last 15 minutes', 900_000], ['last hour', 3600_000], ['last 6 hours', 6 * 3600_000], ['last 24 hours', 86_400_000], ['last 7 days', 7 * 86_400_000]];
-const dimensions: [string, string][] = [['src_ip', 'source'], ['dst_ip', 'destination'], ['protocol', 'protocol'], ['exporter', 'exporter'], ['in_if', 'input interface'], ['out_if', 'output interface'], ['src_as', 'source AS'], ['dst_as', 'destination AS']];
+const dimensions: [string, string][] = [['src_ip', 'source'], ['dst_ip', 'destination'], ['protocol', 'protocol'], ['exporter', 'exporter'], ['in_if', 'input interface'], ['out_if', 'output interface'], ['src_as', 'source AS'], ['dst_as', 'destination AS'],
+  // Interface names and classification, resolved when read (docs/enrichment.md).
+  ['in_if_name', 'input interface name'], ['out_if_name', 'output interface name'], ['in_if_boundary', 'input boundary'],
+  ['in_if_connectivity', 'input connectivity'], ['in_if_provider', 'input provider'], ['exporter_site', 'exporter site'], ['exporter_group', 'exporter group']];
 
 export function TelemetryView() {
   const [range, setRange] = useState(3600_000);
