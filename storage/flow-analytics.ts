@@ -95,7 +95,7 @@ function sourceOf(ch: AnalystClickHouse, scope: FlowScope, s: Segment, grouped: 
   const filters = [...filterConditions(d, scope.filters), ...(scope.filter ? [filterSql(d, scope.filter, flowFilterCatalog, table)] : [])];
   if (s.resolution === 'raw') {
     const where = [`org_id = ${str(scope.orgId)}`, `ts >= ${d.timeLiteral(s.from)}`, `ts < ${d.timeLiteral(s.to)}`];
-    const used = [...grouped, ...scope.filters.map((f) => f.dimension)];
+    const used = [...grouped, ...scope.filters.map((f) => f.dimension), ...(scope.filter?.dimensions ?? [])];
     if (!usesEnrichment(used)) {
       return { table: `${ch.database}.flows`, where: [...where, ...filters].join(' AND '), ms: d.msOf('ts'), flows: 'count()' };
     }

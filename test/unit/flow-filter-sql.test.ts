@@ -19,7 +19,7 @@ describe('the flow filter catalog', () => {
     for (const d of flowDimensions) {
       const entry = flowFilterCatalog.dimensions[d]!;
       const spec = dimensionSpecs[d];
-      expect([d, entry.type]).toEqual([d, spec.kind === 'protocol' ? 'string' : spec.kind]);
+      expect([d, entry.type]).toEqual([d, spec.kind === 'protocol' || spec.kind === 'text' ? 'string' : spec.kind]);
       expect([d, entry.tables]).toEqual([d, spec.family ? [spec.family, 'raw'] : ['raw']]);
       if (spec.kind === 'number') expect([d, entry.max]).toEqual([d, spec.max]);
     }

@@ -1,3 +1,5 @@
+import { enrichedDimensionKind, enrichedDimensions } from '../../enrichment/dimensions';
+
 /**
  * The dimensions a filter may name, as data: each one's type and the
  * tables that can answer it (with the column expression where it is not the
@@ -49,6 +51,10 @@ export const flowFilterCatalog: FilterCatalog = {
     dst_as: { type: 'number', tables: raw, max: u32, asn: true },
     tcp_flags: { type: 'number', tables: raw, max: 0xffff },
     tos: { type: 'number', tables: raw, max: 255 },
+    // Interface and exporter names and classes, resolved when read by a join on the raw flows (storage/enrichment/interface-join.ts).
+    ...Object.fromEntries(
+      enrichedDimensions.map((d) => [d, enrichedDimensionKind(d) === 'number' ? { type: 'number', tables: raw, max: Number.MAX_SAFE_INTEGER } : { type: 'string', tables: raw }]),
+    ),
   },
 };
 
