@@ -28,6 +28,13 @@ export interface BirdOptions {
   announce?: string[];
 }
 
+/**
+ * The next hop of the routes a router announces (`announce`): gobgpd treats
+ * a route whose next hop is a loopback address as withdrawn (RFC 7606), and
+ * the routers peer over loopback, so they name a documentation address.
+ */
+export const announcedNextHop = '192.0.2.254';
+
 /** The table BIRD keeps IPv4 flowspec rules in. */
 export const birdFlowTable = 'flowtab4';
 /** The table BIRD keeps IPv6 flowspec rules in (RFC 8956). */
@@ -50,7 +57,7 @@ ${announced ? `protocol static announced4 { ipv4; ${announced} }\n` : ''}protoco
   hold time 9;
   connect retry time 1;
   debug { routes };
-  ipv4 { import all; export ${announced ? 'where proto = "announced4"' : 'none'}; };
+  ipv4 { import all; ${announced ? `export where proto = "announced4"; next hop address ${announcedNextHop};` : 'export none;'} };
   ipv6 { import all; export none; };
   flow4 { table ${birdFlowTable}; import all; export none; };
   flow6 { table ${birdFlowTable6}; import all; export none; };
