@@ -154,6 +154,22 @@ export class PrefixService {
     return this.deps.withLock(prefixesLock, async () => this.decide(pendingOnly(await this.anyWorkspace(id), 'rejected'), actor, 'rejected', 'prefix.reject'));
   }
 
+  /**
+   * The platform admin takes back an approval: from then on nothing new acts
+   * within the prefix, and the mitigation reconciler withdraws the
+   * workspace's active mitigations within it at its next pass (it re-checks
+   * every active one against the approved prefixes). Unlike a removal it is
+   * not refused while mitigations are announced: stopping them is its point.
+   * 409 for a prefix that is not approved.
+   */
+  revoke(actor: string, id: string): Promise<WorkspacePrefix> {
+    return this.deps.withLock(prefixesLock, async () => {
+      const p = await this.anyWorkspace(id);
+      if (p.status !== 'approved') throw conflict(`only an approved prefix can be revoked; this one is ${p.status}`);
+      return this.decide(p, actor, 'revoked', 'prefix.revoke');
+    });
+  }
+
   private async anyWorkspace(id: string): Promise<WorkspacePrefix> {
     const p = await this.deps.prefixes.byId(id);
     if (!p) throw notFound('prefix');

@@ -24,7 +24,16 @@ export interface BirdOptions {
   speaker: { address: string; port: number; asn: number };
   /** The RTBH next hop, resolved to discard by a static blackhole route. */
   discardNextHop: string;
+  /** IPv4 prefixes this router announces to the speaker (static, discard), as a router with routes of its own would; none unless given. */
+  announce?: string[];
 }
+
+/**
+ * The next hop of the routes a router announces (`announce`): gobgpd treats
+ * a route whose next hop is a loopback address as withdrawn (RFC 7606), and
+ * the routers peer over loopback, so they name a documentation address.
+ */
+export const announcedNextHop = '192.0.2.254';
 
 /** The table BIRD keeps IPv4 flowspec rules in. */
 export const birdFlowTable = 'flowtab4';
@@ -32,6 +41,7 @@ export const birdFlowTable = 'flowtab4';
 export const birdFlowTable6 = 'flowtab6';
 
 export function birdConfigText(o: BirdOptions): string {
+  const announced = (o.announce ?? []).map((prefix) => `route ${prefix} blackhole;`).join(' ');
   return `router id ${o.address};
 timeformat log "%s.%3f";
 log "${birdEventsLog(o.dir)}" all;
@@ -39,7 +49,7 @@ protocol device { }
 flow4 table ${birdFlowTable};
 flow6 table ${birdFlowTable6};
 protocol static discard4 { ipv4; route ${o.discardNextHop}/32 blackhole; }
-protocol bgp speaker {
+${announced ? `protocol static announced4 { ipv4; ${announced} }\n` : ''}protocol bgp speaker {
   local ${o.address} port ${o.port} as ${o.asn};
   neighbor ${o.speaker.address} port ${o.speaker.port} as ${o.speaker.asn};
   multihop;
@@ -47,7 +57,7 @@ protocol bgp speaker {
   hold time 9;
   connect retry time 1;
   debug { routes };
-  ipv4 { import all; export none; };
+  ipv4 { import all; ${announced ? `export where proto = "announced4"; next hop address ${announcedNextHop};` : 'export none;'} };
   ipv6 { import all; export none; };
   flow4 { table ${birdFlowTable}; import all; export none; };
   flow6 { table ${birdFlowTable6}; import all; export none; };

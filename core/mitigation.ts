@@ -35,3 +35,6 @@ export type Mitigation =
   | { action: 'blackhole'; destination: string; nextHop: string; communities?: string[] }
   | { action: 'flowspec_discard'; match: FlowMatch }
   | { action: 'flowspec_rate_limit'; match: FlowMatch; bytesPerSecond: number };
+
+/** The prefix a mitigation acts on: a blackhole's host route, a Flowspec rule's destination. */
+export const mitigationDestination = (m: Mitigation): string => (m.action === 'blackhole' ? m.destination : m.match.destination);

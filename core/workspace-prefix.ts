@@ -7,9 +7,11 @@ import { isAddressText } from './telemetry';
  * Where a declared prefix stands. `pending`: declared by a workspace, acted
  * on by nothing until the platform admin approves it; `approved`: the
  * workspace's mitigations may act within it; `rejected`: refused by the
- * platform admin; `removed`: withdrawn by its workspace.
+ * platform admin; `removed`: withdrawn by its workspace; `revoked`: an
+ * approval the platform admin took back (the mitigation reconciler then
+ * withdraws what was active within it).
  */
-export const prefixStatuses = ['pending', 'approved', 'rejected', 'removed'] as const;
+export const prefixStatuses = ['pending', 'approved', 'rejected', 'removed', 'revoked'] as const;
 export type PrefixStatus = (typeof prefixStatuses)[number];
 
 /** A status read back from storage; anything else is taken as `removed`, which allows nothing. */

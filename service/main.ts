@@ -4,6 +4,7 @@ import { loadConfig, type Config } from './config';
 import { createLogger } from '../observability/logger';
 import { startStack } from './stack';
 import { secretInDataFolder } from './data-folder-secret';
+import { endOfLifeWarning } from './runtime-support';
 
 /**
  * `npm start`: one process with every role on the embedded defaults, or the
@@ -18,6 +19,9 @@ function adminKeyOf(config: Config): { key: string; generated: boolean } {
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.logLevel);
+  const runtimeWarning = endOfLifeWarning(process.version, new Date());
+  // Once, at start: the service still runs, and the operator learns why it should not stay there.
+  if (runtimeWarning) log.warn({ node: process.version }, runtimeWarning);
   const admin = adminKeyOf(config);
   // The set-up builds this bundle beside the compiled code; a worker without it bundles at start.
   const workflowBundlePath = config.temporal.workflowBundlePath ?? path.resolve(__dirname, '../workflow-bundle.js');

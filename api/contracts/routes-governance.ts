@@ -140,6 +140,11 @@ export const governanceContracts: RouteContract[] = [
   },
   ...prefixDecisions,
   {
+    method: 'post', path: '/v1/prefixes/{id}/revoke', summary: 'Revoke an approved prefix: its active mitigations are withdrawn', tag: 'Prefixes',
+    access: 'platform-admin', params: { id: z.string().meta({ description: 'the prefix id, in any workspace' }) }, errors: [409],
+    responses: { 200: json('the prefix, now revoked', a.adminPrefixAnswer) },
+  },
+  {
     method: 'get', path: '/v1/detection-rules', summary: 'The detection rules in force', tag: 'Detection rules', access: 'workspace',
     permission: 'read', query: noQuery, responses: { 200: json('the version in force', a.rulesAnswer) },
   },

@@ -82,6 +82,11 @@ export function registerPrefixRoutes(router: Router, deps: ApiDeps): void {
     ctx.body = adminView(await deps.prefixes.reject(principalOf(ctx).keyId, prefixId(ctx)));
   });
 
+  // Its own route, not a third decision: it acts on an approved prefix, where approve and reject act on pending ones.
+  router.post('/v1/prefixes/:id/revoke', requirePlatformAdmin(), async (ctx) => {
+    ctx.body = adminView(await deps.prefixes.revoke(principalOf(ctx).keyId, prefixId(ctx)));
+  });
+
   router.get('/v1/prefixes/:id', read, async (ctx) => {
     ctx.body = prefixView(await deps.prefixes.get(orgOf(ctx), prefixId(ctx)));
   });

@@ -1,4 +1,5 @@
 import { gobgpProtoDir } from '../../engines/gobgp';
+import { PrefixesRepo } from '../../storage/prefixes-repo';
 import { MitigationLedger } from '../../streams/mitigation-ledger';
 import { BgpSpeaker } from '../../workers/mitigation/bgp-speaker';
 import { MitigationReconciler } from '../../workers/mitigation/mitigation-reconciler';
@@ -20,8 +21,12 @@ export function mitigationRole(config: Config, a: Adapters, speakerAt: NonNullab
   const speakerAddress = speakerAt.address;
   const ledger = new MitigationLedger({ nats: a.nats, prefix: config.nats.prefix, replicas: config.nats.replicas, signingKey: config.decisions.signingKey });
   const speaker = new BgpSpeaker({ address: speakerAddress, tls: speakerAt.tls, protoDir: gobgpProtoDir(config.toolsDir) });
-  const neighbours = config.bgp.neighbours.map((n) => ({ ...n, holdTimeSeconds: config.bgp.holdTimeSeconds }));
-  const reconciler = new MitigationReconciler({ intervalMs: reconcileIntervalMs, neighbours, keepEndedMs }, { speaker, ledger, registry: a.registry, log: a.log });
+  const neighbours = config.bgp.neighbours.map((n) => ({ ...n, holdTimeSeconds: config.bgp.holdTimeSeconds, maxPrefixes: config.bgp.neighbourMaxPrefixes }));
+  const prefixes = new PrefixesRepo(a.clickhouse);
+  const reconciler = new MitigationReconciler(
+    { intervalMs: reconcileIntervalMs, neighbours, keepEndedMs },
+    { speaker, ledger, approvedPrefixes: (orgId) => prefixes.approved(orgId), registry: a.registry, log: a.log },
+  );
   // A speaker that is down at start does not stop the service: the reconciler's probe says so, and it catches up once the speaker answers.
   const speakerComponent = {
     start: () => speaker.start().catch((err: unknown) => a.log.error({ err, speaker: speakerAddress }, 'the BGP speaker is not reachable; mitigations wait for it')),

@@ -200,6 +200,7 @@ describe('the API against its OpenAPI document', () => {
       const id = (await t.request<{ id: string }>('POST', '/v1/prefixes', { key: admin, body: declare(2 + i) })).body.id;
       const platform = { key: t.adminKey, fill: { id } };
       await both('POST', `/v1/prefixes/{id}/${decision}`, { ...platform, status: 200 }, noKey, { fill: { id } }, platform, { ...platform, fill: { id: 'pfx_unknown' } });
+      if (decision === 'approve') await both('POST', '/v1/prefixes/{id}/revoke', { ...platform, status: 200 }, noKey, { fill: { id } }, platform, { ...platform, fill: { id: 'pfx_unknown' } });
     }
   });
 

@@ -50,6 +50,8 @@ describe('the mitigation reconciler, with gobgpd peered with BIRD 2', () => {
   let ledger: MitigationLedger;
   let speaker: BgpSpeaker;
   let reconciler: MitigationReconciler;
+  /** The prefixes approved per workspace, as storage/prefixes-repo.ts answers them: the platform admin's revocation is a change here. */
+  const approved = new Map<string, string[]>([['org_a', ['198.51.100.0/24', '203.0.113.0/24', '2001:db8::/32']]]);
   const table = (name: string) => birdc(birdSocket(path.join(dir, 'bird')), config.binPath, ['show', 'route', 'table', name, 'all']);
   const routesUntil = (name: string, check: (text: string) => boolean, what: string) =>
     waitFor(async () => {
@@ -72,7 +74,7 @@ describe('the mitigation reconciler, with gobgpd peered with BIRD 2', () => {
     speaker = new BgpSpeaker({ address: `127.0.0.1:${apiPort}`, protoDir: gobgpProtoDir(config.toolsDir) });
     await speaker.start();
     const neighbour = { address: '127.0.0.2', asn, port: birdPort, localAddress: '127.0.0.1', connectRetrySeconds: 1, holdTimeSeconds: 9 };
-    reconciler = new MitigationReconciler({ intervalMs: 200, neighbours: [neighbour], keepEndedMs: 2_000 }, { speaker, ledger, registry, log });
+    reconciler = new MitigationReconciler({ intervalMs: 200, neighbours: [neighbour], keepEndedMs: 2_000 }, { speaker, ledger, approvedPrefixes: (orgId) => Promise.resolve(approved.get(orgId) ?? []), registry, log });
     await reconciler.start();
     await waitFor(async () => ((await speaker.neighbours())[0]?.state === 'ESTABLISHED' ? true : undefined), 30_000, 'the BGP session with BIRD');
   }, 60_000);
@@ -172,5 +174,20 @@ describe('the mitigation reconciler, with gobgpd peered with BIRD 2', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(await table('master4')).not.toContain('198.51.100.70/32');
     expect((await ledger.all()).unreadable).toContainEqual({ key: 'org_a.replayed-1', reason: expect.stringMatching(/written again after a later write/) as unknown });
+  });
+
+  test('a mitigation whose prefix the platform admin revoked leaves BIRD at the next pass, withdrawn for good in the ledger', async () => {
+    approved.set('org_rev', ['198.51.100.0/24']);
+    await ledger.put({ ...record('rev-1', { action: 'blackhole', destination: '198.51.100.44/32', nextHop: discardNextHop }, 600_000), org_id: 'org_rev' });
+    await routesUntil('master4', (t) => t.includes('198.51.100.44/32'), 'the RTBH route in BIRD');
+    approved.set('org_rev', []);
+    await routesUntil('master4', (t) => !t.includes('198.51.100.44/32'), 'the RTBH route gone after the revocation');
+    expect((await ledger.all()).records.find((r) => r.id === 'rev-1')?.withdrawn_at).toEqual(expect.any(Number));
+    expect(await metricTotal(registry, 'nettel_mitigation_unapproved_withdrawals_total')).toBe(1);
+    // Approved again, the prefix does not bring the mitigation back: its withdrawal is final, as a person's is.
+    approved.set('org_rev', ['198.51.100.0/24']);
+    const passes = await metricTotal(registry, 'nettel_mitigation_reconciles_total');
+    await waitFor(async () => ((await metricTotal(registry, 'nettel_mitigation_reconciles_total')) >= passes + 3 ? true : undefined), 20_000, 'three more passes');
+    expect(await table('master4')).not.toContain('198.51.100.44/32');
   });
 });

@@ -19,7 +19,7 @@ function prefixCalls(stack: () => TestStack) {
   const t = () => stack();
   return {
     declare: (key: string, body: unknown) => t().request<PrefixView & ErrorBody>('POST', '/v1/prefixes', { key, body }),
-    decide: (decision: 'approve' | 'reject', id: string, key = t().adminKey) =>
+    decide: (decision: 'approve' | 'reject' | 'revoke', id: string, key = t().adminKey) =>
       t().request<AdminPrefixView & ErrorBody>('POST', `/v1/prefixes/${id}/${decision}`, { key }),
     remove: (key: string, id: string) => t().request<PrefixView & ErrorBody>('DELETE', `/v1/prefixes/${id}`, { key }),
     pending: async () => (await t().request<Page<PendingPrefixView>>('GET', '/v1/prefixes/pending?limit=1000', { key: t().adminKey })).body.data,
@@ -187,6 +187,42 @@ describe('workspace prefixes on chdb', () => {
     await decide('reject', rejected);
     const answers = [await remove(key, removed), await decide('approve', removed), await remove(key, rejected), await decide('approve', rejected), await decide('reject', rejected)];
     expect(answers.map((r) => [r.status, r.body.error.code])).toEqual(answers.map(() => [409, 'CONFLICT']));
+  });
+
+  test('the platform admin revokes an approved prefix: it leaves the approved prefixes, is audited in its workspace, and frees the addresses for another', async () => {
+    const holder = await t.mintKey({ role: 'admin' });
+    const other = await t.mintKey({ role: 'admin' });
+    const block = freshV4Block();
+    const held = await approved(holder.key, `${block}.0.0/16`);
+    const revoked = await decide('revoke', held);
+    expect({ status: revoked.status, body: revoked.body }).toMatchObject({ status: 200, body: { id: held, org_id: holder.org_id, status: 'revoked', version: 3 } });
+    expect(await approvedOf(holder.org_id)).toEqual([]);
+    const entries = (await audit(holder.key)).filter((e) => e.target === held);
+    expect(entries[0]).toMatchObject({ action: 'prefix.revoke', actor: 'platform-admin' });
+    const within = (await declare(other.key, { prefix: `${block}.9.0/24` })).body.id;
+    expect((await decide('approve', within)).status).toBe(200);
+  });
+
+  test('a workspace key gets 403 to revoke a prefix, even an admin one of its own workspace, and the prefix stays approved', async () => {
+    const { key, org_id } = await t.mintKey({ role: 'admin' });
+    const prefix = `${freshV4Block()}.0.0/16`;
+    const id = await approved(key, prefix);
+    const refused = await decide('revoke', id, key);
+    expect({ status: refused.status, code: refused.body.error.code }).toEqual({ status: 403, code: 'FORBIDDEN' });
+    expect(await approvedOf(org_id)).toEqual([prefix]);
+  });
+
+  test('only an approved prefix can be revoked: 409 for a pending, rejected or already revoked one, and 404 for an unknown id', async () => {
+    const { key } = await t.mintKey({ role: 'admin' });
+    const waiting = (await declare(key, { prefix: `${freshV4Block()}.0.0/16` })).body.id;
+    const rejected = (await declare(key, { prefix: `${freshV4Block()}.0.0/16` })).body.id;
+    await decide('reject', rejected);
+    const revoked = await approved(key, `${freshV4Block()}.0.0/16`);
+    await decide('revoke', revoked);
+    const answers = [await decide('revoke', waiting), await decide('revoke', rejected), await decide('revoke', revoked)];
+    expect(answers.map((r) => [r.status, r.body.error.code])).toEqual(answers.map(() => [409, 'CONFLICT']));
+    const unknown = await decide('revoke', `pfx_${randomBytes(10).toString('hex')}`);
+    expect([unknown.status, unknown.body.error.code]).toEqual([404, 'NOT_FOUND']);
   });
 
   test('a workspace holding 256 prefixes gets 409 for one more, and may declare again once it removes one', async () => {

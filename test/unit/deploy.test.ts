@@ -42,6 +42,14 @@ describe('deployment files', () => {
     expect(dockerfile).toMatch(/ENV .*BGP_SPEAKER_ADDRESS=off/);
   });
 
+  test('every Node.js stage of the image runs the line CI tests on (scripts/node-runtime.json), not an ended one', () => {
+    const dockerfile = fs.readFileSync(path.join(deploy, 'Dockerfile'), 'utf8');
+    const pin = JSON.parse(fs.readFileSync(path.join(deploy, '..', 'scripts', 'node-runtime.json'), 'utf8')) as { minimumMajor: number; version: string };
+    const lines = [...dockerfile.matchAll(/^FROM node:(\d+)-/gm)].map((m) => Number(m[1]));
+    expect(lines).toEqual([pin.minimumMajor, pin.minimumMajor, pin.minimumMajor]);
+    expect(Number(pin.version.split('.')[0])).toBe(pin.minimumMajor);
+  });
+
   test('the Kubernetes manifests parse, and each Deployment runs one valid role against configured engines', () => {
     const docs = parseAllDocuments(fs.readFileSync(path.join(deploy, 'kubernetes/nettel.yaml'), 'utf8')).map((d) => d.toJS() as Manifest);
     const configMap = docs.find((d) => d.kind === 'ConfigMap');

@@ -14,6 +14,7 @@ class FakeSpeaker {
   start = () => Promise.resolve();
   neighbours = () => Promise.resolve([]);
   addNeighbour = () => Promise.resolve();
+  keepOwnRoutesOnly = () => Promise.resolve(false);
   announced = () => Promise.resolve([...this.announcedNow]);
   announce = (m: Mitigation) => {
     if (m.action === 'blackhole' && m.destination === this.refuses) return Promise.reject(new Error('refused'));
@@ -32,11 +33,36 @@ test('a change the speaker refuses is counted, the pass fails, and the other cha
   const registry = createRegistry();
   const reconciler = new MitigationReconciler(
     { intervalMs: 60_000, neighbours: [], keepEndedMs: 60_000 },
-    { speaker: speaker as unknown as BgpSpeaker, ledger: ledger as unknown as MitigationLedger, registry, log: createLogger('silent') },
+    {
+      speaker: speaker as unknown as BgpSpeaker,
+      ledger: ledger as unknown as MitigationLedger,
+      approvedPrefixes: () => Promise.resolve(['198.51.100.0/24']),
+      registry,
+      log: createLogger('silent'),
+    },
   );
   await reconciler.reconcileNow();
   expect(speaker.announcedNow).toEqual([blackhole('198.51.100.2/32')]);
   expect(await metricTotal(registry, 'nettel_mitigation_reconcile_change_failures_total')).toBe(1);
   expect(await metricTotal(registry, 'nettel_mitigation_reconcile_failures_total')).toBe(1);
   await expect(reconciler.probe()).rejects.toThrow(/announced: refused/);
+});
+
+test('a workspace whose approved prefixes cannot be read keeps its routes for the pass, and the pass fails naming it', async () => {
+  const speaker = new FakeSpeaker('none');
+  const ledger = { all: () => Promise.resolve({ records: [record('a', blackhole('198.51.100.1/32'))], unreadable: [] }), withdraw: () => Promise.reject(new Error('not expected')) };
+  const registry = createRegistry();
+  const reconciler = new MitigationReconciler(
+    { intervalMs: 60_000, neighbours: [], keepEndedMs: 60_000 },
+    {
+      speaker: speaker as unknown as BgpSpeaker,
+      ledger: ledger as unknown as MitigationLedger,
+      approvedPrefixes: () => Promise.reject(new Error('clickhouse is down')),
+      registry,
+      log: createLogger('silent'),
+    },
+  );
+  await reconciler.reconcileNow();
+  expect(speaker.announcedNow).toEqual([blackhole('198.51.100.1/32')]);
+  await expect(reconciler.probe()).rejects.toThrow(/approved prefixes of org_a: clickhouse is down/);
 });

@@ -45,7 +45,25 @@ export interface Neighbour {
   /** eBGP across more than one hop (and over loopback). */
   multihop?: boolean;
   description?: string;
+  /**
+   * The most prefixes the speaker takes from this router per family before
+   * it ends the session (BGP's max-prefix): the service needs none of the
+   * router's routes, so a router that sends a table is a misconfiguration.
+   */
+  maxPrefixes?: number;
 }
+
+/** A neighbour's max-prefix when its configuration names none. */
+export const defaultMaxPrefixes = 100;
+
+/**
+ * The speaker's one routing policy, assigned to its global import and export
+ * with a default of reject: only the paths it originated (the service's
+ * mitigations, GoBGP's route type LOCAL) enter its table and leave it. A
+ * route a router sends is neither kept nor passed on to another router.
+ */
+export const ownRoutesPolicy = 'nettel-own-routes-only';
+const ownRoutesOnly = { name: ownRoutesPolicy, statements: [{ name: `${ownRoutesPolicy}-local`, conditions: { route_type: 'ROUTE_TYPE_LOCAL' }, actions: { route_action: 'ACCEPT' } }] };
 
 /** The speaker failed a call; `code` is the gRPC status when it answered one. */
 export class BgpSpeakerError extends Error {
@@ -133,9 +151,41 @@ export class BgpSpeaker {
       transport: { local_address: n.localAddress ?? '', remote_port: n.port ?? 179 },
       timers: { config: { hold_time: hold, keepalive_interval: Math.max(1, Math.floor(hold / 3)), connect_retry: n.connectRetrySeconds ?? 5 } },
       ebgp_multihop: n.multihop ? { enabled: true, multihop_ttl: 255 } : undefined,
-      afi_safis: mitigationFamilies.map((family) => ({ config: { family, enabled: true } })),
+      afi_safis: mitigationFamilies.map((family) => ({
+        config: { family, enabled: true },
+        prefix_limits: { family, max_prefixes: n.maxPrefixes ?? defaultMaxPrefixes, shutdown_threshold_pct: 80 },
+      })),
     };
     await this.unary('AddPeer', { peer }, `unable to add neighbour ${n.address}`);
+  }
+
+  /**
+   * Makes the speaker's global import and export take only its own routes
+   * (ownRoutesPolicy, default reject), unless they already do; a speaker
+   * that restarted has lost them. Returns whether it changed anything.
+   */
+  async keepOwnRoutesOnly(): Promise<boolean> {
+    let changed = false;
+    for (const direction of ['IMPORT', 'EXPORT'] as const) {
+      const rows = (await this.serverStream('ListPolicyAssignment', { name: 'global', direction }, 'unable to read the routing policy')) as Array<{
+        assignment?: { policies?: Array<{ name?: string }>; default_action?: string };
+      }>;
+      const assigned = rows.flatMap((r) => r.assignment?.policies ?? []).some((p) => p.name === ownRoutesPolicy);
+      if (assigned && rows.every((r) => r.assignment?.default_action === 'REJECT')) continue;
+      if (!changed) await this.definePolicy();
+      const policies = assigned ? [] : [{ name: ownRoutesPolicy }];
+      await this.unary('AddPolicyAssignment', { assignment: { name: 'global', direction, policies, default_action: 'REJECT' } }, `unable to assign the ${direction.toLowerCase()} policy`);
+      changed = true;
+    }
+    // Routes a router sent before (a speaker this service did not configure) are judged again under the policy: dropped, and withdrawn from the others.
+    if (changed) await this.unary('ResetPeer', { address: 'all', soft: true, direction: 'BOTH' }, 'unable to apply the routing policy to the neighbours');
+    return changed;
+  }
+
+  private async definePolicy(): Promise<void> {
+    const rows = (await this.serverStream('ListPolicy', {}, 'unable to read the routing policy')) as Array<{ policy?: { name?: string } }>;
+    if (rows.some((r) => r.policy?.name === ownRoutesPolicy)) return;
+    await this.unary('AddPolicy', { policy: ownRoutesOnly, refer_existing_statements: false }, 'unable to define the routing policy');
   }
 
   async removeNeighbour(address: string): Promise<void> {

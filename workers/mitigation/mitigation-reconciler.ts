@@ -3,7 +3,8 @@ import type { Logger } from '../../observability/logger';
 import { counter, gauge, type Registry } from '../../observability/metrics';
 import { endOf, isActive, replayedReason, vanishedReason, type MitigationLedger, type MitigationRecord, type UnreadableEntry } from '../../streams/mitigation-ledger';
 import type { BgpSpeaker, Neighbour } from './bgp-speaker';
-import type { Mitigation } from '../../core/mitigation';
+import { mitigationDestination, type Mitigation } from '../../core/mitigation';
+import { prefixWithin } from '../../core/mitigation-policy';
 import { mitigationPath } from './mitigations';
 
 export interface MitigationReconcilerConfig {
@@ -50,6 +51,10 @@ const reconcilerMetrics = (registry: Registry) => ({
   }),
   reconciles: counter(registry, { name: 'nettel_mitigation_reconciles_total', help: 'Reconciliations of the BGP speaker with the mitigation ledger that completed' }),
   failures: counter(registry, { name: 'nettel_mitigation_reconcile_failures_total', help: 'Reconciliations that failed (the speaker or the ledger unreachable); tried again at the next interval' }),
+  unapproved: counter(registry, {
+    name: 'nettel_mitigation_unapproved_withdrawals_total',
+    help: 'Active mitigations the reconciler withdrew because their destination is no longer within a prefix approved for their workspace (revoked or removed)',
+  }),
   unreadable: gauge(registry, { name: 'nettel_mitigation_ledger_unreadable_entries', help: 'Ledger entries that are not mitigations the speaker can express: never announced' }),
   refused: counter(registry, {
     name: 'nettel_mitigation_ledger_refused_entries_total',
@@ -80,7 +85,15 @@ export class MitigationReconciler {
 
   constructor(
     private readonly config: MitigationReconcilerConfig,
-    private readonly deps: { speaker: BgpSpeaker; ledger: MitigationLedger; registry: Registry; log: Logger; now?: () => number },
+    private readonly deps: {
+      speaker: BgpSpeaker;
+      ledger: MitigationLedger;
+      /** The prefixes approved for a workspace now (CIDR): an active mitigation outside them all is withdrawn. */
+      approvedPrefixes: (orgId: string) => Promise<readonly string[]>;
+      registry: Registry;
+      log: Logger;
+      now?: () => number;
+    },
   ) {
     this.metrics = reconcilerMetrics(deps.registry);
     this.rounds = new PeriodicRound(config.intervalMs, () => this.reconcile());
@@ -144,10 +157,27 @@ export class MitigationReconciler {
   }
 
   private async ensureNeighbours(failed: string[]): Promise<void> {
+    // No neighbour without the policy: a router's routes would otherwise reach the other routers.
+    if (!(await this.ensureOwnRoutesOnly(failed))) return;
     const present = new Set((await this.deps.speaker.neighbours()).map((n) => n.address));
     for (const n of this.config.neighbours) {
       if (present.has(n.address)) continue;
       await this.change('neighbour_added', { neighbour: n.address, asn: n.asn }, () => this.deps.speaker.addNeighbour(n), failed);
+    }
+  }
+
+  /** The speaker's policy that only its own routes enter and leave it (BgpSpeaker.keepOwnRoutesOnly); false when it could not be made sure. */
+  private async ensureOwnRoutesOnly(failed: string[]): Promise<boolean> {
+    try {
+      if (await this.deps.speaker.keepOwnRoutesOnly()) {
+        this.metrics.changes.inc({ change: 'routing_policy_set' });
+        this.deps.log.info({ change: 'routing_policy_set' }, 'made the BGP speaker take and pass on only its own routes');
+      }
+      return true;
+    } catch (err) {
+      this.metrics.changeFailures.inc({ change: 'routing_policy_set' });
+      failed.push(`routing_policy_set: ${(err as Error).message}`);
+      return false;
     }
   }
 
@@ -170,10 +200,11 @@ export class MitigationReconciler {
     this.passAtNextChange(records, now);
     const desired = new Map<string, Mitigation>();
     let refused = unreadable.length;
+    const approved = await this.approvedNow(records.filter((r) => isActive(r, now)), failed);
     for (const record of records.filter((r) => isActive(r, now))) {
       const m = announceable(record.mitigation);
-      if (m) desired.set(mitigationKey(m), m);
-      else refused += 1;
+      if (!m) refused += 1;
+      else if (await this.stillApproved(record, m, approved, now, failed)) desired.set(mitigationKey(m), m);
     }
     this.metrics.unreadable.set(refused);
     for (const record of records.filter((r) => endOf(r) < now - this.config.keepEndedMs)) {
@@ -198,5 +229,42 @@ export class MitigationReconciler {
       this.deps.log.error({ key: u.key, reason: u.reason }, 'refused a mitigation ledger entry; nothing of it is announced');
     }
     this.reported = now;
+  }
+
+  /** The approved prefixes of each workspace with an active record; a workspace whose prefixes cannot be read is left out (see stillApproved). */
+  private async approvedNow(active: readonly MitigationRecord[], failed: string[]): Promise<Map<string, readonly string[]>> {
+    const approved = new Map<string, readonly string[]>();
+    for (const orgId of new Set(active.map((r) => r.org_id))) {
+      try {
+        approved.set(orgId, await this.deps.approvedPrefixes(orgId));
+      } catch (err) {
+        failed.push(`approved prefixes of ${orgId}: ${(err as Error).message}`);
+      }
+    }
+    return approved;
+  }
+
+  /**
+   * Whether an active mitigation still lies within a prefix approved for its
+   * workspace. One that does not (the platform admin revoked the prefix, or
+   * the workspace removed it) is withdrawn in the ledger, for good, as a
+   * person's withdrawal is. A workspace whose prefixes could not be read
+   * keeps its routes for this pass: they were approved when decided, and a
+   * store that does not answer must not take every mitigation down.
+   */
+  private async stillApproved(record: MitigationRecord, m: Mitigation, approved: Map<string, readonly string[]>, now: number, failed: string[]): Promise<boolean> {
+    const prefixes = approved.get(record.org_id);
+    if (!prefixes) return true;
+    const destination = mitigationDestination(m);
+    const cidr = destination.includes('/') ? destination : `${destination}/${destination.includes(':') ? 128 : 32}`;
+    if (prefixes.some((p) => prefixWithin(cidr, p))) return true;
+    try {
+      await this.deps.ledger.withdraw(record.org_id, record.id, now);
+      this.metrics.unapproved.inc();
+      this.deps.log.warn({ org_id: record.org_id, mitigation_id: record.id, destination }, 'withdrew a mitigation outside the prefixes approved for its workspace');
+    } catch (err) {
+      failed.push(`withdraw ${record.id} (outside the approved prefixes): ${(err as Error).message}`);
+    }
+    return false;
   }
 }

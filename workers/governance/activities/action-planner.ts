@@ -1,6 +1,7 @@
 import { mitigationOf, previewFilterOf, type ActionPreview, type ActionSpec, type PlannedAction } from '../../../core/automation-plan';
 import type { Incident } from '../../../core/correlation';
 import { mitigationActions } from '../../../core/mitigation-policy';
+import { mitigationDestination } from '../../../core/mitigation';
 import { incidentDestination, type OperatorBounds } from '../../../core/playbooks';
 import type { ClickHouse } from '../../../storage/clickhouse';
 import { previewVolumes } from '../../../storage/mitigation-preview';
@@ -70,7 +71,7 @@ export async function planActions(
     actions.push({
       id: `${runId}-${index}`,
       type: spec.type,
-      destination: mitigation ? (mitigation.action === 'blackhole' ? mitigation.destination : mitigation.match.destination) : null,
+      destination: mitigation ? mitigationDestination(mitigation) : null,
       duration_minutes: network ? (spec.duration_minutes ?? 0) : 0,
       mitigation,
       preview: network && address && window ? await preview(deps, incident.org_id, spec, address, window) : null,
