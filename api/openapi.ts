@@ -6,6 +6,7 @@ import { dataContracts } from './contracts/routes-data';
 import { automationContracts } from './contracts/routes-automation';
 import { governanceContracts } from './contracts/routes-governance';
 import { identityContracts } from './contracts/routes-identity';
+import { guardrailContracts } from './contracts/routes-guardrails';
 import { metaContracts } from './contracts/routes-meta';
 import { authContracts } from './contracts/routes-auth';
 import { sessionCookie } from './cookies';
@@ -26,6 +27,7 @@ export const routeContracts: readonly RouteContract[] = [
   ...playbookContracts,
   ...automationContracts,
   ...identityContracts,
+  ...guardrailContracts,
 ];
 
 type Json = Record<string, unknown>;

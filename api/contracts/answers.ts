@@ -44,6 +44,10 @@ export const healthAnswer = z
     status: z.enum(['ok', 'degraded']),
     engines: z.object({ nats: probe, clickhouse: probe, temporal: probe }),
     loops: z.record(z.string(), probe).meta({ description: "each long-running loop of this process's roles, by name" }),
+    governance: z
+      .union([z.object({ ungated_workspaces: z.array(z.string()) }), z.object({ error: z.string() })])
+      .optional()
+      .meta({ description: 'platform admin only: the workspaces whose enabled playbooks act with no active policy requiring an approver (nobody decides their runs)' }),
   })
   .meta({ title: 'Health' });
 

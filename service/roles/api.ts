@@ -16,7 +16,8 @@ import { IncidentService } from '../../application/incident-service';
 import { IngestService } from '../../application/ingest-service';
 import { KeysService } from '../../application/keys-service';
 import { PlaybookService } from '../../application/playbook-service';
-import { PolicyService } from '../../application/policy-service';
+import { PolicyService, type PolicyChange } from '../../application/policy-service';
+import { GuardrailService } from '../../application/guardrails/guardrail-service';
 import { PrefixService } from '../../application/prefix-service';
 import { queryBudgetLimiter, recordRateLimiter } from '../../application/rate-limiter';
 import { AutomationService } from '../../application/automation-service';
@@ -33,6 +34,8 @@ import { IncidentsRepo } from '../../storage/incidents-repo';
 import { KeysRepo } from '../../storage/keys-repo';
 import { PlaybooksRepo } from '../../storage/playbooks-repo';
 import { PoliciesRepo } from '../../storage/policies-repo';
+import { GuardrailsRepo } from '../../storage/guardrails-repo';
+import type { OperatorBounds, PlaybooksDocument } from '../../core/playbooks';
 import { PrefixesRepo } from '../../storage/prefixes-repo';
 import { AutomationsRepo } from '../../storage/automations-repo';
 import { ReplaysRepo } from '../../storage/replays-repo';
@@ -74,6 +77,25 @@ function identityServices(config: Config, a: Adapters, audit: AuditLedger, withL
   };
 }
 
+/**
+ * The policies and playbooks, guarded (application/guardrails): a change that
+ * loosens them waits for a second person where the workspace asks, and is
+ * applied through these same services once approved.
+ */
+function guardedServices(a: Adapters, audit: AuditLedger, withLock: WithLock, policies: PoliciesRepo, approvedPrefixes: (orgId: string) => Promise<string[]>, operatorBounds: OperatorBounds) {
+  const playbooksRepo = new PlaybooksRepo(a.clickhouse);
+  const guardrails = new GuardrailService({ repo: new GuardrailsRepo(a.clickhouse), audit, withLock, playbooks: playbooksRepo, policies });
+  const policyService = new PolicyService({ policies, audit, guard: guardrails });
+  const playbookService = new PlaybookService({ repo: playbooksRepo, audit, withLock, approvedPrefixes, policies, operatorBounds, guard: guardrails });
+  guardrails.applyWith('policy.update', (c) => policyService.update(c.org_id, c.requested_by, c.target, c.change as PolicyChange, { approved: true }));
+  guardrails.applyWith('policy.deactivate', (c) => policyService.deactivate(c.org_id, c.requested_by, c.target, { approved: true }));
+  guardrails.applyWith('playbooks.update', (c) => {
+    const { startedFrom, ...document } = c.change as PlaybooksDocument & { startedFrom?: number };
+    return playbookService.put(c.org_id, c.requested_by, document, startedFrom, true);
+  });
+  return { guardrails, policyService, playbookService };
+}
+
 /** The domain services the API calls, over this process's adapters. */
 function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
   const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry, config.audit.chainKey);
@@ -87,8 +109,11 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
   const events = new JetStreamOutbox({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry });
   const correlator = new Correlator({ store: new TelemetryStore(a.clickhouse), incidents, registry: a.registry, events, rules });
   const publisher = new TelemetryPublisher({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry, writes: a.telemetryWrites });
+  const identity = identityServices(config, a, audit, withLock);
+  const { guardrails, policyService, playbookService } = guardedServices(a, audit, withLock, policies, (orgId) => prefixes.approved(orgId), config.bgp.allowed);
   const keys: KeysService = new KeysService({
     repo: new KeysRepo(a.clickhouse),
+    personKeysFromSignIn: (orgId) => identity.ssoRequirements.personKeysFromSignIn(orgId),
     audit,
     registry: a.registry,
     adminApiKey: config.adminApiKey,
@@ -96,7 +121,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
   });
   const revocations = new KeyRevocations({ nats: a.nats, prefix: config.nats.prefix, log: a.log, onRevoked: (keyId) => keys.revokedElsewhere(keyId) });
   return {
-    ...identityServices(config, a, audit, withLock),
+    ...identity,
     audit,
     keys,
     revocations,
@@ -109,7 +134,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
     analyticsLimits: config.analytics,
     queryBudget: queryBudgetLimiter(config.queryBudget, a.registry),
     auditVerifyMaxEntries: config.auditVerify.maxEntries,
-    policies: new PolicyService({ policies, audit }),
+    policies: policyService,
     replays: new ReplayService({
       client: () => a.temporal.client,
       taskQueue: config.temporal.taskQueue,
@@ -124,7 +149,8 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
     automations,
     exporters: new ExporterService({ exporters: new ExportersRepo(a.clickhouse), audit, withLock }),
     prefixes: new PrefixService({ prefixes, audit, withLock, announced: async (orgId) => (await automations.active(orgId)).map((m) => m.destination) }),
-    playbooks: new PlaybookService({ repo: new PlaybooksRepo(a.clickhouse), audit, withLock, approvedPrefixes: (orgId) => prefixes.approved(orgId), policies, operatorBounds: config.bgp.allowed }),
+    playbooks: playbookService,
+    guardrails,
     detectionRules: new DetectionRulesService({ repo: new DetectionRulesRepo(a.clickhouse), cache: rules, audit, withLock }),
     webhooks: new WebhookService({
       webhooks: new WebhooksRepo(a.clickhouse),
