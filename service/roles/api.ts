@@ -93,7 +93,7 @@ function guardedServices(a: Adapters, audit: AuditLedger, withLock: WithLock, po
     const { startedFrom, ...document } = c.change as PlaybooksDocument & { startedFrom?: number };
     return playbookService.put(c.org_id, c.requested_by, document, startedFrom, true);
   });
-  return { guardrails, policyService, playbookService };
+  return { guardrails, policies: policyService, playbooks: playbookService };
 }
 
 /** The domain services the API calls, over this process's adapters. */
@@ -110,13 +110,10 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
   const correlator = new Correlator({ store: new TelemetryStore(a.clickhouse), incidents, registry: a.registry, events, rules });
   const publisher = new TelemetryPublisher({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry, writes: a.telemetryWrites });
   const identity = identityServices(config, a, audit, withLock);
-  const { guardrails, policyService, playbookService } = guardedServices(a, audit, withLock, policies, (orgId) => prefixes.approved(orgId), config.bgp.allowed);
   const keys: KeysService = new KeysService({
     repo: new KeysRepo(a.clickhouse),
     personKeysFromSignIn: (orgId) => identity.ssoRequirements.personKeysFromSignIn(orgId),
-    audit,
-    registry: a.registry,
-    adminApiKey: config.adminApiKey,
+    audit, registry: a.registry, adminApiKey: config.adminApiKey,
     announceRevocation: (keyId) => revocations.publish(keyId),
   });
   const revocations = new KeyRevocations({ nats: a.nats, prefix: config.nats.prefix, log: a.log, onRevoked: (keyId) => keys.revokedElsewhere(keyId) });
@@ -134,7 +131,6 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
     analyticsLimits: config.analytics,
     queryBudget: queryBudgetLimiter(config.queryBudget, a.registry),
     auditVerifyMaxEntries: config.auditVerify.maxEntries,
-    policies: policyService,
     replays: new ReplayService({
       client: () => a.temporal.client,
       taskQueue: config.temporal.taskQueue,
@@ -149,8 +145,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
     automations,
     exporters: new ExporterService({ exporters: new ExportersRepo(a.clickhouse), audit, withLock }),
     prefixes: new PrefixService({ prefixes, audit, withLock, announced: async (orgId) => (await automations.active(orgId)).map((m) => m.destination) }),
-    playbooks: playbookService,
-    guardrails,
+    ...guardedServices(a, audit, withLock, policies, (orgId) => prefixes.approved(orgId), config.bgp.allowed),
     detectionRules: new DetectionRulesService({ repo: new DetectionRulesRepo(a.clickhouse), cache: rules, audit, withLock }),
     webhooks: new WebhookService({
       webhooks: new WebhooksRepo(a.clickhouse),
