@@ -20,6 +20,7 @@ import { registerPolicyRoutes } from './routes/policies';
 import { registerPrefixRoutes } from './routes/prefixes';
 import { registerReplayRoutes } from './routes/replays';
 import { registerSsoRoutes } from './routes/sso';
+import { registerGuardrailRoutes } from './routes/guardrails';
 import { registerAutomationRoutes } from './routes/automations';
 import { registerTelemetryRoutes } from './routes/telemetry';
 import { registerKeyRoutes } from './routes/keys';
@@ -78,6 +79,7 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   registerPlaybookRoutes(tenantRouter, deps);
   registerWebhookRoutes(tenantRouter, deps);
   registerSsoRoutes(tenantRouter, deps);
+  registerGuardrailRoutes(tenantRouter, deps);
 
   const routes = routesOf([[publicRouter, false], [authRouter, false], [tenantRouter, true]]);
   app.use(countRequests(metrics, new Set(routes.map((r) => r.path))));

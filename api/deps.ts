@@ -17,6 +17,7 @@ import type { ReplayService } from '../application/replay-service';
 import type { WebhookService } from '../application/webhook-service';
 import type { GroupMappingsService } from '../application/identity/group-mappings-service';
 import type { SsoRequirements } from '../application/identity/sso-requirements';
+import type { GuardrailService } from '../application/guardrails/guardrail-service';
 import type { BearerSignIn } from '../application/identity/bearer-sign-in';
 import type { PersonAccess } from '../application/identity/person-access';
 import type { TrustedProxies } from '../core/client-address';
@@ -71,6 +72,8 @@ export interface ApiDeps {
   /** Single sign-on: each workspace's group mappings, and whether the platform admin requires single sign-on of its people. */
   groupMappings: GroupMappingsService;
   ssoRequirements: SsoRequirements;
+  /** Guardrails with two pairs of eyes: the workspace's setting, the changes held for a second person. */
+  guardrails: GuardrailService;
   /** What a signed-in person holds, from their groups (the console's sessions use it too). */
   personAccess: PersonAccess;
   /** People's bearer tokens; absent when single sign-on is off (OIDC_ISSUER_URL unset). */

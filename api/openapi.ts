@@ -7,6 +7,7 @@ import { automationContracts } from './contracts/routes-automation';
 import { enrichmentContracts } from './contracts/routes-enrichment';
 import { governanceContracts } from './contracts/routes-governance';
 import { identityContracts } from './contracts/routes-identity';
+import { guardrailContracts } from './contracts/routes-guardrails';
 import { metaContracts } from './contracts/routes-meta';
 import { authContracts } from './contracts/routes-auth';
 import { sessionCookie } from './cookies';
@@ -28,6 +29,7 @@ export const routeContracts: readonly RouteContract[] = [
   ...playbookContracts,
   ...automationContracts,
   ...identityContracts,
+  ...guardrailContracts,
 ];
 
 type Json = Record<string, unknown>;

@@ -22,3 +22,8 @@ export function personActing(actor: string): Person | null | undefined {
   const current = acting.getStore();
   return current && current.keyId === actor ? current.person : undefined;
 }
+
+/** Runs `work` as the credential `keyId` of `person`: a change held for a second person is applied, once approved, as its requester's. */
+export function actingFor<T>(keyId: string, person: Person | null, work: () => T): T {
+  return acting.run({ keyId, person }, work);
+}

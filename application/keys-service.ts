@@ -84,6 +84,8 @@ export class KeysService {
       newKeyHex?: () => string;
       /** Tells the other API processes of a revocation (streams/key-revocations). */
       announceRevocation?: (keyId: string) => void;
+      /** Whether the workspace takes keys of persons only from their own sign-in (SsoRequirements); unset: it does not. */
+      personKeysFromSignIn?: (orgId: string) => Promise<boolean>;
     },
   ) {
     this.adminHash = deps.adminApiKey ? sha256(deps.adminApiKey) : undefined;
@@ -194,7 +196,7 @@ export class KeysService {
 
   async mint(by: Principal, request: MintRequest): Promise<MintedKey> {
     const orgId = this.orgForMint(by, request.orgId);
-    const owner = ownerForMint(by, request.owner);
+    const owner = ownerForMint(by, request.owner, request.owner !== 'service' && (await this.deps.personKeysFromSignIn?.(orgId)) === true);
     const keyHex = this.deps.newKeyHex?.() ?? randomBytes(10).toString('hex');
     const key = `ntk_${keyHex}_${randomBytes(32).toString('base64url')}`;
     const createdAt = this.now();
@@ -250,18 +252,32 @@ export class KeysService {
 }
 
 /**
- * Whom a new key belongs to. A person mints keys for themselves (by default)
- * or for `service`, never for another person: four eyes between persons
- * would mean nothing if one could mint a key in another's name. The platform
- * admin and service keys, which stand for nobody, mint `service` keys unless
- * they name the owner.
+ * Whom a new key belongs to. Persons must be real (docs/governance.md, "Who
+ * is a person"): four eyes between persons would mean nothing if one could
+ * mint a key in another's name, or invent a second person. So a person mints
+ * keys for themselves (by default) or for `service`, never for another
+ * person; a service key, which stands for nobody, mints `service` keys only;
+ * and the platform admin alone names a person by hand, unless the workspace
+ * takes keys of persons only from their own sign-in (`fromSignInOnly`), where
+ * a key of a person is minted through that person's session or bearer token.
  */
-export function ownerForMint(by: Principal, requested: RequestedOwner | undefined): KeyOwner {
+export function ownerForMint(by: Principal, requested: RequestedOwner | undefined, fromSignInOnly = false): KeyOwner {
   if (requested === 'service') return 'service';
-  if (!by.person) return requested ? { subject: requested.subject, name: requested.name ?? '', email: requested.email ?? '' } : 'service';
+  if (!by.person) {
+    if (!requested) return 'service';
+    if (by.kind !== 'platform_admin') {
+      throw forbidden(`${by.keyId} is a service key: it stands for nobody and mints service keys only (owner "service"); a key of a person is minted by that person, signed in or with a key of theirs, or by the platform admin`);
+    }
+    if (fromSignInOnly) throw forbidden(signInOnly);
+    return { subject: requested.subject, name: requested.name ?? '', email: requested.email ?? '' };
+  }
+  if (fromSignInOnly && by.kind === 'workspace' && by.via === 'api_key') throw forbidden(signInOnly);
   if (!requested) return by.person;
   if (requested.subject !== by.person.subject) {
     throw validationError(`a person mints keys for themselves (${by.person.subject}) or for "service", never for another person (${requested.subject})`);
   }
   return { subject: by.person.subject, name: requested.name ?? by.person.name, email: requested.email ?? by.person.email };
 }
+
+const signInOnly =
+  'this workspace takes keys of persons only from their own sign-in (person_keys_from_sign_in): the person mints their key signed in, through the console or with a bearer token; any credential may mint a service key (owner "service")';

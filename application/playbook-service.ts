@@ -7,6 +7,8 @@ import type { PoliciesRepo } from '../storage/policies-repo';
 import type { AuditLedger } from './audit-ledger';
 import type { WithLock } from './exporter-service';
 import { putNextVersion, sameDocument } from './versioned-document';
+import { playbooksLoosening } from '../core/guardrails';
+import type { GuardrailService, HeldChange } from './guardrails/guardrail-service';
 
 /** The destinations no approved prefix of the workspace holds, as error details naming each. */
 function outsideApproved(playbooks: readonly Playbook[], approved: readonly string[]): ErrorDetail[] {
@@ -53,6 +55,8 @@ export class PlaybookService {
       policies: Pick<PoliciesRepo, 'active'>;
       /** The communities and next hops the operator lets a blackhole carry. */
       operatorBounds: OperatorBounds;
+      /** Holds a change that enables a playbook no policy gates, where the workspace asks for four eyes on its guardrails. */
+      guard?: Pick<GuardrailService, 'holdIfLoosening' | 'auditIfUngated'>;
       now?: () => number;
     },
   ) {}
@@ -70,15 +74,28 @@ export class PlaybookService {
     return found;
   }
 
-  /** `startedFrom`: the version the caller edited; another one in force means a concurrent change, 409. */
-  async put(orgId: string, actor: string, document: PlaybooksDocument, startedFrom?: number): Promise<VersionedPlaybooks> {
-    const [approved, policies] = await Promise.all([this.deps.approvedPrefixes(orgId), this.deps.policies.active(orgId)]);
-    const outside = outsideApproved(document.playbooks, approved);
+  /**
+   * `startedFrom`: the version the caller edited; another one in force means
+   * a concurrent change, 409. `approved`: a second person approved it (held
+   * before), so it is not held again.
+   */
+  async put(orgId: string, actor: string, document: PlaybooksDocument, startedFrom?: number, approved = false): Promise<VersionedPlaybooks | HeldChange> {
+    const [prefixes, policies] = await Promise.all([this.deps.approvedPrefixes(orgId), this.deps.policies.active(orgId)]);
+    const outside = outsideApproved(document.playbooks, prefixes);
     if (outside.length) throw validationError('a playbook names a destination outside the approved prefixes', outside);
     const steering = outsideOperatorBounds(document.playbooks, this.deps.operatorBounds);
     if (steering.length) throw validationError('a blackhole carries a community or next hop the operator does not allow', steering);
     const tooLong = overPolicyDuration(document.playbooks, policies);
     if (tooLong.length) throw validationError("a playbook action lasts longer than a policy's max_duration_minutes", tooLong);
+    const reasons = this.deps.guard ? playbooksLoosening((await this.get(orgId)).playbooks, document.playbooks, policies) : [];
+    const held = approved ? undefined : await this.deps.guard?.holdIfLoosening(orgId, actor, { kind: 'playbooks.update', target: 'playbooks', change: { ...document, startedFrom }, reasons });
+    if (held) return held;
+    const written = await this.write(orgId, actor, document, startedFrom);
+    if (reasons.length) await this.deps.guard?.auditIfUngated(orgId, actor);
+    return written;
+  }
+
+  private write(orgId: string, actor: string, document: PlaybooksDocument, startedFrom: number | undefined): Promise<VersionedPlaybooks> {
     const now = this.deps.now ?? Date.now;
     return putNextVersion(this.deps, { orgId, actor, startedFrom }, {
       name: 'the playbooks',

@@ -4,6 +4,13 @@ import { noMitigationBounds, type MitigationAction, type StoredPolicy } from '..
 import { defaultApprovalTimeoutMinutes, type Policy } from '../core/policy';
 import type { PoliciesRepo } from '../storage/policies-repo';
 import type { AuditLedger } from './audit-ledger';
+import { policyLoosening } from '../core/guardrails';
+import type { GuardrailService, HeldChange } from './guardrails/guardrail-service';
+
+/** `approved`: a change a second person approved (application/guardrails), applied without being held again. */
+export interface ChangeOptions {
+  approved?: boolean;
+}
 
 /** What a policy is created with; the boundaries are optional. */
 export interface PolicyInput {
@@ -36,9 +43,16 @@ const limitsOf = (change: NullableLimits, previous: Pick<StoredPolicy, keyof Nul
 /** A change to a policy: only the fields given change; `null` removes a limit (`max_window_minutes`, `max_duration_minutes`, `max_active_mitigations`). */
 export type PolicyChange = Partial<PolicyInput>;
 
-/** Creates, changes and deactivates a workspace's policies; every change is audited. */
+/**
+ * Creates, changes and deactivates a workspace's policies; every change is
+ * audited. A change that loosens a policy waits for a second person where the
+ * workspace asks for four eyes on its guardrails (`guard`); creating one only
+ * ever tightens (every active policy applies to every run).
+ */
 export class PolicyService {
-  constructor(private readonly deps: { policies: PoliciesRepo; audit: AuditLedger; now?: () => number }) {}
+  constructor(
+    private readonly deps: { policies: PoliciesRepo; audit: AuditLedger; guard?: Pick<GuardrailService, 'holdIfLoosening' | 'auditIfUngated'>; now?: () => number },
+  ) {}
 
   private now(): number {
     return (this.deps.now ?? Date.now)();
@@ -75,7 +89,7 @@ export class PolicyService {
     return policy;
   }
 
-  async update(orgId: string, actor: string, id: string, change: PolicyChange): Promise<StoredPolicy> {
+  async update(orgId: string, actor: string, id: string, change: PolicyChange, options: ChangeOptions = {}): Promise<StoredPolicy | HeldChange> {
     const policy = await this.activePolicy(orgId, id, 'an inactive policy cannot be changed');
     const updated: StoredPolicy = {
       ...policy,
@@ -84,16 +98,24 @@ export class PolicyService {
       updated_at: this.now(),
       version: policy.version + 1,
     };
+    const reasons = policyLoosening(policy, updated);
+    const held = options.approved ? undefined : await this.deps.guard?.holdIfLoosening(orgId, actor, { kind: 'policy.update', target: id, change, reasons });
+    if (held) return held;
     await this.deps.policies.put(updated);
     await this.deps.audit.append({ orgId, actor, action: 'policy.update', target: id, details: { ...change } });
+    if (reasons.length) await this.deps.guard?.auditIfUngated(orgId, actor);
     return updated;
   }
 
-  async deactivate(orgId: string, actor: string, id: string): Promise<StoredPolicy> {
+  async deactivate(orgId: string, actor: string, id: string, options: ChangeOptions = {}): Promise<StoredPolicy | HeldChange> {
     const policy = await this.activePolicy(orgId, id, 'the policy is already inactive');
     const inactive: StoredPolicy = { ...policy, status: 'inactive', updated_at: this.now(), version: policy.version + 1 };
+    const reasons = policyLoosening(policy, inactive);
+    const held = options.approved ? undefined : await this.deps.guard?.holdIfLoosening(orgId, actor, { kind: 'policy.deactivate', target: id, change: {}, reasons });
+    if (held) return held;
     await this.deps.policies.put(inactive);
     await this.deps.audit.append({ orgId, actor, action: 'policy.deactivate', target: id });
+    if (reasons.length) await this.deps.guard?.auditIfUngated(orgId, actor);
     return inactive;
   }
 

@@ -1,4 +1,4 @@
-import { isPerson, type Person } from './person';
+import { personOrNull, type Person } from './person';
 import type { Role } from './roles';
 
 /** How a workspace principal proved itself: an API key, a person's bearer token (a JWT of the OpenID provider), or a console session. */
@@ -43,7 +43,7 @@ export function approverFrom(raw: unknown): Approver {
   const a = (typeof raw === 'object' && raw !== null ? raw : {}) as Partial<Record<keyof Approver, unknown>>;
   return {
     approverKeyId: typeof a.approverKeyId === 'string' && a.approverKeyId.length <= 200 ? a.approverKeyId : '',
-    approverPerson: isPerson(a.approverPerson) ? { subject: a.approverPerson.subject, name: a.approverPerson.name, email: a.approverPerson.email } : null,
+    approverPerson: personOrNull(a.approverPerson),
     approverVia: credentialKinds.includes(a.approverVia as CredentialKind) ? (a.approverVia as CredentialKind) : 'api_key',
   };
 }

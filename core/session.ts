@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { personSchema } from './person-schema';
 
 /**
  * A console session as the service keeps it server side: who signed in (a
@@ -12,8 +13,6 @@ export interface SessionLimits {
   /** A session ends this long after sign-in, used or not (SESSION_MAX_HOURS). */
   maxMs: number;
 }
-
-const personSchema = z.object({ subject: z.string().min(1).max(255), name: z.string().max(255), email: z.string().max(320) }).strict();
 
 const commonFields = {
   v: z.literal(1),
@@ -30,7 +29,7 @@ export const sessionRecordSchema = z.discriminatedUnion('kind', [
     .object({
       ...commonFields,
       kind: z.literal('person'),
-      person: personSchema,
+      person: personSchema.strict(),
       /** The groups the provider named at sign-in; mapped to workspaces and roles again on every request. */
       groups: z.array(z.string().max(512)).max(1000),
     })

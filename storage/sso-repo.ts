@@ -2,15 +2,21 @@ import { parseStoredMappings, type VersionedGroupMappings } from '../core/group-
 import type { ClickHouse } from './clickhouse';
 import { str } from './sql';
 
-/** Whether a workspace requires single sign-on of its people; version 0 (never set) does not. */
+/**
+ * What the platform admin requires of a workspace's people: single sign-on
+ * (their keys refused), and that keys owned by a person are minted only
+ * through that person's own sign-in (docs/governance.md, "Who is a person").
+ * Version 0 (never set) requires neither.
+ */
 export interface SsoRequirement {
   required: boolean;
+  person_keys_from_sign_in: boolean;
   version: number;
   updated_at: number;
   actor: string;
 }
 
-export const ssoNotRequired: SsoRequirement = { required: false, version: 0, updated_at: 0, actor: '' };
+export const ssoNotRequired: SsoRequirement = { required: false, person_keys_from_sign_in: false, version: 0, updated_at: 0, actor: '' };
 
 /** The workspaces' group mappings (one immutable row per version) and their single sign-on requirement. */
 export class SsoRepo {
@@ -45,15 +51,21 @@ export class SsoRepo {
 
   async requirement(orgId: string): Promise<SsoRequirement> {
     const rows = await this.ch.query<Record<string, unknown>>(
-      `SELECT required, version, updated_at, actor FROM ${this.ch.database}.sso_requirements FINAL WHERE org_id = ${str(orgId)}`,
+      `SELECT required, person_keys_from_sign_in, version, updated_at, actor FROM ${this.ch.database}.sso_requirements FINAL WHERE org_id = ${str(orgId)}`,
     );
     const row = rows[0];
     if (!row) return ssoNotRequired;
-    return { required: Number(row.required) === 1, version: Number(row.version), updated_at: Number(row.updated_at), actor: String(row.actor) };
+    return {
+      required: Number(row.required) === 1,
+      person_keys_from_sign_in: Number(row.person_keys_from_sign_in) === 1,
+      version: Number(row.version),
+      updated_at: Number(row.updated_at),
+      actor: String(row.actor),
+    };
   }
 
   async putRequirement(orgId: string, r: SsoRequirement): Promise<void> {
-    const row = { org_id: orgId, required: r.required ? 1 : 0, version: r.version, updated_at: r.updated_at, actor: r.actor };
+    const row = { org_id: orgId, required: r.required ? 1 : 0, person_keys_from_sign_in: r.person_keys_from_sign_in ? 1 : 0, version: r.version, updated_at: r.updated_at, actor: r.actor };
     await this.ch.insertJsonEachRow('sso_requirements', JSON.stringify(row) + '\n');
   }
 }

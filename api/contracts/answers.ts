@@ -46,6 +46,10 @@ export const healthAnswer = z
     engines: z.object({ nats: probe, clickhouse: probe, temporal: probe }),
     loops: z.record(z.string(), probe).meta({ description: "each long-running loop of this process's roles, by name" }),
     snmp_agents: snmpAgentsHealth,
+    governance: z
+      .union([z.object({ ungated_workspaces: z.array(z.string()) }), z.object({ error: z.string() })])
+      .optional()
+      .meta({ description: 'platform admin only: the workspaces whose enabled playbooks act with no active policy requiring an approver (nobody decides their runs)' }),
   })
   .meta({ title: 'Health' });
 

@@ -9,6 +9,7 @@ import * as a from './answers';
 import * as r from './replay-answers';
 import type { RouteContract } from './contract';
 import { noQuery } from '../validation';
+import { guardrailChangeAnswer } from './routes-guardrails';
 
 /** Policies, replays and approvals, exporters, prefixes, detection rules, webhooks. */
 const json = (description: string, schema: z.ZodType) => ({ description, schema });
@@ -31,7 +32,12 @@ interface CrudSpec {
   list: z.ZodObject;
   /** Refusals of a creation beyond validation (409: a workspace at its cap). */
   createErrors?: number[];
+  /** A change or deletion that loosens a guardrail may be held for a second person: 202 with the held change. */
+  held?: z.ZodType;
 }
+
+const heldAnswer = (s: CrudSpec): Record<number, { description: string; schema: z.ZodType }> =>
+  s.held ? { 202: json('the change loosens a guardrail and waits for a second person (the workspace asks for four eyes)', s.held) } : {};
 
 /** The five routes every managed object has: create, list, get, patch (unless it has none), delete (a soft delete: 409 when done twice). */
 function crud(s: CrudSpec): RouteContract[] {
@@ -40,7 +46,7 @@ function crud(s: CrudSpec): RouteContract[] {
   const patch: RouteContract[] = s.patch
     ? [{
         ...common, method: 'patch', path: one, summary: `Change a ${s.noun}`, permission: s.manage, params: { id }, errors: [409],
-        body: { schema: s.patch, example: s.patchExample }, responses: { 200: json(`the ${s.noun}`, s.answer) },
+        body: { schema: s.patch, example: s.patchExample }, responses: { 200: json(`the ${s.noun}`, s.answer), ...heldAnswer(s) },
       }]
     : [];
   return [
@@ -53,7 +59,7 @@ function crud(s: CrudSpec): RouteContract[] {
     ...patch,
     {
       ...common, method: 'delete', path: one, summary: `Delete a ${s.noun} (kept for the record)`, permission: s.manage, params: { id },
-      errors: [409], responses: { 200: json(`the ${s.noun}, now inactive or deleted`, s.answer) },
+      errors: [409], responses: { 200: json(`the ${s.noun}, now inactive or deleted`, s.answer), ...heldAnswer(s) },
     },
   ];
 }
@@ -93,7 +99,7 @@ export const governanceContracts: RouteContract[] = [
       name: 'prod needs a human', requires_approval: true, environments: ['prod', 'staging'], approval_timeout_minutes: 30,
       allowed_actions: ['blackhole', 'flowspec_rate_limit'], max_duration_minutes: 120, max_active_mitigations: 20, min_prefix_length_v4: 24, min_prefix_length_v6: 48,
     },
-    patch: policies.patchSchema, patchExample: { max_window_minutes: 60 }, list: policies.listSchema,
+    patch: policies.patchSchema, patchExample: { max_window_minutes: 60 }, list: policies.listSchema, held: guardrailChangeAnswer,
   }),
   {
     method: 'post', path: '/v1/replay', summary: "Replay an incident's automation path", tag: 'Replays', access: 'workspace',

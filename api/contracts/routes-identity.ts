@@ -14,7 +14,7 @@ export const groupMappingsAnswer = z
   .meta({ title: 'GroupMappingsVersion' });
 
 export const ssoRequirementAnswer = z
-  .object({ org_id: z.string(), required: z.boolean(), updated_at: timeOrNull, updated_by: z.string().nullable() })
+  .object({ org_id: z.string(), required: z.boolean(), person_keys_from_sign_in: z.boolean(), updated_at: timeOrNull, updated_by: z.string().nullable() })
   .meta({ title: 'SsoRequirement' });
 
 const orgId = z.string().meta({ description: 'the workspace (org id)' });
@@ -40,7 +40,7 @@ export const identityContracts: RouteContract[] = [
   },
   {
     method: 'put', path: '/v1/workspaces/{org_id}/sso', summary: "Require single sign-on of a workspace's people (or no longer)", tag,
-    access: 'platform-admin', params: { org_id: orgId }, body: { schema: sso.requirementPutSchema, example: { required: true } },
+    access: 'platform-admin', params: { org_id: orgId }, body: { schema: sso.requirementPutSchema, example: { required: false, person_keys_from_sign_in: true } },
     responses: { 200: json('the requirement now', ssoRequirementAnswer) },
   },
 ];

@@ -5,6 +5,7 @@ import { noQuery } from '../validation';
 import * as playbooks from '../routes/playbooks';
 import { timeOrNull } from './answers';
 import type { RouteContract } from './contract';
+import { guardrailChangeAnswer } from './routes-guardrails';
 
 /** A workspace's playbooks (issue 20): read, replaced by the next version, any version by number. */
 export const playbooksAnswer = z
@@ -47,7 +48,10 @@ export const playbookContracts: RouteContract[] = [
   {
     method: 'put', path: '/v1/playbooks', summary: 'Replace the playbooks (the next version)', tag: 'Playbooks', access: 'workspace',
     permission: 'playbooks:manage', errors: [409], body: { schema: playbooks.putSchema, example },
-    responses: { 200: json('the version in force after the change') },
+    responses: {
+      200: json('the version in force after the change'),
+      202: { description: 'the change enables a playbook no policy gates and waits for a second person (the workspace asks for four eyes)', schema: guardrailChangeAnswer },
+    },
   },
   {
     method: 'get', path: '/v1/playbooks/versions/{version}', summary: 'One version of the playbooks', tag: 'Playbooks', access: 'workspace',

@@ -91,10 +91,24 @@ async function snmpAgents(deps: ApiDeps, detailed: boolean) {
 }
 
 /**
+ * What the platform admin should know of the workspaces' guardrails: those
+ * whose enabled playbooks act with no policy gating them (nobody decides
+ * their runs). A failed read says so rather than failing the probe.
+ */
+async function governanceDetail(deps: ApiDeps): Promise<{ ungated_workspaces: string[] } | { error: string }> {
+  try {
+    return { ungated_workspaces: await deps.guardrails.ungatedWorkspaces() };
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+}
+
+/**
  * Liveness and readiness without auth: each engine up or down, and each
  * long-running loop of this process's roles (a stream worker that cannot
  * consume makes the service `degraded`). With the platform admin key, each
- * also says its version, transport and, when down, why.
+ * also says its version, transport and, when down, why, and which workspaces
+ * act with no policy gating their playbooks.
  */
 export function registerHealthRoutes(router: Router, deps: ApiDeps): void {
   const guard: AuthGuard = { keys: deps.keys, throttle: deps.authThrottle, trustedProxies: deps.trustedProxies };
@@ -106,7 +120,8 @@ export function registerHealthRoutes(router: Router, deps: ApiDeps): void {
     ctx.status = ok ? 200 : 503;
     // Like every 503 of the API (and as the OpenAPI document says): when to look again.
     if (!ok) ctx.set('Retry-After', '5');
-    ctx.body = { status: ok ? 'ok' : 'degraded', engines: view(engines.byName), loops: view(loops.byName), ...(await snmpAgents(deps, detailed)) };
+    const body = { status: ok ? 'ok' : 'degraded', engines: view(engines.byName), loops: view(loops.byName), ...(await snmpAgents(deps, detailed)) };
+    ctx.body = detailed ? { ...body, governance: await governanceDetail(deps) } : body;
   });
 
   router.get('/metrics', async (ctx) => {

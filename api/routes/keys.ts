@@ -4,7 +4,7 @@ import { orgIdSchema, workspaceOrgIdSchema } from '../../core/ids';
 import { isRole, roles } from '../../core/roles';
 import { isoOrNull } from '../../core/time';
 import { ownerOfKey, type KeyRecord } from '../../storage/keys-repo';
-import { personFieldMaxLength } from '../../core/person';
+import { personSchema } from '../../core/person-schema';
 import { principalOf, requirePermission } from '../auth';
 import { readOptionalJson } from '../body';
 import type { ApiDeps } from '../deps';
@@ -16,13 +16,9 @@ export const keyOwnerSchema = z.union([
   z.literal('service'),
   z
     .object({
-      subject: z
-        .string()
-        .min(1)
-        .max(personFieldMaxLength)
-        .refine((s) => s !== 'service' && !s.startsWith('key:'), 'a subject is not "service" and does not start with "key:"'),
-      name: z.string().max(personFieldMaxLength).optional(),
-      email: z.string().max(personFieldMaxLength).optional(),
+      subject: personSchema.shape.subject.refine((s) => s !== 'service' && !s.startsWith('key:'), 'a subject is not "service" and does not start with "key:"'),
+      name: personSchema.shape.name.optional(),
+      email: personSchema.shape.email.optional(),
     })
     .strict(),
 ]);

@@ -5,6 +5,7 @@ import { iso } from '../../core/time';
 import { orgOf, principalOf, requirePermission } from '../auth';
 import { readBody } from '../body';
 import type { ApiDeps } from '../deps';
+import { answerGuarded } from './guardrails';
 import { parseOrThrow, pathParam, refuseQuery } from '../validation';
 import { versionParam } from './detection-rules';
 
@@ -53,7 +54,7 @@ export function registerPlaybookRoutes(router: Router, deps: ApiDeps): void {
   router.put('/v1/playbooks', requirePermission('playbooks:manage'), async (ctx) => {
     const body = (await readBody(ctx, { limitBytes: deps.bodyLimitBytes, accept: ['json'] }))!.value;
     const { document, startedFrom } = parsePut(body);
-    ctx.body = playbooksView(await deps.playbooks.put(orgOf(ctx), principalOf(ctx).keyId, document, startedFrom));
+    answerGuarded(ctx, await deps.playbooks.put(orgOf(ctx), principalOf(ctx).keyId, document, startedFrom), playbooksView);
   });
 
   router.get('/v1/playbooks/versions/:version', read, async (ctx) => {

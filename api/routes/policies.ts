@@ -6,6 +6,7 @@ import { iso } from '../../core/time';
 import { orgOf, principalOf, requirePermission } from '../auth';
 import { readBody } from '../body';
 import type { ApiDeps } from '../deps';
+import { answerGuarded } from './guardrails';
 import { decodeCursor, limitSchema, pageOf } from '../pagination';
 import { knownIdForm, parseOrThrow, pathParam, singleQuery } from '../validation';
 
@@ -87,10 +88,10 @@ export function registerPolicyRoutes(router: Router, deps: ApiDeps): void {
   router.patch('/v1/policies/:id', manage, async (ctx) => {
     const id = policyId(ctx);
     const change = parseOrThrow(patchSchema, await body(ctx), 'policy change');
-    ctx.body = policyView(await deps.policies.update(orgOf(ctx), principalOf(ctx).keyId, id, change));
+    answerGuarded(ctx, await deps.policies.update(orgOf(ctx), principalOf(ctx).keyId, id, change), policyView);
   });
 
   router.delete('/v1/policies/:id', manage, async (ctx) => {
-    ctx.body = policyView(await deps.policies.deactivate(orgOf(ctx), principalOf(ctx).keyId, policyId(ctx)));
+    answerGuarded(ctx, await deps.policies.deactivate(orgOf(ctx), principalOf(ctx).keyId, policyId(ctx)), policyView);
   });
 }

@@ -15,7 +15,7 @@ function mappingsView(v: VersionedGroupMappings) {
 }
 
 function requirementView(orgId: string, r: SsoRequirement) {
-  return { org_id: orgId, required: r.required, updated_at: isoOrNull(r.updated_at), updated_by: r.actor || null };
+  return { org_id: orgId, required: r.required, person_keys_from_sign_in: r.person_keys_from_sign_in, updated_at: isoOrNull(r.updated_at), updated_by: r.actor || null };
 }
 
 /**
@@ -32,7 +32,17 @@ export const mappingsPutSchema = z
   })
   .strict();
 
-export const requirementPutSchema = z.object({ required: z.boolean() }).strict();
+/** What a PUT changes; a field left out keeps its value. */
+export const requirementPutSchema = z
+  .object({
+    required: z.boolean().optional().meta({ description: "refuse people's keys in the workspace: its people sign in" }),
+    person_keys_from_sign_in: z
+      .boolean()
+      .optional()
+      .meta({ description: "keys owned by a person are minted only through that person's own sign-in (console session or bearer token); the platform admin names no person there" }),
+  })
+  .strict()
+  .refine((b) => b.required !== undefined || b.person_keys_from_sign_in !== undefined, 'name required, person_keys_from_sign_in or both');
 
 /**
  * Single sign-on: a workspace's group mappings, read and set by its admins
@@ -68,7 +78,7 @@ export function registerSsoRoutes(router: Router, deps: ApiDeps): void {
   router.put('/v1/workspaces/:org_id/sso', admin, async (ctx) => {
     const orgId = parseOrThrow(orgIdSchema, pathParam(ctx, 'org_id'), 'org_id');
     const body = (await readBody(ctx, { limitBytes: deps.bodyLimitBytes, accept: ['json'] }))!.value;
-    const { required } = parseOrThrow(requirementPutSchema, body, 'single sign-on requirement');
-    ctx.body = requirementView(orgId, await deps.ssoRequirements.set(orgId, principalOf(ctx).keyId, required));
+    const change = parseOrThrow(requirementPutSchema, body, 'single sign-on requirement');
+    ctx.body = requirementView(orgId, await deps.ssoRequirements.set(orgId, principalOf(ctx).keyId, change));
   });
 }

@@ -1,11 +1,12 @@
 import { Issuer, custom, errors, generators, type BaseClient, type CallbackParamsType, type IdTokenClaims } from 'openid-client';
 import { AppError, unavailable } from '../../core/errors';
+import { personOfClaims, type Person } from '../../core/person';
 import type { LoginAttempt } from '../../core/session';
 import { counter, type Registry } from '../../observability/metrics';
 
 /** A person as the provider vouched for them at sign-in, with the groups its ID token named. */
 export interface SignedInPerson {
-  person: { subject: string; name: string; email: string };
+  person: Person;
   groups: string[];
 }
 
@@ -23,9 +24,6 @@ export const callbackPath = '/auth/callback';
 
 /** How long a call to the provider (discovery, the token endpoint, its keys) may take. */
 const providerTimeoutMs = 5_000;
-
-/** A claim's text, at most `max` characters; absent or not text: empty. */
-const textClaim = (value: unknown, max: number) => (typeof value === 'string' ? value.slice(0, max) : '');
 
 /** The groups claim as a list: providers send a list of strings, or one string. */
 export function groupsOf(claims: Record<string, unknown>, claim: string): string[] {
@@ -106,7 +104,11 @@ export class OidcSignIn {
     } catch (err) {
       throw this.signInFailure(err);
     }
-    const person = { subject: claims.sub, name: textClaim(claims.name, 255) || textClaim(claims.preferred_username, 255), email: textClaim(claims.email, 320) };
+    const person = personOfClaims(claims);
+    if (!person) {
+      this.failures.inc({ reason: 'invalid_response' });
+      throw new AppError('UNAUTHORIZED', "the OpenID provider's ID token names no subject a person may have (at most 255 characters)");
+    }
     return { person, groups: groupsOf(claims, this.deps.config.groupsClaim) };
   }
 

@@ -9,7 +9,7 @@ import {
   type JWTVerifyGetKey,
 } from 'jose';
 import { AppError, unavailable } from '../../core/errors';
-import { personFieldMaxLength, type Person } from '../../core/person';
+import { personOfClaims, type Person } from '../../core/person';
 import type { OidcConfig } from './oidc.config';
 
 /** Why a person's token was refused: the label of nettel_sign_in_failures_total and the audit entry's target. */
@@ -186,12 +186,10 @@ function withClaims(err: unknown, token: string): unknown {
   return err;
 }
 
-const text = (value: unknown) => (typeof value === 'string' ? value.slice(0, personFieldMaxLength) : '');
-
 function personOf(payload: JWTPayload): Person {
-  const subject = payload.sub ?? '';
-  if (subject === '' || subject.length > personFieldMaxLength) throw new SignInFailure('no_subject');
-  return { subject, name: text(payload.name) || text(payload.preferred_username), email: text(payload.email) };
+  const person = personOfClaims(payload);
+  if (!person) throw new SignInFailure('no_subject');
+  return person;
 }
 
 /** A list of strings, or one string; anything else holds no group. */

@@ -16,7 +16,8 @@ import { IncidentService } from '../../application/incident-service';
 import { IngestService } from '../../application/ingest-service';
 import { KeysService } from '../../application/keys-service';
 import { PlaybookService } from '../../application/playbook-service';
-import { PolicyService } from '../../application/policy-service';
+import { PolicyService, type PolicyChange } from '../../application/policy-service';
+import { GuardrailService } from '../../application/guardrails/guardrail-service';
 import { PrefixService } from '../../application/prefix-service';
 import { QueryBudget } from '../../application/query-budget';
 import { recordRateLimiter } from '../../application/rate-limiter';
@@ -34,6 +35,8 @@ import { IncidentsRepo } from '../../storage/incidents-repo';
 import { KeysRepo } from '../../storage/keys-repo';
 import { PlaybooksRepo } from '../../storage/playbooks-repo';
 import { PoliciesRepo } from '../../storage/policies-repo';
+import { GuardrailsRepo } from '../../storage/guardrails-repo';
+import type { OperatorBounds, PlaybooksDocument } from '../../core/playbooks';
 import { PrefixesRepo } from '../../storage/prefixes-repo';
 import { AutomationsRepo } from '../../storage/automations-repo';
 import { ReplaysRepo } from '../../storage/replays-repo';
@@ -78,6 +81,25 @@ function identityServices(config: Config, a: Adapters, audit: AuditLedger, withL
   };
 }
 
+/**
+ * The policies and playbooks, guarded (application/guardrails): a change that
+ * loosens them waits for a second person where the workspace asks, and is
+ * applied through these same services once approved.
+ */
+function guardedServices(a: Adapters, audit: AuditLedger, withLock: WithLock, policies: PoliciesRepo, approvedPrefixes: (orgId: string) => Promise<string[]>, operatorBounds: OperatorBounds) {
+  const playbooksRepo = new PlaybooksRepo(a.clickhouse);
+  const guardrails = new GuardrailService({ repo: new GuardrailsRepo(a.clickhouse), audit, withLock, playbooks: playbooksRepo, policies });
+  const policyService = new PolicyService({ policies, audit, guard: guardrails });
+  const playbookService = new PlaybookService({ repo: playbooksRepo, audit, withLock, approvedPrefixes, policies, operatorBounds, guard: guardrails });
+  guardrails.applyWith('policy.update', (c) => policyService.update(c.org_id, c.requested_by, c.target, c.change as PolicyChange, { approved: true }));
+  guardrails.applyWith('policy.deactivate', (c) => policyService.deactivate(c.org_id, c.requested_by, c.target, { approved: true }));
+  guardrails.applyWith('playbooks.update', (c) => {
+    const { startedFrom, ...document } = c.change as PlaybooksDocument & { startedFrom?: number };
+    return playbookService.put(c.org_id, c.requested_by, document, startedFrom, true);
+  });
+  return { guardrails, policies: policyService, playbooks: playbookService };
+}
+
 /** The domain services the API calls, over this process's adapters. */
 function apiServices(config: Config, a: Adapters, heads: AuditHeads, queryBudgetBucket: QueryBudgetBucket) {
   const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry, config.audit.chainKey);
@@ -91,16 +113,16 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads, queryBudget
   const events = new JetStreamOutbox({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry });
   const correlator = new Correlator({ store: new TelemetryStore(a.clickhouse), incidents, registry: a.registry, events, rules });
   const publisher = new TelemetryPublisher({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry, writes: a.telemetryWrites });
+  const identity = identityServices(config, a, audit, withLock);
   const keys: KeysService = new KeysService({
     repo: new KeysRepo(a.clickhouse),
-    audit,
-    registry: a.registry,
-    adminApiKey: config.adminApiKey,
+    personKeysFromSignIn: (orgId) => identity.ssoRequirements.personKeysFromSignIn(orgId),
+    audit, registry: a.registry, adminApiKey: config.adminApiKey,
     announceRevocation: (keyId) => revocations.publish(keyId),
   });
   const revocations = new KeyRevocations({ nats: a.nats, prefix: config.nats.prefix, log: a.log, onRevoked: (keyId) => keys.revokedElsewhere(keyId) });
   return {
-    ...identityServices(config, a, audit, withLock),
+    ...identity,
     audit,
     keys,
     revocations,
@@ -113,7 +135,6 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads, queryBudget
     analyticsLimits: config.analytics,
     queryBudget: new QueryBudget({ config: config.queryBudget, bucket: queryBudgetBucket, registry: a.registry }),
     auditVerifyMaxEntries: config.auditVerify.maxEntries,
-    policies: new PolicyService({ policies, audit }),
     replays: new ReplayService({
       client: () => a.temporal.client,
       taskQueue: config.temporal.taskQueue,
@@ -128,7 +149,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads, queryBudget
     automations,
     exporters: new ExporterService({ exporters: new ExportersRepo(a.clickhouse), audit, withLock }),
     prefixes: new PrefixService({ prefixes, audit, withLock, announced: async (orgId) => (await automations.active(orgId)).map((m) => m.destination) }),
-    playbooks: new PlaybookService({ repo: new PlaybooksRepo(a.clickhouse), audit, withLock, approvedPrefixes: (orgId) => prefixes.approved(orgId), policies, operatorBounds: config.bgp.allowed }),
+    ...guardedServices(a, audit, withLock, policies, (orgId) => prefixes.approved(orgId), config.bgp.allowed),
     detectionRules: new DetectionRulesService({ repo: new DetectionRulesRepo(a.clickhouse), cache: rules, audit, withLock }),
     webhooks: new WebhookService({
       webhooks: new WebhooksRepo(a.clickhouse),

@@ -1,4 +1,4 @@
-import type { Migration } from './migration';
+import { columnsAdded, type Migration } from './migration';
 
 /**
  * Single sign-on, the same DDL on every generation (Strings, UInt64 and epoch
@@ -19,4 +19,6 @@ export const singleSignOnMigrations: Migration[] = [
       ) ENGINE = ReplacingMergeTree(version) ORDER BY org_id`,
     ],
   },
+  // Issue 32: a workspace may require that keys owned by a person come from that person's own sign-in; rows stored before require nothing new.
+  { id: '0027_sso_person_keys_from_sign_in', ...columnsAdded('sso_requirements', ['person_keys_from_sign_in UInt8 DEFAULT 0']) },
 ];

@@ -243,6 +243,16 @@ describe('the browser console', () => {
     expect(found).toEqual(Object.fromEntries(Object.keys(found).map((k) => [k, []])));
     await page.close();
   });
+
+  test('a workspace whose playbooks act with no policy gating them is told so on the automations view', async () => {
+    const operator = await t.mintKey({ role: 'operator' });
+    const playbooks = [{ id: 'notify', name: 'Tell the NOC', match: {}, actions: [{ type: 'webhook' }] }];
+    expect((await t.request('PUT', '/v1/playbooks', { key: operator.key, body: { playbooks } })).status).toBe(200);
+    const page = await signedIn(operator.key);
+    await page.goto(`${t.url}/#/automations`);
+    await expectText(page.getByRole('alert'), "Nobody decides this workspace's automations.");
+    await page.close();
+  });
 });
 
 async function expectText(locator: { textContent(): Promise<string | null>; first(): { waitFor(o?: object): Promise<void> } }, text: string, timeoutMs = 10_000): Promise<void> {

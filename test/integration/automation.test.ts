@@ -10,6 +10,7 @@ import type { AuditEntryView, AutomationView, DataOf, ErrorBody, IncidentView, M
 import { birdc, birdFlowTable, birdFlowTable6, birdSocket, localBird } from '../../bench/bird';
 import { automationWorkflowId } from '../../application/automation-runs';
 import { recordHistory } from '../support/histories';
+import { startTestOidcProvider, type TestOidcProvider } from '../support/oidc-provider';
 import { startTestStack, type MintedTestKey, type TestStack } from '../support/test-stack';
 import { orgIs, waitForStoredCount } from '../support/stored-count';
 import { waitFor } from '../support/wait';
@@ -40,6 +41,8 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
   let gobgpd: LocalProcess;
   let bird: LocalProcess;
   let t: TestStack;
+  let provider: TestOidcProvider;
+  const sara = { subject: 'u-sara', name: 'Sara Author', email: 'sara@example.test', groups: ['sara-team'] };
   const table = (name: string) => birdc(birdSocket(path.join(dir, 'bird')), config.binPath, ['show', 'route', 'table', name, 'all']);
   const tableUntil = (name: string, check: (text: string) => boolean, what: string, timeoutMs = 20_000) =>
     waitFor(async () => ((await table(name).then(check)) ? true : undefined), timeoutMs, what);
@@ -50,7 +53,11 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     gobgpd = localGobgpServer({ dir: path.join(dir, 'gobgpd'), bgpPort, apiPort, asn, routerId: '127.0.0.1', binPath: config.binPath, toolsDir: config.toolsDir }, log);
     bird = localBird({ dir: path.join(dir, 'bird'), binPath: config.binPath, address: '127.0.0.2', port: birdPort, asn, speaker: { address: '127.0.0.1', port: bgpPort, asn }, discardNextHop }, log);
     await Promise.all([gobgpd.start(), bird.start()]);
+    provider = await startTestOidcProvider({ users: [sara] });
     t = await startTestStack('chdb', {
+      OIDC_ISSUER_URL: provider.issuer,
+      OIDC_CLIENT_ID: provider.clientId,
+      OIDC_AUDIENCE: provider.audience,
       ROLES: 'api,stream-workers,temporal-worker',
       BGP_SPEAKER_ADDRESS: `127.0.0.1:${apiPort}`,
       BGP_NEIGHBORS: `127.0.0.2:${birdPort}@${asn}`,
@@ -62,7 +69,7 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
 
   afterAll(async () => {
     await t?.stop();
-    await Promise.all([gobgpd?.stop(), bird?.stop()]);
+    await Promise.all([gobgpd?.stop(), bird?.stop(), provider?.stop()]);
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -158,6 +165,28 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     const withdrawnRuns = async () => ((await t.stack.registry.getSingleMetric('nettel_automation_runs_total')?.get())?.values ?? []).find((v) => v.labels.outcome === 'withdrawn')?.value;
     expect(await waitFor(withdrawnRuns, 10_000, 'the withdrawn run counted')).toBeGreaterThanOrEqual(1);
     await recordHistory(t, 'automation-withdrawn', automationWorkflowId(w.admin.org_id, run.automation_id));
+  });
+
+  test('a playbook author signed in with single sign-on cannot extend a run of their own playbook with their bearer token; another person can', async () => {
+    const admin = await t.mintKey({ role: 'admin' });
+    const approver = await t.mintKey({ role: 'approver', orgId: admin.org_id });
+    await t.request('PUT', '/v1/sso/group-mappings', { key: admin.key, body: { version: 0, mappings: [{ group: 'sara-team', roles: ['operator', 'approver'] }] } });
+    const declared = await t.request<{ id: string }>('POST', '/v1/prefixes', { key: admin.key, body: { prefix: '198.51.100.96/28' } });
+    expect((await t.request('POST', `/v1/prefixes/${declared.body.id}/approve`, { key: t.adminKey })).status).toBe(200);
+    expect((await t.request('POST', '/v1/policies', { key: admin.key, body: { name: 'a human decides', requires_approval: true, max_duration_minutes: 60 } })).status).toBe(201);
+    const bearer = { authorization: `Bearer ${(await provider.tokensFor(sara.subject)).access_token}` };
+    const playbooks = [{ id: 'rtbh', name: 'RTBH', match: {}, actions: [blackhole] }];
+    expect((await t.request('PUT', '/v1/playbooks', { headers: bearer, body: { playbooks } })).status).toBe(200);
+    const w: Workspace = { admin, operator: admin, approver, authorApprover: approver, prefixId: declared.body.id };
+
+    const run = await runFor(w, '198.51.100.98', 'awaiting_approval');
+    expect(run.requested_by_person).toEqual({ subject: sara.subject, name: sara.name, email: sara.email });
+    expect((await t.request('POST', `/v1/automations/${run.automation_id}/approve`, { key: approver.key })).status).toBe(202);
+    await runIn(w, run.automation_id, 'active');
+    const own = await t.request<ErrorBody>('POST', `/v1/automations/${run.automation_id}/extend`, { headers: bearer, body: { minutes: 10 } });
+    expect([own.status, own.body.error.message]).toEqual([403, expect.stringContaining('person who wrote the playbook version') as unknown]);
+    expect((await t.request('POST', `/v1/automations/${run.automation_id}/extend`, { key: approver.key, body: { minutes: 10 } })).status).toBe(200);
+    expect((await t.request('POST', `/v1/automations/${run.automation_id}/withdraw`, { key: approver.key })).status).toBe(200);
   });
 
   test('a denied run never reaches BIRD', async () => {

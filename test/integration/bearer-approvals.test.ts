@@ -1,4 +1,4 @@
-import type { AuditEntryView, IncidentView, Page, ReplayRequested } from '../support/api-types';
+import type { AuditEntryView, ErrorBody, IncidentView, Page, ReplayRequested } from '../support/api-types';
 import { startTestOidcProvider, type TestOidcProvider } from '../support/oidc-provider';
 import { replayInStatus } from '../support/replays';
 import { startTestStack, type TestStack } from '../support/test-stack';
@@ -9,9 +9,10 @@ describe('approving through a bearer token', () => {
   let provider: TestOidcProvider;
   let t: TestStack;
   const frank = { subject: 'frank', name: 'Frank Example', email: 'frank@example.test', groups: ['noc-leads'] };
+  const alice = { subject: 'u-5f1c-alice', name: 'Alice Martin', email: 'alice@example.test', groups: ['alice-team'] };
 
   beforeAll(async () => {
-    provider = await startTestOidcProvider({ users: [frank] });
+    provider = await startTestOidcProvider({ users: [frank, alice] });
     t = await startTestStack('chdb', {
       ROLES: 'api,stream-workers,temporal-worker',
       WORKER_MAX_WAIT_MS: '20',
@@ -48,5 +49,39 @@ describe('approving through a bearer token', () => {
     });
     expect(entry.actor).toBe(whoami.body.key_id);
     expect(entry.actor_person).toEqual(person);
+  });
+
+  /** A replay of `orgId` that waits for an approver, requested with `requesterKey`, under a policy `policyKey` wrote. */
+  async function waitingReplay(policyKey: string, requesterKey: string) {
+    expect((await t.request('POST', '/v1/policies', { key: policyKey, body: { name: 'a human decides', requires_approval: true } })).status).toBe(201);
+    await t.request('POST', '/ingest', { key: requesterKey, body: { telemetry: 'bgp', service: 'core', environment: 'prod', region: 'eu-west-1', latency_ms: 40 } });
+    const incident = await waitFor(async () => (await t.request<Page<IncidentView>>('GET', '/v1/incidents', { key: requesterKey })).body.data[0]);
+    const id = (await t.request<ReplayRequested>('POST', '/v1/replay', { key: requesterKey, body: { incident_id: incident.id } })).body.replay_id;
+    await replayInStatus(t, requesterKey, id, 'awaiting_approval');
+    return id;
+  }
+
+  test("in a workspace that takes keys of persons from sign-ins only, Alice's key is minted through her sign-in, is the same person, and she cannot approve her own replay", async () => {
+    const admin = await t.mintKey({ role: 'admin' });
+    await t.request('PUT', '/v1/sso/group-mappings', { key: admin.key, body: { version: 0, mappings: [{ group: 'alice-team', roles: ['admin', 'approver'] }] } });
+    const bound = await t.request<{ person_keys_from_sign_in: boolean }>('PUT', `/v1/workspaces/${admin.org_id}/sso`, { key: t.adminKey, body: { person_keys_from_sign_in: true } });
+    expect([bound.status, bound.body.person_keys_from_sign_in]).toEqual([200, true]);
+
+    // Nobody types Alice in: not even the platform admin, whose "alice" would be a second Alice beside the provider's subject.
+    const typed = await t.request<ErrorBody>('POST', '/v1/api-keys', { key: t.adminKey, body: { org_id: admin.org_id, role: 'operator', owner: { subject: 'alice' } } });
+    expect([typed.status, typed.body.error.message]).toEqual([403, expect.stringContaining('person_keys_from_sign_in') as unknown]);
+
+    const bearer = { authorization: `Bearer ${(await provider.tokensFor(alice.subject)).access_token}` };
+    const minted = await t.request<{ key: string; owner: unknown }>('POST', '/v1/api-keys', { headers: bearer, body: { role: 'operator' } });
+    const person = { subject: alice.subject, name: alice.name, email: alice.email };
+    expect([minted.status, minted.body.owner]).toEqual([201, person]);
+    // Her key is a key, not a sign-in: it mints no key of a person there either.
+    const fromKey = await t.request<ErrorBody>('POST', '/v1/api-keys', { key: minted.body.key, body: { role: 'approver' } });
+    expect(fromKey.status).toBe(403);
+
+    const id = await waitingReplay(admin.key, minted.body.key);
+    const own = await t.request<ErrorBody>('POST', `/v1/replays/${id}/approve`, { headers: bearer });
+    expect([own.status, own.body.error.message]).toEqual([403, expect.stringContaining('person who requested it') as unknown]);
+    await replayInStatus(t, minted.body.key, id, 'awaiting_approval');
   });
 });

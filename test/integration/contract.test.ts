@@ -13,6 +13,7 @@ import { enrichmentCalls, type ContractCall as Call } from '../support/contract-
 import { ContractChecker, type OpenApiDoc } from '../support/openapi-check';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
+import { callGuardrailRoutes } from '../support/contract-guardrails';
 
 /**
  * Every route of the OpenAPI document, called with a valid input and an
@@ -49,8 +50,7 @@ describe('the API against its OpenAPI document', () => {
   }, 120_000);
   afterAll(async () => {
     await t?.stop();
-    await gobgpd?.stop();
-    await provider?.stop();
+    await Promise.all([gobgpd?.stop(), provider?.stop()]);
     fs.rmSync(speakerDir, { recursive: true, force: true });
   });
 
@@ -217,6 +217,7 @@ describe('the API against its OpenAPI document', () => {
     await both('GET', '/v1/playbooks/versions/{version}', { fill: { version: '1' }, status: 200 }, noKey, { fill: { version: '99' } }, { fill: { version: 'x' } });
   });
 
+  test('guardrails answer as documented', () => callGuardrailRoutes(t, both, ids.org!));
   test('automation runs and mitigations answer as documented', async () => {
     const { key: admin } = await t.mintKey({ role: 'admin', orgId: ids.org });
     const { key: approver } = await t.mintKey({ role: 'approver', orgId: ids.org });

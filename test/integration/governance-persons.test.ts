@@ -74,6 +74,19 @@ describe('governance: four eyes between persons', () => {
     expect(refused).toMatchObject({ actor: service.key_id, actor_person: null, details: objectContaining({ reason: 'service_key', via: 'update' }) });
   });
 
+  test('a workspace admin cannot invent a second person: their service key mints no key owned by a person, so no ghost approves their replay', async () => {
+    const { operator, id } = await waitingReplay();
+    const admin = await t.mintKey({ role: 'admin', orgId: operator.org_id, owner: operator.owner });
+    const minted = await t.request<{ key: string }>('POST', '/v1/api-keys', { key: admin.key, body: { role: 'admin', owner: 'service' } });
+    expect(minted.status).toBe(201);
+
+    const ghost = await t.request<ErrorBody>('POST', '/v1/api-keys', { key: minted.body.key, body: { role: 'approver', owner: { subject: 'ghost', name: 'Ghost' } } });
+    expect([ghost.status, ghost.body.error.code, ghost.body.error.message]).toEqual([403, 'FORBIDDEN', stringContaining('service key')]);
+    const keys = (await t.request<Page<{ owner: unknown }>>('GET', '/v1/api-keys?limit=100', { key: admin.key })).body.data;
+    expect(keys.filter((k) => JSON.stringify(k.owner).includes('ghost'))).toEqual([]);
+    await replayInStatus(t, operator.key, id, 'awaiting_approval');
+  });
+
   test('an operator who just changed the policy in force cannot approve under it with their approver key; a different person can', async () => {
     const { operator, id } = await waitingReplay();
     const author = testPerson('Policy Author');

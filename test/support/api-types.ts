@@ -37,6 +37,8 @@ export type IncidentView = Schemas['Incident'];
 export type IncidentSignalView = Schemas['IncidentSignal'];
 
 export type PolicyView = Schemas['Policy'];
+export type GuardrailSettingsView = Schemas['GuardrailSettings'];
+export type GuardrailChangeView = Schemas['GuardrailChange'];
 
 /** GET /v1/playbooks: a version of the workspace's playbooks. */
 export type PlaybooksView = Schemas['PlaybooksVersion'];

@@ -73,4 +73,9 @@ describe('approver verdict', () => {
     expect(approverVerdict(replay, { approver: session, requester: alice }, now)).toEqual({ ok: true });
     expect(reason(approverVerdict(replay, { approver: { ...session, approverPerson: alice }, requester: alice }, now))).toBe('requester');
   });
+
+  test('a subject requested through a sign-in whose person it did not record is decided by nobody: no one can be shown to be another person', () => {
+    const session: Approver = { approverKeyId: 'session:s1', approverPerson: bob, approverVia: 'session' };
+    expect(reason(approverVerdict(replay, { approver: session, requester: 'unknown' }, now))).toBe('requester');
+  });
 });

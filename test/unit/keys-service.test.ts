@@ -1,7 +1,8 @@
 import { Registry } from 'prom-client';
 import type { AuditEntry } from '../../core/audit-chain';
 import type { AuditEvent } from '../../application/audit-ledger';
-import { KeysService, type KeyStore } from '../../application/keys-service';
+import { KeysService, ownerForMint, type KeyStore } from '../../application/keys-service';
+import { platformAdmin } from '../../core/principal';
 import { ownerOfKey, type KeyRecord } from '../../storage/keys-repo';
 
 /**
@@ -212,9 +213,26 @@ describe('key owners', () => {
     expect(ownerOfKey((await service.mint(admin, { orgId: 'org_a', owner: { subject: 'bob', name: 'Bob' } })).record)).toEqual({ subject: 'bob', name: 'Bob', email: '' });
   });
 
-  test('a service key mints a service key unless it names the owner', async () => {
+  test('a service key mints service keys only: naming a person is 403, for it stands for nobody', async () => {
     const { service } = keysService();
     expect(ownerOfKey((await service.mint(asService, {})).record)).toBe('service');
+    await expect(service.mint(asService, { role: 'approver', owner: { subject: 'ghost' } })).rejects.toMatchObject({ code: 'FORBIDDEN', status: 403 });
+  });
+
+  test('where keys of persons come from sign-ins only, a session mints its person a key, while the platform admin and a person key name nobody', () => {
+    const asSession = { ...asAlice, keyId: 'session:abc', via: 'session' } as const;
+    expect(ownerForMint(asSession, undefined, true)).toEqual(alice);
+    expect(ownerForMint(asAlice, 'service', true)).toBe('service');
+    const refusal = (mint: () => unknown) => {
+      try {
+        mint();
+      } catch (err) {
+        return (err as { code?: string }).code;
+      }
+      return undefined;
+    };
+    expect(refusal(() => ownerForMint(asAlice, undefined, true))).toBe('FORBIDDEN');
+    expect(refusal(() => ownerForMint(platformAdmin, { subject: 'alice' }, true))).toBe('FORBIDDEN');
   });
 
   test('a key stored before keys had owners is a person of its own, named as the key', () => {

@@ -25,7 +25,7 @@ function requirementsOver(store: ReturnType<typeof storeOf>, clock: { now: numbe
 
 describe('the single sign-on requirement', () => {
   it('is read from storage at most once per few seconds per workspace', async () => {
-    const store = storeOf({ required: true, version: 1, updated_at: 1, actor: 'platform-admin' });
+    const store = storeOf({ required: true, person_keys_from_sign_in: false, version: 1, updated_at: 1, actor: 'platform-admin' });
     const clock = { now: 0 };
     const requirements = requirementsOver(store, clock);
     expect(await requirements.isRequired('org_a')).toBe(true);
@@ -38,12 +38,12 @@ describe('the single sign-on requirement', () => {
     const store = storeOf(ssoNotRequired);
     const requirements = requirementsOver(store, { now: 0 });
     expect(await requirements.isRequired('org_a')).toBe(false);
-    await requirements.set('org_a', 'platform-admin', true);
+    await requirements.set('org_a', 'platform-admin', { required: true });
     expect(await requirements.isRequired('org_a')).toBe(true);
   });
 
   it('keeps the last answer while storage cannot be read, so keys keep working through an outage', async () => {
-    const store = storeOf({ required: true, version: 1, updated_at: 1, actor: 'platform-admin' });
+    const store = storeOf({ required: true, person_keys_from_sign_in: false, version: 1, updated_at: 1, actor: 'platform-admin' });
     const clock = { now: 0 };
     const requirements = requirementsOver(store, clock);
     await requirements.isRequired('org_a');

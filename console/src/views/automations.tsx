@@ -14,12 +14,19 @@ const percent = (share: number) => `${(share * 100).toFixed(1)} %`;
 export function AutomationsView({ me }: { me: Me }) {
   const waiting = useLoad(() => get('/v1/automations', { query: { status: 'awaiting_approval', limit: 100 } }), [], 3000);
   const active = useLoad(() => get('/v1/mitigations'), [], 3000);
+  const guardrails = useLoad(() => get('/v1/guardrails'), [], 30_000);
   // A run this approver acted on stays on screen with its outcome, though the list refreshes without it.
   const [acted, setActed] = useState<Record<string, Automation>>({});
   const listed = waiting.data?.data ?? [];
   const runs = [...listed, ...Object.values(acted).filter((a) => !listed.some((r) => r.automation_id === a.automation_id))];
   return (
     <>
+      {guardrails.data?.ungated ? (
+        <div class="error" role="alert">
+          <strong>Nobody decides this workspace's automations.</strong>{' '}
+          <span>Enabled playbooks act with no active policy requiring an approver: their mitigations are announced at once.</span>
+        </div>
+      ) : null}
       <Section title="Automations waiting for a decision">
         {waiting.error ? <ErrorNote error={waiting.error} retry={waiting.reload} /> : null}
         {waiting.data && runs.length === 0 ? <p>No automation is waiting for a decision.</p> : null}

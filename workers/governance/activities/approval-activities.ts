@@ -36,8 +36,8 @@ export interface ApproverFacts {
   approver: Approver;
   /** The approver's key, for a decision taken with one; undefined when it does not exist (or for a person's token or session). */
   key?: KeyRecord;
-  /** The person who requested the subject (for a run, who wrote the playbook version it follows); null for a service key or nobody. */
-  requester: Person | null;
+  /** The person who requested the subject (for a run, who wrote the playbook version it follows); null for a service key or nobody; `unknown` for a sign-in whose person the subject did not record. */
+  requester: Person | null | 'unknown';
   /** The approver's latest change to the workspace's policies within the cooldown, when there is one (asked for approvals and extensions). */
   policyChange?: { at: number; cooldownMinutes: number };
 }
@@ -59,6 +59,9 @@ export function approverVerdict(subject: DecisionSubject, facts: ApproverFacts, 
   const person = approver.approverPerson;
   if (!person) return refused('service_key', `${approver.approverKeyId || 'the credential'} is a service key: it stands for no person, and only a person may decide`);
   const named = person.name ? `${person.name} (${person.subject})` : person.subject;
+  if (facts.requester === 'unknown') {
+    return refused('requester', `the ${subject.kind} was requested through a sign-in whose person it did not record: nobody can be shown to be another person than its requester`);
+  }
   if (samePerson(person, facts.requester)) {
     const who = subject.kind === 'replay' ? 'the person who requested it' : 'the person who wrote the playbook version it follows';
     return refused('requester', `a ${subject.kind} cannot be approved or denied by ${who}, with any of their credentials: ${named} is that person`);
@@ -105,9 +108,15 @@ export async function approverFacts(deps: ApprovalActivityDeps, subject: Decisio
   return { approver, ...(key ? { key } : {}), requester, ...(policyChange ? { policyChange } : {}) };
 }
 
-/** The requester's person: carried by the run, or (a run started before persons) the requesting key's owner. */
-async function requesterOf(deps: ApprovalActivityDeps, subject: DecisionSubject): Promise<Person | null> {
+/**
+ * The requester's person: carried by the run, or (a run started before
+ * persons) the requesting key's owner. A person's sign-in (`session:…`,
+ * `bearer:…`) is no key: a run it requested without its person recorded
+ * names a person nobody can tell apart from the approver, so it is refused.
+ */
+async function requesterOf(deps: ApprovalActivityDeps, subject: DecisionSubject): Promise<Person | null | 'unknown'> {
   if (subject.requesterPerson !== undefined) return subject.requesterPerson;
+  if (subject.requestedBy.startsWith('session:') || subject.requestedBy.startsWith('bearer:')) return 'unknown';
   const key = await deps.keys.get(subject.requestedBy);
   return key && key.org_id === subject.orgId ? personOfKey(key) : null;
 }

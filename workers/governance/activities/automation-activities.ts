@@ -270,7 +270,9 @@ async function changeVerdict(deps: AutomationActivityDeps, input: AutomationInpu
   const now = (deps.now ?? Date.now)();
   // Ending a mitigation early only makes things safer: the playbook's author may withdraw (every other check holds).
   const requestedBy = change === 'withdraw' ? '' : input.requestedBy;
-  const subject = { kind: 'automation' as const, orgId: input.orgId, id: input.automationId, requestedBy };
+  // The author's person, as the run carries it: an author who signed in (a session or bearer id) is no key to look up.
+  const requester = change === 'withdraw' || input.requestedByPerson === undefined ? {} : { requesterPerson: input.requestedByPerson };
+  const subject = { kind: 'automation' as const, orgId: input.orgId, id: input.automationId, requestedBy, ...requester };
   const approver = approverFrom(request);
   const proof = deps.decisionTokens.verify(request.decisionToken, claimsOf(subject, workflowId, approver, change, change === 'extend' ? String(request.minutes) : undefined), now);
   if (!proof.ok) return { ok: false as const, message: proof.message };
