@@ -1,6 +1,7 @@
 import { bucketMs, seriesResolution, type BucketResolution } from '../core/resolution';
 import type { ClickHouse } from './clickhouse';
-import type { FlowDimension, FlowFilter, StepVolume } from '../core/flow-query';
+import type { FlowDimension } from '../core/flow-dimensions';
+import type { FlowFilter, StepVolume } from '../core/flow-query';
 import { filterConditions, flowStepVolumes, topFlows, type FlowKey, type FlowMetric, type FlowScope, type FlowTop } from './flow-analytics';
 import { defaultQueryLimits, limitedClickHouse, type AnalystClickHouse, type QueryLimits } from './query-limits';
 import { int, str } from './sql';

@@ -1,4 +1,5 @@
-import { dimensionSpecs, type FlowDimension, type FlowFilter, type FlowQueryPlan, type StepVolume } from '../core/flow-query';
+import { dimensionSpecs, type FlowDimension } from '../core/flow-dimensions';
+import type { FlowFilter, FlowQueryPlan, StepVolume } from '../core/flow-query';
 import { bucketMs, coarsestOf, flowResolutions, planSegments, type Resolution, type Segment, type TimeSpan } from '../core/resolution';
 import type { Dialect } from './dialect';
 import type { AnalystClickHouse } from './query-limits';

@@ -2,9 +2,9 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { validationError } from '../../core/errors';
+import { isFlowDimension } from '../../core/flow-dimensions';
 import {
   defaultStep,
-  isFlowDimension,
   maxSeriesPoints,
   parseDimensionList,
   parseFilters,
