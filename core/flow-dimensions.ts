@@ -5,13 +5,18 @@
  * (storage/flow-analytics.ts) and the filter language: a dimension added
  * here is a column of the raw flows of the same name.
  */
-export const flowDimensions = [
-  'src_ip', 'dst_ip', 'src_port', 'dst_port', 'protocol', 'exporter',
-  'in_if', 'out_if', 'src_as', 'dst_as', 'tcp_flags', 'tos',
-  // Enrichment (docs/enrichment.md): stored at ingest, by the databases and the workspace's own networks.
+/** Enrichment's text dimensions (docs/enrichment.md): stored at ingest, by the databases and the workspace's own networks. */
+export const enrichedTextDimensions = [
   'src_country', 'dst_country',
   'src_net_name', 'dst_net_name', 'src_net_role', 'dst_net_role',
   'src_net_site', 'dst_net_site', 'src_net_tenant', 'dst_net_tenant',
+] as const;
+export type EnrichedTextDimension = (typeof enrichedTextDimensions)[number];
+
+export const flowDimensions = [
+  'src_ip', 'dst_ip', 'src_port', 'dst_port', 'protocol', 'exporter',
+  'in_if', 'out_if', 'src_as', 'dst_as', 'tcp_flags', 'tos',
+  ...enrichedTextDimensions,
 ] as const;
 export type FlowDimension = (typeof flowDimensions)[number];
 /** address: IPv4/IPv6 or a CIDR prefix; number: a whole number up to `max`; protocol: a protocol name; text: a label matching `pattern`. */

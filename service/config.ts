@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { apiSettings } from '../api/api.config';
 import { limitsSettings } from '../api/limits.config';
+import { enrichmentSettings } from '../application/enrichment/enrichment.config';
 import { keysSettings } from '../application/keys.config';
 import { oidcSettings } from '../application/identity/oidc.config';
 import { webhooksSettings } from '../application/webhooks.config';
@@ -39,6 +40,7 @@ export const componentSettings = [
   webhooksSettings,
   replayReconcilerSettings,
   approvalsSettings,
+  enrichmentSettings,
 ] as const;
 
 function composedShape() {
@@ -63,7 +65,8 @@ function composedShape() {
     typeof collectorSettings.shape &
     typeof webhooksSettings.shape &
     typeof replayReconcilerSettings.shape &
-    typeof approvalsSettings.shape;
+    typeof approvalsSettings.shape &
+    typeof enrichmentSettings.shape;
 }
 
 /** The environment variables the service reads: every component's, composed. */
@@ -87,6 +90,7 @@ function configOf(e: Env) {
     ...webhooksSettings.configOf(e),
     ...replayReconcilerSettings.configOf(e),
     ...approvalsSettings.configOf(e),
+    ...enrichmentSettings.configOf(e),
   };
 }
 

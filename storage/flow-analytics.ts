@@ -28,6 +28,8 @@ export interface FlowScope {
 
 export interface FlowTopRow {
   key: FlowKey;
+  /** Names resolved when read for the AS dimensions grouped by (`src_as_name`, `dst_as_name`). */
+  names?: Record<string, string | null>;
   /** Each dimension's value as the text the series compares keys by. */
   text: string[];
   bytes: number;
@@ -61,11 +63,12 @@ export function filterConditions(d: Dialect, filters: readonly FlowFilter[]): st
 const keyText = (d: Dialect, dimension: FlowDimension, column: string) =>
   dimensionSpecs[dimension].kind === 'address' ? d.addressText(column) : column;
 
-/** A dimension's value as the API shows it: numbers as numbers, an absent exporter (`::`, '') as null. */
+/** A dimension's value as the API shows it: numbers as numbers, an absent exporter (`::`, '') or label ('') as null. */
 function presented(dimension: FlowDimension, value: unknown): DimensionValue {
   const kind = dimensionSpecs[dimension].kind;
   if (kind === 'number') return Number(value);
   const text = String(value);
+  if (kind === 'text') return text === '' ? null : text;
   return dimension === 'exporter' && (text === '' || text === '::') ? null : text;
 }
 

@@ -3,6 +3,7 @@ import type { ClickHouse } from './clickhouse';
 import type { Dialect } from './dialect';
 import { automationMigrations } from './migrations/automations';
 import { detectionRulesMigrations } from './migrations/detection-rules';
+import { enrichmentMigrations } from './migrations/enrichment';
 import { exporterMigrations } from './migrations/exporters';
 import { flowFieldMigrations } from './migrations/flow-fields';
 import { governanceMigrations } from './migrations/governance';
@@ -20,7 +21,7 @@ import { telemetryMigrations } from './migrations/telemetry';
 import { webhookMigrations } from './migrations/webhooks';
 
 /** Schema as ordered, idempotent migrations, written through the server generation's dialect. */
-export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations, ...playbookMigrations, ...automationMigrations, ...personMigrations, ...singleSignOnMigrations];
+export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations, ...playbookMigrations, ...automationMigrations, ...personMigrations, ...singleSignOnMigrations, ...enrichmentMigrations];
 
 export interface MigrateOptions {
   retention: Retention;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { enrichedFlowFields } from './flow-enrichment';
 import { personSchema } from './person-answers';
 import { roles } from '../../core/roles';
 import { webhookEventTypes } from '../../core/webhook-events';
@@ -155,6 +156,7 @@ export const flowAnswer = z
     flow_start: timeOrNull,
     flow_end: timeOrNull,
     sampling_rate: z.number().int(),
+    ...enrichedFlowFields,
   })
   .meta({ title: 'Flow' });
 export const topAnswer = z

@@ -407,3 +407,46 @@ CREATE TABLE IF NOT EXISTS nettel.sso_group_mappings ON CLUSTER '{cluster}' (
 CREATE TABLE IF NOT EXISTS nettel.sso_requirements ON CLUSTER '{cluster}' (
   org_id String, required UInt8, version UInt64, updated_at Int64, actor String
   ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.sso_requirements', '{replica}', version) ORDER BY org_id;
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS src_country LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS dst_country LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS src_net_name LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS dst_net_name LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS src_net_role LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS dst_net_role LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS src_net_site LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS dst_net_site LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS src_net_tenant LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS dst_net_tenant LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS enrichment_version UInt32 CODEC(ZSTD(1));
+
+-- 0041_enrichment_tables
+CREATE TABLE IF NOT EXISTS nettel.enrichment_versions ON CLUSTER '{cluster}' (
+  id UInt32, country_db String, as_db String, loaded_at Int64
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.enrichment_versions', '{replica}', loaded_at) ORDER BY id;
+
+-- 0041_enrichment_tables
+CREATE TABLE IF NOT EXISTS nettel.as_names ON CLUSTER '{cluster}' (
+  asn UInt32, name String, as_db String, loaded_at Int64
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.as_names', '{replica}', loaded_at) ORDER BY (asn, as_db);

@@ -1,10 +1,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { AddressEnrichment } from '../../application/enrichment/address-enrichment';
 import type { Logger } from '../../observability/logger';
 import type { Registry } from '../../observability/metrics';
 import { HttpClickHouse, type ClickHouse } from '../../storage/clickhouse';
 import { ChdbClickHouse } from '../../storage/chdb-clickhouse';
+import { EnrichmentRepo } from '../../storage/enrichment/enrichment-repo';
 import { migrate } from '../../storage/migrations';
 import { applyRetentionTtl } from '../../storage/retention';
 import { JetStreamWriteHealth } from '../../streams/jetstream-write-health';
@@ -30,6 +32,8 @@ export interface Adapters {
   telemetryWrites: JetStreamWriteHealth;
   registry: Registry;
   log: Logger;
+  /** The address databases, in a process whose roles ingest flows (api, collector); loaded after the schema. */
+  enrichment?: AddressEnrichment;
 }
 
 /** Large chDB inserts are spooled in memory-backed /dev/shm where there is one. */
@@ -61,6 +65,9 @@ export function sharedAdapters(config: Config, addresses: EngineAddresses, regis
     temporal,
     startStep(() => ensureJetStreamObjects(config, nats, log)),
   ];
-  const adapters: Adapters = { clickhouse, nats, temporal, locks, topology, telemetryWrites: new JetStreamWriteHealth(), registry, log };
+  const ingestsFlows = config.roles.includes('api') || config.roles.includes('collector');
+  const enrichment = ingestsFlows ? new AddressEnrichment(config.enrichment, { repo: new EnrichmentRepo(clickhouse), registry, log }) : undefined;
+  if (enrichment) components.push(enrichment);
+  const adapters: Adapters = { clickhouse, nats, temporal, locks, topology, telemetryWrites: new JetStreamWriteHealth(), registry, log, enrichment };
   return { components, adapters };
 }

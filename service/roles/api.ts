@@ -103,7 +103,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
     authThrottle: new AuthThrottle(config.auth, a.registry),
     trustedProxies: new TrustedProxies(config.auth.trustedProxies),
     metricsToken: config.auth.metricsToken,
-    ingest: new IngestService({ publisher, rateLimiter: recordRateLimiter(config.rateLimit, a.registry), registry: a.registry }),
+    ingest: new IngestService({ publisher, rateLimiter: recordRateLimiter(config.rateLimit, a.registry), registry: a.registry, enricher: a.enrichment }),
     incidents: new IncidentService({ incidents, signals: new IncidentSignals(a.clickhouse), correlator, audit }),
     analytics: new AnalyticsRepo(a.clickhouse, config.analytics.limits),
     analyticsLimits: config.analytics,
