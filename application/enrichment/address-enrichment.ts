@@ -5,7 +5,7 @@ import type { FlowInput } from '../../core/flow';
 import type { Logger } from '../../observability/logger';
 import { counter, gauge, type Registry } from '../../observability/metrics';
 import type { EnrichmentRepo } from '../../storage/enrichment/enrichment-repo';
-import { fileStamp, loadDatabases, type DatabaseFiles, type LoadedDatabases } from './database-files';
+import { combined, fileStamps, loadAsDatabase, loadCountryDatabase, type AsDatabase, type CountryDatabase, type DatabaseFiles, type LoadedDatabases } from './database-files';
 
 /** What the ingest paths (the API and the collector) ask of enrichment: the stored line's tail for a flow. */
 export interface FlowEnricher {
@@ -32,7 +32,8 @@ export interface AddressEnrichmentConfig extends DatabaseFiles {
  */
 export class AddressEnrichment implements FlowEnricher {
   private current?: LoadedDatabases;
-  private stamp = '';
+  private country?: { stamp: string; db: CountryDatabase };
+  private as?: { stamp: string; db: AsDatabase };
   private readonly rounds: PeriodicRound;
   private readonly reloads;
 
@@ -76,15 +77,20 @@ export class AddressEnrichment implements FlowEnricher {
     return dbs ? enrichmentJsonTail(enrichmentOf(flow, dbs, this.deps.networks?.tableOf(orgId))) : '';
   }
 
-  /** Reloads when a file changed since the last load; a check now, for tests and operators. */
+  /** Reloads the database whose file changed since its last load (the other is kept as it is); a check now, for tests and operators. */
   async checkFiles(): Promise<void> {
     try {
-      const stamp = await fileStamp(this.config);
-      if (stamp === this.stamp && this.current) return;
-      const loaded = await loadDatabases(this.config);
+      const stamps = await fileStamps(this.config);
+      const countryChanged = this.country?.stamp !== stamps.country;
+      const asChanged = this.as?.stamp !== stamps.as;
+      if (!countryChanged && !asChanged) return;
+      const country = countryChanged ? { stamp: stamps.country, db: await loadCountryDatabase(this.config.countryMmdb) } : this.country!;
+      const as = asChanged ? { stamp: stamps.as, db: await loadAsDatabase(this.config.asnMmdb) } : this.as!;
+      const loaded = combined(country.db, as.db);
       await this.record(loaded);
       this.current = loaded;
-      this.stamp = stamp;
+      this.country = country;
+      this.as = as;
       this.reloads.inc({ result: 'loaded' });
       this.deps.log.info({ version: loaded.version, country_db: loaded.countryDb, as_db: loaded.asDb }, 'address databases loaded');
     } catch (err) {

@@ -34,18 +34,34 @@ async function packageVersion(name: string): Promise<string> {
 /** An operator's file named by its content, so the same bytes under a new time are the same version. */
 const fileVersion = (file: string, bytes: Buffer) => `${path.basename(file)} sha256:${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}`;
 
-/** The files whose change means a reload: their paths, sizes and modification times. */
-export async function fileStamp(files: DatabaseFiles): Promise<string> {
-  const paths = [files.countryMmdb ?? packagedCountryMmdb(), ...(files.asnMmdb ? [files.asnMmdb] : Object.values(packagedAsCsv()))];
-  const stats = await Promise.all(paths.map(async (p) => fs.stat(p).then((s) => `${p}:${s.size}:${s.mtimeMs}`)));
-  return stats.join('|');
+/** A file's stamp: its path, size and modification time; a change of any means a reload. */
+const stampOf = async (paths: readonly string[]) =>
+  (await Promise.all(paths.map(async (p) => fs.stat(p).then((st) => `${p}:${st.size}:${st.mtimeMs}`)))).join('|');
+
+/** The stamps of the country file and of the AS file(s), apart: a change to one reloads that one alone. */
+export async function fileStamps(files: DatabaseFiles): Promise<{ country: string; as: string }> {
+  return {
+    country: await stampOf([files.countryMmdb ?? packagedCountryMmdb()]),
+    as: await stampOf(files.asnMmdb ? [files.asnMmdb] : Object.values(packagedAsCsv())),
+  };
+}
+
+/** One database loaded: its lookup and what it is. */
+export interface CountryDatabase {
+  db: string;
+  countryOf: (address: string) => string;
+}
+export interface AsDatabase {
+  db: string;
+  asOf: (address: string) => number;
+  /** AS names from the CSV, for the `as_names` table; empty with an operator's ASN MMDB. */
+  names: ReadonlyMap<number, string>;
 }
 
 /** The databases loaded: lookups over memory, and what each one is. */
 export interface LoadedDatabases extends AddressDatabases {
   countryDb: string;
   asDb: string;
-  /** AS names from the CSV, for the `as_names` table; empty with an operator's ASN MMDB. */
   asNames: ReadonlyMap<number, string>;
 }
 
@@ -53,34 +69,53 @@ export interface LoadedDatabases extends AddressDatabases {
 export const versionIdOf = (countryDb: string, asDb: string) =>
   createHash('sha256').update(`${countryDb}\u0000${asDb}`).digest().readUInt32BE(0) || 1;
 
-/** Reads the files named (the packaged ones for those not named) and builds the lookups. Throws when a file cannot be read or is not a database. */
-export async function loadDatabases(files: DatabaseFiles): Promise<LoadedDatabases> {
-  const countryFile = files.countryMmdb ?? packagedCountryMmdb();
-  const countryBytes = await fs.readFile(countryFile);
-  const country = new Reader<Response>(countryBytes);
-  const countryDb = files.countryMmdb ? fileVersion(countryFile, countryBytes) : await packageVersion(countryPackage);
-  let asOf: (address: string) => number;
-  let asDb: string;
-  let asNames: ReadonlyMap<number, string> = new Map();
-  if (files.asnMmdb) {
-    const bytes = await fs.readFile(files.asnMmdb);
-    const reader = new Reader<Response>(bytes);
-    asOf = (address) => asOfRecord(reader.get(address));
-    asDb = fileVersion(files.asnMmdb, bytes);
-  } else {
-    const csv = packagedAsCsv();
-    const ranges = AsRanges.fromCsv(await fs.readFile(csv.v4, 'utf8'), await fs.readFile(csv.v6, 'utf8'));
-    asOf = (address) => ranges.lookup(address);
-    asDb = await packageVersion(asPackage);
-    asNames = ranges.names;
-  }
+/**
+ * An address's record in an MMDB reader, or null. An IPv4-mapped address is
+ * looked up as its IPv4 address (the packaged file keeps IPv4 apart from
+ * ::ffff:0:0/96); an IPv6 address in an IPv4-only file has none, as
+ * libmaxminddb says (the npm reader would answer an IPv4 entry instead).
+ */
+function recordOf(reader: Reader<Response>, address: string): Response | null {
+  const mapped = address.startsWith('::ffff:') && address.includes('.');
+  if (address.includes(':') && !mapped && reader.metadata.ipVersion === 4) return null;
+  return reader.get(mapped ? address.slice(7) : address);
+}
+
+/** Reads the country file named (the packaged one by default). Throws when it cannot be read or is not a database. */
+export async function loadCountryDatabase(file: string | undefined): Promise<CountryDatabase> {
+  const bytes = await fs.readFile(file ?? packagedCountryMmdb());
+  const reader = new Reader<Response>(bytes);
   return {
-    version: versionIdOf(countryDb, asDb),
-    countryDb,
-    asDb,
-    asNames,
-    asOf,
-    // An IPv4-mapped address is looked up as the IPv4 address: the packaged file keeps IPv4 apart from ::ffff:0:0/96.
-    countryOf: (address) => countryOfRecord(country.get(address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address)),
+    db: file ? fileVersion(file, bytes) : await packageVersion(countryPackage),
+    countryOf: (address) => countryOfRecord(recordOf(reader, address)),
   };
+}
+
+/** Reads the operator's ASN MMDB, or the packaged CSV into a range table. */
+export async function loadAsDatabase(file: string | undefined): Promise<AsDatabase> {
+  if (file) {
+    const bytes = await fs.readFile(file);
+    const reader = new Reader<Response>(bytes);
+    return { db: fileVersion(file, bytes), asOf: (address) => asOfRecord(recordOf(reader, address)), names: new Map() };
+  }
+  const csv = packagedAsCsv();
+  const ranges = AsRanges.fromCsv(await fs.readFile(csv.v4, 'utf8'), await fs.readFile(csv.v6, 'utf8'));
+  return { db: await packageVersion(asPackage), asOf: (address) => ranges.lookup(address), names: ranges.names };
+}
+
+/** A country and an AS database as one version. */
+export function combined(country: CountryDatabase, as: AsDatabase): LoadedDatabases {
+  return {
+    version: versionIdOf(country.db, as.db),
+    countryDb: country.db,
+    asDb: as.db,
+    asNames: as.names,
+    asOf: as.asOf,
+    countryOf: country.countryOf,
+  };
+}
+
+/** Both databases the files name (the packaged ones for those not named). */
+export async function loadDatabases(files: DatabaseFiles): Promise<LoadedDatabases> {
+  return combined(await loadCountryDatabase(files.countryMmdb), await loadAsDatabase(files.asnMmdb));
 }

@@ -450,3 +450,8 @@ CREATE TABLE IF NOT EXISTS nettel.enrichment_versions ON CLUSTER '{cluster}' (
 CREATE TABLE IF NOT EXISTS nettel.as_names ON CLUSTER '{cluster}' (
   asn UInt32, name String, as_db String, loaded_at Int64
   ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.as_names', '{replica}', loaded_at) ORDER BY (asn, as_db);
+
+-- 0042_workspace_networks
+CREATE TABLE IF NOT EXISTS nettel.workspace_networks ON CLUSTER '{cluster}' (
+  org_id String, version UInt64, networks String, created_at Int64, actor String
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.workspace_networks', '{replica}') ORDER BY (org_id, version);

@@ -32,6 +32,8 @@ import { IncidentSignals } from '../../storage/incident-signals';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { KeysRepo } from '../../storage/keys-repo';
 import { PlaybooksRepo } from '../../storage/playbooks-repo';
+import { NetworksRepo } from '../../storage/enrichment/networks-repo';
+import { NetworksService } from '../../application/enrichment/networks-service';
 import { PoliciesRepo } from '../../storage/policies-repo';
 import { PrefixesRepo } from '../../storage/prefixes-repo';
 import { AutomationsRepo } from '../../storage/automations-repo';
@@ -124,6 +126,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
     automations,
     exporters: new ExporterService({ exporters: new ExportersRepo(a.clickhouse), audit, withLock }),
     prefixes: new PrefixService({ prefixes, audit, withLock, announced: async (orgId) => (await automations.active(orgId)).map((m) => m.destination) }),
+    networks: new NetworksService({ repo: new NetworksRepo(a.clickhouse), tables: a.networks, audit, withLock }),
     playbooks: new PlaybookService({ repo: new PlaybooksRepo(a.clickhouse), audit, withLock, approvedPrefixes: (orgId) => prefixes.approved(orgId), policies, operatorBounds: config.bgp.allowed }),
     detectionRules: new DetectionRulesService({ repo: new DetectionRulesRepo(a.clickhouse), cache: rules, audit, withLock }),
     webhooks: new WebhookService({

@@ -37,4 +37,13 @@ export const enrichmentMigrations: Migration[] = [
       ) ENGINE = ReplacingMergeTree(loaded_at) ORDER BY (asn, as_db)`,
     ],
   },
+  {
+    id: '0042_workspace_networks',
+    // A workspace's own networks, one immutable row per version of the document (as detection rules).
+    statements: ({ db }) => [
+      `CREATE TABLE IF NOT EXISTS ${db}.workspace_networks (
+        org_id String, version UInt64, networks String, created_at Int64, actor String
+      ) ENGINE = ReplacingMergeTree ORDER BY (org_id, version)`,
+    ],
+  },
 ];

@@ -3,7 +3,7 @@ import { AsRanges } from '../../core/enrichment/as-ranges';
 import { asOfRecord, countryOfRecord, enrichmentJsonTail, enrichmentOf, type AddressDatabases } from '../../core/enrichment/flow-enrichment';
 import { NetworkTable, type Network } from '../../core/enrichment/networks';
 import { flowRowJson, toFlowRow } from '../../core/flow';
-import { parseFilters } from '../../core/flow-query';
+import { addressBytes, parseFilters } from '../../core/flow-query';
 
 const v4Csv = ['1.0.0.0,1.0.0.255,13335,"Cloudflare, Inc."', '1.0.4.0,1.0.7.255,38803,Gtelecom Pty Ltd', '16778240,16779263,38803,Gtelecom Pty Ltd', 'not,a,range', ''].join('\n');
 const v6Csv = ['2001::,2001::ffff:ffff:ffff:ffff:ffff:ffff,6939,Hurricane Electric LLC', '2001:200::,2001:200:1b9:ffff:ffff:ffff:ffff:ffff,2500,WIDE "Project"'].join('\n');
@@ -101,5 +101,18 @@ describe('enrichment dimensions as filters', () => {
   test('a network label filter takes the labels a network may have, and no quote', () => {
     expect(parseFilters({ dst_net_site: 'par1' })).toEqual([{ dimension: 'dst_net_site', kind: 'text', values: ['par1'] }]);
     expect(() => parseFilters({ dst_net_site: "x' OR 1=1" })).toThrow(/invalid filter/);
+  });
+});
+
+describe('IPv6 keys scanned by hand', () => {
+  test('agree with the generic address parser on every spelling, and refuse what is not an address', () => {
+    const spellings = ['::', '::1', '1::', '2001:db8::1', '2001:DB8:0:0:8:800:200C:417A', 'fe80::1:2:3:4:5:6', '1:2:3:4:5:6:7::', '::2:3:4:5:6:7:8', '1:2:3:4:5:6:7:8', '::ffff:102:304', '2001:db8:0:1::42'];
+    for (const text of spellings) {
+      const bytes = addressBytes(text);
+      const words = Array.from({ length: 4 }, (_, i) => ((bytes[4 * i]! << 24) | (bytes[4 * i + 1]! << 16) | (bytes[4 * i + 2]! << 8) | bytes[4 * i + 3]!) >>> 0);
+      const want = words[0] === 0 && words[1] === 0 && words[2] === 0xffff ? { v4: words[3] } : { v6: Uint32Array.from(words) };
+      expect([text, addressKey(text)]).toEqual([text, want]);
+    }
+    for (const bad of [':', ':::', '1::2::3', '1:2:3:4:5:6:7:8:9', '12345::', 'g::1', '1:2:3:4:5:6:7', ':1:2:3:4:5:6:7', '1:2:3:4:5:6:7:']) expect([bad, addressKey(bad)]).toEqual([bad, undefined]);
   });
 });
