@@ -107,7 +107,13 @@ export class NetworkTable {
     if (this.networks.length === 0) return undefined;
     const key = typeof address === 'string' ? addressKey(address) : address;
     if (!key) return undefined;
-    const full = 'v4' in key ? Uint32Array.from([0, 0, 0xffff, key.v4]) : key.v6;
-    return this.networks.find((n) => within(n, full))?.labels;
+    if ('v4' in key) {
+      // IPv4 networks compare as one number: no array per lookup on the common path.
+      const ip = key.v4;
+      for (const n of this.networks) if (n.v4 && ip >= n.first[3]! && ip <= n.last[3]!) return n.labels;
+      return undefined;
+    }
+    for (const n of this.networks) if (!n.v4 && within(n, key.v6)) return n.labels;
+    return undefined;
   }
 }

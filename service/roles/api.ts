@@ -90,8 +90,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads) {
   const correlator = new Correlator({ store: new TelemetryStore(a.clickhouse), incidents, registry: a.registry, events, rules });
   const publisher = new TelemetryPublisher({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry, writes: a.telemetryWrites });
   const keys: KeysService = new KeysService({
-    repo: new KeysRepo(a.clickhouse),
-    audit,
+    repo: new KeysRepo(a.clickhouse), audit,
     registry: a.registry,
     adminApiKey: config.adminApiKey,
     announceRevocation: (keyId) => revocations.publish(keyId),
