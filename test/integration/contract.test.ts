@@ -208,6 +208,12 @@ describe('the API against its OpenAPI document', () => {
     await both('GET', '/v1/detection-rules/versions/{version}', { fill: { version: '1' }, status: 200 }, noKey, { fill: { version: '99' } }, { fill: { version: 'x' } });
   });
 
+  test("a workspace's networks answer as documented", async () => {
+    await both('GET', '/v1/networks', { status: 200 }, noKey, { query: '?colour=red' });
+    await both('PUT', '/v1/networks', { body: { networks: [{ prefix: '198.51.100.0/24', name: 'web' }] }, status: 200 }, noKey, { body: { networks: [{ prefix: 'nope', name: 'web' }] } });
+    await both('GET', '/v1/networks/versions/{version}', { fill: { version: '1' }, status: 200 }, noKey, { fill: { version: '99' } }, { fill: { version: 'x' } });
+  });
+
   test('playbooks answer as documented', async () => {
     const playbooks = [{ id: 'contract', name: 'contract', actions: [{ type: 'flowspec_discard', duration_minutes: 5, protocols: ['tcp'] }, { type: 'webhook' }] }];
     await both('GET', '/v1/playbooks', { status: 200 }, noKey, { query: '?colour=red' });
