@@ -16,6 +16,7 @@ import { registerHealthRoutes } from './routes/health';
 import { registerIncidentRoutes } from './routes/incidents';
 import { registerIngestRoutes } from './routes/ingest';
 import { registerPlaybookRoutes } from './routes/playbooks';
+import { registerNetworkRoutes } from './routes/networks';
 import { registerPolicyRoutes } from './routes/policies';
 import { registerPrefixRoutes } from './routes/prefixes';
 import { registerReplayRoutes } from './routes/replays';
@@ -77,6 +78,7 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   registerPrefixRoutes(tenantRouter, deps);
   registerDetectionRuleRoutes(tenantRouter, deps);
   registerPlaybookRoutes(tenantRouter, deps);
+  registerNetworkRoutes(tenantRouter, deps);
   registerWebhookRoutes(tenantRouter, deps);
   registerSsoRoutes(tenantRouter, deps);
   registerGuardrailRoutes(tenantRouter, deps);

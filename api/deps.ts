@@ -5,6 +5,7 @@ import type { AuthThrottle } from '../application/auth-throttle';
 import type { AuditLedger } from '../application/audit-ledger';
 import type { QueryBudget } from '../application/query-budget';
 import type { DetectionRulesService } from '../application/detection-rules-service';
+import type { NetworksService } from '../application/enrichment/networks-service';
 import type { ExporterService } from '../application/exporter-service';
 import type { IncidentService } from '../application/incident-service';
 import type { IngestService } from '../application/ingest-service';
@@ -68,6 +69,7 @@ export interface ApiDeps {
   prefixes: PrefixService;
   detectionRules: DetectionRulesService;
   playbooks: PlaybookService;
+  networks: NetworksService;
   webhooks: WebhookService;
   /** Single sign-on: each workspace's group mappings, and whether the platform admin requires single sign-on of its people. */
   groupMappings: GroupMappingsService;

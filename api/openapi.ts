@@ -12,6 +12,7 @@ import { metaContracts } from './contracts/routes-meta';
 import { authContracts } from './contracts/routes-auth';
 import { sessionCookie } from './cookies';
 import { playbookContracts } from './contracts/routes-playbooks';
+import { networkContracts } from './contracts/routes-networks';
 
 /**
  * The OpenAPI 3.1 document, generated from the route contracts: the request
@@ -27,6 +28,7 @@ export const routeContracts: readonly RouteContract[] = [
   ...governanceContracts,
   ...enrichmentContracts,
   ...playbookContracts,
+  ...networkContracts,
   ...automationContracts,
   ...identityContracts,
   ...guardrailContracts,

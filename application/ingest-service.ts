@@ -2,11 +2,12 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { validationError, type ErrorDetail } from '../core/errors';
 import { recordEventId } from '../core/ids';
-import { flowRowJson, parseFlow } from '../core/flow';
+import { flowRowJson, parseFlow, type FlowInput } from '../core/flow';
 import { metricEventSchema, signalSchema, toMetricRow, toSignalRow, type StreamKind } from '../core/telemetry';
 import { zodIssueDetails } from '../core/errors';
 import { counter, type Registry } from '../observability/metrics';
 import type { TelemetryPublisher } from '../streams/telemetry-publisher';
+import type { FlowEnricher } from './enrichment/address-enrichment';
 import type { RateLimiter } from './rate-limiter';
 
 type Stamp = { org_id: string; event_id: string; ts: number; received_at: number };
@@ -14,7 +15,7 @@ type Stamp = { org_id: string; event_id: string; ts: number; received_at: number
 interface KindSpec<T> {
   parse: (value: unknown) => z.ZodSafeParseResult<T>;
   /** The stored JSON line of a record and its event time. */
-  toLine: (input: T, stamp: Stamp) => { json: string; ts: number };
+  toLine: (input: T, stamp: Stamp, enricher?: FlowEnricher) => { json: string; ts: number };
 }
 
 const viaObject =
@@ -27,7 +28,7 @@ const viaObject =
 // Each spec's toLine takes what its own parse gave: the table forgets the type, the pairing keeps it.
 const spec = <T>(s: KindSpec<T>) => s as unknown as KindSpec<unknown>;
 const specs: Record<StreamKind, KindSpec<unknown>> = {
-  flow: spec({ parse: parseFlow, toLine: flowRowJson }),
+  flow: spec({ parse: parseFlow, toLine: (input: FlowInput, stamp, enricher) => flowRowJson(input, stamp, enricher?.tailOf(stamp.org_id, input)) }),
   signal: spec({ parse: (v) => signalSchema.safeParse(v), toLine: viaObject(toSignalRow) }),
   metric: spec({ parse: (v) => metricEventSchema.safeParse(v), toLine: viaObject(toMetricRow) }),
 };
@@ -56,7 +57,7 @@ export class IngestService {
   private readonly rejected;
 
   constructor(
-    private readonly deps: { publisher: TelemetryPublisher; rateLimiter: RateLimiter; registry: Registry; now?: () => number },
+    private readonly deps: { publisher: TelemetryPublisher; rateLimiter: RateLimiter; registry: Registry; enricher?: FlowEnricher; now?: () => number },
   ) {
     this.rejected = counter(deps.registry, {
       name: 'nettel_telemetry_rejected_records_total',
@@ -101,7 +102,7 @@ export class IngestService {
         if (details.length < maxDetails) details.push(...zodIssueDetails(parsed.error, i).slice(0, 5));
         continue;
       }
-      const line = kindSpec.toLine(parsed.data, { org_id: orgId, event_id: recordEventId(batchHex, i), ts: receivedAt, received_at: receivedAt });
+      const line = kindSpec.toLine(parsed.data, { org_id: orgId, event_id: recordEventId(batchHex, i), ts: receivedAt, received_at: receivedAt }, this.deps.enricher);
       if (line.ts < minTs) minTs = line.ts;
       if (line.ts > maxTs) maxTs = line.ts;
       lines[i] = line.json;

@@ -1,5 +1,5 @@
-import { enrichedDimensionKind, enrichedDimensions, maxTextValue } from './enrichment/dimensions';
 import { validationError, type ErrorDetail } from './errors';
+import { dimensionSpecs, flowDimensions, isFlowDimension, type DimensionSpec, type FlowDimension, type RollupFamily } from './flow-dimensions';
 import { isAddressText, protocolSchema } from './telemetry';
 
 /**
@@ -7,49 +7,9 @@ import { isAddressText, protocolSchema } from './telemetry';
  * be answered. Pure: query text in, typed filters and plans out; storage
  * turns them into SQL. Addresses are compared as 16 bytes (IPv4 as
  * IPv4-mapped IPv6), so a filter is a list of address ranges whatever the
- * spelling the address was stored in.
+ * spelling the address was stored in. The dimensions themselves are the
+ * catalog of core/flow-dimensions.ts.
  */
-export const flowDimensions = [
-  'src_ip', 'dst_ip', 'src_port', 'dst_port', 'protocol', 'exporter',
-  'in_if', 'out_if', 'src_as', 'dst_as', 'tcp_flags', 'tos',
-  ...enrichedDimensions,
-] as const;
-export type FlowDimension = (typeof flowDimensions)[number];
-export type DimensionKind = 'address' | 'number' | 'protocol' | 'text';
-
-/** The rollup tables keep one of two key sets: destination and protocol (flows_*), or the source (flows_src_*). */
-export type RollupFamily = 'dst' | 'src';
-
-export interface DimensionSpec {
-  kind: DimensionKind;
-  /** The largest value of a number dimension (its column type's). */
-  max: number;
-  /** The rollup family that keeps it as a key, if any. */
-  family?: RollupFamily;
-}
-
-const uint32 = 4_294_967_295;
-export const dimensionSpecs: Readonly<Record<FlowDimension, DimensionSpec>> = {
-  src_ip: { kind: 'address', max: 0, family: 'src' },
-  dst_ip: { kind: 'address', max: 0, family: 'dst' },
-  src_port: { kind: 'number', max: 65_535 },
-  dst_port: { kind: 'number', max: 65_535 },
-  protocol: { kind: 'protocol', max: 0, family: 'dst' },
-  exporter: { kind: 'address', max: 0 },
-  in_if: { kind: 'number', max: uint32 },
-  out_if: { kind: 'number', max: uint32 },
-  src_as: { kind: 'number', max: uint32 },
-  dst_as: { kind: 'number', max: uint32 },
-  tcp_flags: { kind: 'number', max: 0xffff },
-  tos: { kind: 'number', max: 255 },
-  // Interface names and classification, joined in when read: no rollup keeps them (core/enrichment/dimensions.ts).
-  ...(Object.fromEntries(
-    enrichedDimensions.map((d) => [d, enrichedDimensionKind(d) === 'number' ? { kind: 'number', max: Number.MAX_SAFE_INTEGER } : { kind: 'text', max: 0 }]),
-  ) as Record<(typeof enrichedDimensions)[number], DimensionSpec>),
-};
-
-export const isFlowDimension = (name: string): name is FlowDimension => (flowDimensions as readonly string[]).includes(name);
-
 /** An inclusive range of addresses, each bound as eight groups of four hex digits (IPv4 in its mapped form). */
 export interface AddressRange {
   first: string;
@@ -119,12 +79,12 @@ function parseValue(spec: DimensionSpec, text: string): { value: AddressRange | 
     const range = parseAddressRange(text);
     return range ? { value: range } : { error: `${JSON.stringify(text)} is not an IPv4 or IPv6 address or CIDR prefix` };
   }
-  if (spec.kind === 'text') {
-    return text.length <= maxTextValue ? { value: text } : { error: `a value of at most ${maxTextValue} characters` };
-  }
   if (spec.kind === 'number') {
     const n = /^\d{1,15}$/.test(text) ? Number(text) : NaN;
     return n <= spec.max ? { value: n } : { error: `${JSON.stringify(text)} is not a whole number from 0 to ${spec.max}` };
+  }
+  if (spec.kind === 'text') {
+    return spec.text?.pattern.test(text) ? { value: text } : { error: `${JSON.stringify(text)} is not ${spec.text?.describe ?? 'a label'}` };
   }
   const name = protocolSchema.safeParse(text);
   return name.success ? { value: name.data } : { error: `${JSON.stringify(text)} is not a protocol name (1-16 characters)` };
@@ -144,8 +104,7 @@ function parseFilter(dimension: FlowDimension, text: string): FlowFilter | Error
   }
   if (spec.kind === 'address') return { dimension, kind: 'address', ranges: values as AddressRange[] };
   if (spec.kind === 'number') return { dimension, kind: 'number', values: values as number[] };
-  if (spec.kind === 'text') return { dimension, kind: 'text', values: [...new Set(values as string[])] };
-  return { dimension, kind: 'protocol', values: [...new Set(values as string[])] };
+  return { dimension, kind: spec.kind, values: [...new Set(values as string[])] };
 }
 
 /**

@@ -149,9 +149,10 @@ export function toFlowRow(input: FlowInput, stamp: Stamped): FlowRow {
  * builds a flow's stored line without an intermediate object. Addresses
  * hold only hex digits, dots and colons, and org and event ids are
  * [A-Za-z0-9_-], so only the protocol needs JSON escaping; a unit test holds
- * the two to the same output.
+ * the two to the same output. `tail` is the enrichment's fields, already
+ * written as JSON (core/enrichment/flow-enrichment.ts enrichmentJsonTail).
  */
-export function flowRowJson(input: FlowInput, stamp: Stamped): { json: string; ts: number } {
+export function flowRowJson(input: FlowInput, stamp: Stamped, tail = ''): { json: string; ts: number } {
   const ts = input.timestamp ?? stamp.ts;
   const rate = input.sampling_rate;
   let json =
@@ -168,5 +169,5 @@ export function flowRowJson(input: FlowInput, stamp: Stamped): { json: string; t
   if (input.flow_start !== undefined) json += `,"flow_start":${input.flow_start}`;
   if (input.flow_end !== undefined) json += `,"flow_end":${input.flow_end}`;
   if (rate !== undefined) json += `,"sampling_rate":${rate}`;
-  return { json: json + '}', ts };
+  return { json: json + tail + '}', ts };
 }

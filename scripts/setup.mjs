@@ -355,6 +355,8 @@ try {
   if (mode !== 'start') debianPackagesWithoutDaemons([['softflowd', 'softflowd'], ['pmacctd', 'pmacct'], ['nfreplay', 'nfdump']]);
   // The browser the console's tests drive with playwright-core (Playwright's own browser download needs a network).
   if (mode === 'test') debianPackage('chromium', 'chromium');
+  // The MMDB reader the enrichment tests check the service's country lookups against.
+  if (mode === 'test') debianPackage('mmdblookup', 'mmdb-bin');
   // The BGP speaker mitigations are announced through (gobgpd, and its API's .proto files), and the router the tests peer it with (BIRD 2).
   const bgpSpeaker = mode === 'start' ? (env.BGP_SPEAKER_ADDRESS ?? '').trim() : '';
   if (bgpSpeaker === '') gobgpd();

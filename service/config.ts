@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { apiSettings } from '../api/api.config';
 import { limitsSettings } from '../api/limits.config';
+import { enrichmentSettings } from '../application/enrichment/enrichment.config';
 import { keysSettings } from '../application/keys.config';
 import { oidcSettings } from '../application/identity/oidc.config';
 import { webhooksSettings } from '../application/webhooks.config';
@@ -41,6 +42,7 @@ export const componentSettings = [
   replayReconcilerSettings,
   approvalsSettings,
   snmpPollerSettings,
+  enrichmentSettings,
 ] as const;
 
 function composedShape() {
@@ -66,7 +68,8 @@ function composedShape() {
     typeof webhooksSettings.shape &
     typeof replayReconcilerSettings.shape &
     typeof approvalsSettings.shape &
-    typeof snmpPollerSettings.shape;
+    typeof snmpPollerSettings.shape &
+    typeof enrichmentSettings.shape;
 }
 
 /** The environment variables the service reads: every component's, composed. */
@@ -91,6 +94,7 @@ function configOf(e: Env) {
     ...replayReconcilerSettings.configOf(e),
     ...approvalsSettings.configOf(e),
     ...snmpPollerSettings.configOf(e),
+    ...enrichmentSettings.configOf(e),
   };
 }
 

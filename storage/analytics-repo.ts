@@ -1,6 +1,8 @@
 import { bucketMs, seriesResolution, type BucketResolution } from '../core/resolution';
 import type { ClickHouse } from './clickhouse';
-import type { FlowDimension, FlowFilter, StepVolume } from '../core/flow-query';
+import { enrichedTextDimensions, type EnrichedTextDimension, type FlowDimension } from '../core/flow-dimensions';
+import { asNamesOf } from './enrichment/enrichment-repo';
+import type { FlowFilter, StepVolume } from '../core/flow-query';
 import type { CheckedFilter } from '../core/analytics/filter/check';
 import { flowFilterCatalog } from '../core/analytics/filter/catalog';
 import { filterSql } from './analytics/filter-sql';
@@ -34,7 +36,15 @@ export interface FlowRecord {
   flow_start: number | null;
   flow_end: number | null;
   sampling_rate: number;
+  /** The names of src_as and dst_as, resolved when read (table as_names); null where none is known. */
+  src_as_name: string | null;
+  dst_as_name: string | null;
+  /** The id of the address databases that enriched the flow (table enrichment_versions); 0 for flows stored before enrichment. */
+  enrichment_version: number;
 }
+
+/** A flow record with the text dimensions enrichment stores (countries, network labels): '' as null. */
+export type EnrichedFlowRecord = FlowRecord & Partial<Record<EnrichedTextDimension, string | null>>;
 
 /** A traffic series: its key (null for the whole traffic, `{ other: true }` for what the top keys leave) and volumes per step. */
 export interface FlowSeries {
@@ -70,7 +80,7 @@ export class AnalyticsRepo {
 
   async flows(
     orgId: string, range: TimeRange, filters: readonly FlowFilter[], limit: number, after?: { ts: number; event_id: string }, filter?: CheckedFilter,
-  ): Promise<FlowRecord[]> {
+  ): Promise<EnrichedFlowRecord[]> {
     const d = this.ch.dialect;
     const where = [`org_id = ${str(orgId)}`, `ts >= ${d.timeLiteral(range.from)}`, `ts < ${d.timeLiteral(range.to)}`, ...filterConditions(d, filters)];
     if (filter) where.push(filterSql(d, filter, flowFilterCatalog, 'raw'));
@@ -81,15 +91,23 @@ export class AnalyticsRepo {
     const rows = await this.ch.query<Record<string, unknown>>(
       `SELECT event_id, ${d.msOf('ts')} AS ts_ms, ${d.addressText('src_ip')} AS src, ${d.addressText('dst_ip')} AS dst,
          src_port, dst_port, protocol, bytes, packets, ${d.addressText('exporter')} AS exporter_text, in_if, out_if, src_as, dst_as,
-         tcp_flags, tos, ${d.msOf('flow_start')} AS start_ms, ${d.msOf('flow_end')} AS end_ms, sampling_rate FROM ${this.db}.flows
+         tcp_flags, tos, ${d.msOf('flow_start')} AS start_ms, ${d.msOf('flow_end')} AS end_ms, sampling_rate,
+         ${enrichedTextDimensions.join(', ')}, enrichment_version FROM ${this.db}.flows
        WHERE ${where.join(' AND ')} ORDER BY ts DESC, event_id DESC LIMIT ${int(limit)}`,
     );
-    return rows.map(flowRecord);
+    const names = await asNamesOf(this.ch, rows.flatMap((r) => [Number(r.src_as), Number(r.dst_as)]));
+    return rows.map((r) => flowRecord(r, names));
   }
 
   /** The top keys by up to three dimensions over the exact range, with the plan's rollups or the raw flows. */
   async topFlows(scope: FlowScope, by: readonly FlowDimension[], metric: FlowMetric, limit: number): Promise<FlowTop> {
-    return topFlows(this.ch, scope, by, metric, limit);
+    const top = await topFlows(this.ch, scope, by, metric, limit);
+    const asDimensions = by.filter((dim) => dim === 'src_as' || dim === 'dst_as');
+    if (asDimensions.length === 0) return top;
+    // AS names are resolved when read: a renamed AS needs no rewrite of stored flows.
+    const names = await asNamesOf(this.ch, top.rows.flatMap((r) => asDimensions.map((dim) => Number(r.key[dim]))));
+    for (const row of top.rows) row.names = Object.fromEntries(asDimensions.map((dim) => [`${dim}_name`, names.get(Number(row.key[dim])) ?? null]));
+    return top;
   }
 
   /**
@@ -140,9 +158,9 @@ export class AnalyticsRepo {
 
 const msOrNull = (value: unknown) => (Number(value) ? Number(value) : null);
 
-function flowRecord(r: Record<string, unknown>): FlowRecord {
+function flowRecord(r: Record<string, unknown>, names: ReadonlyMap<number, string>): EnrichedFlowRecord {
   const exporter = String(r.exporter_text);
-  return {
+  const record: EnrichedFlowRecord = {
     event_id: String(r.event_id),
     ts: Number(r.ts_ms),
     src_ip: String(r.src),
@@ -162,5 +180,10 @@ function flowRecord(r: Record<string, unknown>): FlowRecord {
     flow_start: msOrNull(r.start_ms),
     flow_end: msOrNull(r.end_ms),
     sampling_rate: Number(r.sampling_rate),
+    src_as_name: names.get(Number(r.src_as)) ?? null,
+    dst_as_name: names.get(Number(r.dst_as)) ?? null,
+    enrichment_version: Number(r.enrichment_version),
   };
+  for (const dim of enrichedTextDimensions) record[dim] = typeof r[dim] === 'string' && r[dim] !== '' ? r[dim] : null;
+  return record;
 }

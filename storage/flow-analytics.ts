@@ -1,6 +1,7 @@
 import type { CheckedFilter } from '../core/analytics/filter/check';
 import { flowFilterCatalog } from '../core/analytics/filter/catalog';
-import { dimensionSpecs, type FlowDimension, type FlowFilter, type FlowQueryPlan, type StepVolume } from '../core/flow-query';
+import { dimensionSpecs, type FlowDimension } from '../core/flow-dimensions';
+import type { FlowFilter, FlowQueryPlan, StepVolume } from '../core/flow-query';
 import { bucketMs, coarsestOf, flowResolutions, planSegments, type Resolution, type Segment, type TimeSpan } from '../core/resolution';
 import { filterSql } from './analytics/filter-sql';
 import type { Dialect } from './dialect';
@@ -33,6 +34,8 @@ export interface FlowScope {
 
 export interface FlowTopRow {
   key: FlowKey;
+  /** Names resolved when read for the AS dimensions grouped by (`src_as_name`, `dst_as_name`). */
+  names?: Record<string, string | null>;
   /** Each dimension's value as the text the series compares keys by. */
   text: string[];
   bytes: number;
@@ -66,11 +69,12 @@ export function filterConditions(d: Dialect, filters: readonly FlowFilter[]): st
 const keyText = (d: Dialect, dimension: FlowDimension, column: string) =>
   dimensionSpecs[dimension].kind === 'address' ? d.addressText(column) : column;
 
-/** A dimension's value as the API shows it: numbers as numbers, an absent exporter (`::`, '') as null. */
+/** A dimension's value as the API shows it: numbers as numbers, an absent exporter (`::`, '') or label ('') as null. */
 function presented(dimension: FlowDimension, value: unknown): DimensionValue {
   const kind = dimensionSpecs[dimension].kind;
   if (kind === 'number') return Number(value);
   const text = String(value);
+  if (kind === 'text') return text === '' ? null : text;
   return dimension === 'exporter' && (text === '' || text === '::') ? null : text;
 }
 

@@ -3,7 +3,8 @@ import type { ClickHouse } from './clickhouse';
 import type { Dialect } from './dialect';
 import { automationMigrations } from './migrations/automations';
 import { detectionRulesMigrations } from './migrations/detection-rules';
-import { enrichmentMigrations } from './enrichment/migrations';
+import { enrichmentMigrations as interfaceEnrichmentMigrations } from './enrichment/migrations';
+import { enrichmentMigrations as addressEnrichmentMigrations } from './migrations/enrichment';
 import { exporterMigrations } from './migrations/exporters';
 import { flowFieldMigrations } from './migrations/flow-fields';
 import { governanceMigrations } from './migrations/governance';
@@ -22,7 +23,7 @@ import { telemetryMigrations } from './migrations/telemetry';
 import { webhookMigrations } from './migrations/webhooks';
 
 /** Schema as ordered, idempotent migrations, written through the server generation's dialect. */
-export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations, ...playbookMigrations, ...automationMigrations, ...personMigrations, ...singleSignOnMigrations, ...guardrailMigrations, ...enrichmentMigrations];
+export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations, ...playbookMigrations, ...automationMigrations, ...personMigrations, ...singleSignOnMigrations, ...guardrailMigrations, ...addressEnrichmentMigrations, ...interfaceEnrichmentMigrations];
 
 export interface MigrateOptions {
   retention: Retention;

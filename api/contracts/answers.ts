@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { enrichedFlowFields } from './flow-enrichment';
 import { personSchema } from './person-answers';
 import { roles } from '../../core/roles';
 import { webhookEventTypes } from '../../core/webhook-events';
@@ -7,7 +8,6 @@ import { exporterStatuses } from '../../core/exporter';
 import { mitigationActions } from '../../core/mitigation-policy';
 import { telemetryKinds } from '../../core/telemetry';
 import { prefixStatuses } from '../../core/workspace-prefix';
-import { snmpAgentsHealth } from './enrichment-answers';
 
 /**
  * The shapes of the API's answers, as zod schemas. The routes do not parse
@@ -38,20 +38,7 @@ export { personSchema };
 
 export const pageOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), next_cursor: nextCursor });
 
-/** Without a key only `status`; version, detail and error are for the platform admin key. */
-const probe = z.object({ status: z.enum(['up', 'down']), version: z.string().optional(), detail: z.string().optional(), error: z.string().optional() });
-export const healthAnswer = z
-  .object({
-    status: z.enum(['ok', 'degraded']),
-    engines: z.object({ nats: probe, clickhouse: probe, temporal: probe }),
-    loops: z.record(z.string(), probe).meta({ description: "each long-running loop of this process's roles, by name" }),
-    snmp_agents: snmpAgentsHealth,
-    governance: z
-      .union([z.object({ ungated_workspaces: z.array(z.string()) }), z.object({ error: z.string() })])
-      .optional()
-      .meta({ description: 'platform admin only: the workspaces whose enabled playbooks act with no active policy requiring an approver (nobody decides their runs)' }),
-  })
-  .meta({ title: 'Health' });
+export { healthAnswer } from './health-answers';
 
 export const keyAnswer = z
   .object({
@@ -161,6 +148,7 @@ export const flowAnswer = z
     flow_start: timeOrNull,
     flow_end: timeOrNull,
     sampling_rate: z.number().int(),
+    ...enrichedFlowFields,
   })
   .meta({ title: 'Flow' });
 export const topAnswer = z

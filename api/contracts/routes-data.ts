@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { flowSchema } from '../../core/flow';
-import { flowDimensions } from '../../core/flow-query';
+import { flowDimensions } from '../../core/flow-dimensions';
 import { metricEventSchema, signalSchema } from '../../core/telemetry';
 import * as audit from '../routes/audit';
 import * as flows from '../routes/flow-analytics';

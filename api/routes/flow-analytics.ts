@@ -4,9 +4,9 @@ import { z } from 'zod';
 import { readFilter, type CheckedFilter } from '../../core/analytics/filter/check';
 import { flowFilterCatalog } from '../../core/analytics/filter/catalog';
 import { validationError } from '../../core/errors';
+import { isFlowDimension } from '../../core/flow-dimensions';
 import {
   defaultStep,
-  isFlowDimension,
   maxSeriesPoints,
   parseDimensionList,
   parseFilters,
@@ -21,7 +21,7 @@ import {
 import { queryCost } from '../../core/query-cost';
 import type { Segment } from '../../core/resolution';
 import { iso } from '../../core/time';
-import type { FlowRecord } from '../../storage/analytics-repo';
+import type { EnrichedFlowRecord } from '../../storage/analytics-repo';
 import type { FlowTopRow } from '../../storage/flow-analytics';
 import { orgOf, requirePermission } from '../auth';
 import type { ApiDeps } from '../deps';
@@ -100,7 +100,7 @@ type Guard = ReturnType<typeof requirePermission>;
 
 const segmentView = (s: Segment) => ({ from: iso(s.from), to: iso(s.to), resolution: s.resolution });
 
-const flowView = (r: FlowRecord) => ({
+const flowView = (r: EnrichedFlowRecord) => ({
   ...r,
   ts: iso(r.ts),
   flow_start: r.flow_start === null ? null : iso(r.flow_start),
@@ -109,8 +109,9 @@ const flowView = (r: FlowRecord) => ({
 
 /** A top row: its dimensions, then the ranked metric and flows (as the API always answered), or every total. */
 function topRowView(row: FlowTopRow, metric: 'bytes' | 'packets' | 'flows', totals: 'metric' | 'all') {
-  if (totals === 'all') return { ...row.key, bytes: row.bytes, packets: row.packets, flows: row.flows };
-  return metric === 'flows' ? { ...row.key, flows: row.flows } : { ...row.key, [metric]: row[metric], flows: row.flows };
+  const key = { ...row.key, ...row.names };
+  if (totals === 'all') return { ...key, bytes: row.bytes, packets: row.packets, flows: row.flows };
+  return metric === 'flows' ? { ...key, flows: row.flows } : { ...key, [metric]: row[metric], flows: row.flows };
 }
 
 function registerFlows(router: Router, deps: ApiDeps, guard: Guard): void {

@@ -63,7 +63,18 @@ function Shell({ session, me, onChosen, onSignOut }: { session: ConsoleSession; 
         <WhoLine session={session} me={me} onChosen={onChosen} onSignOut={onSignOut} />
       </header>
       <main>{current ? <View name={current.path} id={id} me={me} /> : <p>This sign-in may not read any view of the console.</p>}</main>
+      <DataCredits />
     </>
+  );
+}
+
+/** The attribution the address databases' licences ask for (docs/enrichment.md, "Data sources and licences"). */
+function DataCredits() {
+  return (
+    <footer class="credits">
+      AS and country data: <a href="https://github.com/sapics/ip-location-db">ip-location-db</a> (NRO, RouteViews; CC BY 4.0),{' '}
+      <a href="https://db-ip.com/">IP Geolocation by DB-IP</a> (CC BY 4.0).
+    </footer>
   );
 }
 

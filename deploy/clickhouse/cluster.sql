@@ -408,6 +408,69 @@ CREATE TABLE IF NOT EXISTS nettel.sso_requirements ON CLUSTER '{cluster}' (
   org_id String, required UInt8, version UInt64, updated_at Int64, actor String
   ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.sso_requirements', '{replica}', version) ORDER BY org_id;
 
+-- 0027_sso_person_keys_from_sign_in
+ALTER TABLE nettel.sso_requirements ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS person_keys_from_sign_in UInt8 DEFAULT 0;
+
+-- 0028_guardrails
+CREATE TABLE IF NOT EXISTS nettel.guardrail_settings ON CLUSTER '{cluster}' (
+  org_id String, four_eyes UInt8, version UInt64, updated_at Int64, actor String
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.guardrail_settings', '{replica}', version) ORDER BY org_id;
+
+-- 0028_guardrails
+CREATE TABLE IF NOT EXISTS nettel.guardrail_changes ON CLUSTER '{cluster}' (
+  org_id String, change_id String, kind String, target String, change String, reasons String,
+  requested_by String, requested_by_person String, requested_at Int64,
+  status String, decided_by String, decided_by_person String, decided_at Int64, version UInt64
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.guardrail_changes', '{replica}', version) ORDER BY (org_id, change_id);
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS src_country LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS dst_country LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS src_net_name LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS dst_net_name LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS src_net_role LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS dst_net_role LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS src_net_site LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS dst_net_site LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS src_net_tenant LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS dst_net_tenant LowCardinality(String) CODEC(ZSTD(1));
+
+-- 0040_flow_enrichment
+ALTER TABLE nettel.flows ON CLUSTER '{cluster}' ADD COLUMN IF NOT EXISTS enrichment_version UInt32 CODEC(ZSTD(1));
+
+-- 0041_enrichment_tables
+CREATE TABLE IF NOT EXISTS nettel.enrichment_versions ON CLUSTER '{cluster}' (
+  id UInt32, country_db String, as_db String, loaded_at Int64
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.enrichment_versions', '{replica}', loaded_at) ORDER BY id;
+
+-- 0041_enrichment_tables
+CREATE TABLE IF NOT EXISTS nettel.as_names ON CLUSTER '{cluster}' (
+  asn UInt32, name String, as_db String, loaded_at Int64
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.as_names', '{replica}', loaded_at) ORDER BY (asn, as_db);
+
+-- 0042_workspace_networks
+CREATE TABLE IF NOT EXISTS nettel.workspace_networks ON CLUSTER '{cluster}' (
+  org_id String, version UInt64, networks String, created_at Int64, actor String
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.workspace_networks', '{replica}') ORDER BY (org_id, version);
+
 -- 0045_exporter_interfaces
 CREATE TABLE IF NOT EXISTS nettel.exporter_interfaces ON CLUSTER '{cluster}' (
   org_id String, exporter String, if_index UInt32, name String, description String, speed UInt64,

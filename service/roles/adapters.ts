@@ -1,10 +1,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { AddressEnrichment } from '../../application/enrichment/address-enrichment';
+import { NetworkTablesCache } from '../../application/enrichment/networks-service';
 import type { Logger } from '../../observability/logger';
 import type { Registry } from '../../observability/metrics';
 import { HttpClickHouse, type ClickHouse } from '../../storage/clickhouse';
 import { ChdbClickHouse } from '../../storage/chdb-clickhouse';
+import { EnrichmentRepo } from '../../storage/enrichment/enrichment-repo';
+import { NetworksRepo } from '../../storage/enrichment/networks-repo';
 import { migrate } from '../../storage/migrations';
 import { applyRetentionTtl } from '../../storage/retention';
 import { JetStreamWriteHealth } from '../../streams/jetstream-write-health';
@@ -31,6 +35,10 @@ export interface Adapters {
   telemetryWrites: JetStreamWriteHealth;
   registry: Registry;
   log: Logger;
+  /** The address databases, in a process whose roles ingest flows (api, collector); loaded after the schema. */
+  enrichment?: AddressEnrichment;
+  /** The workspaces' networks in force, beside the enrichment that labels flows with them. */
+  networks?: NetworkTablesCache;
 }
 
 /** Large chDB inserts are spooled in memory-backed /dev/shm where there is one. */
@@ -70,6 +78,10 @@ export function sharedAdapters(config: Config, addresses: EngineAddresses, regis
     temporal,
     startStep(() => ensureJetStreamObjects(config, nats, log)),
   ];
-  const adapters: Adapters = { clickhouse, nats, temporal, locks, topology, telemetryWrites: new JetStreamWriteHealth(), registry, log };
+  const ingestsFlows = config.roles.includes('api') || config.roles.includes('collector');
+  const networks = ingestsFlows ? new NetworkTablesCache({ refreshMs: config.enrichment.networksRefreshMs }, { repo: new NetworksRepo(clickhouse), log }) : undefined;
+  const enrichment = ingestsFlows ? new AddressEnrichment(config.enrichment, { repo: new EnrichmentRepo(clickhouse), networks, registry, log }) : undefined;
+  if (networks && enrichment) components.push(networks, enrichment);
+  const adapters: Adapters = { clickhouse, nats, temporal, locks, topology, telemetryWrites: new JetStreamWriteHealth(), registry, log, enrichment, networks };
   return { components, adapters };
 }

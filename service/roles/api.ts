@@ -34,6 +34,8 @@ import { IncidentSignals } from '../../storage/incident-signals';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { KeysRepo } from '../../storage/keys-repo';
 import { PlaybooksRepo } from '../../storage/playbooks-repo';
+import { NetworksRepo } from '../../storage/enrichment/networks-repo';
+import { NetworksService } from '../../application/enrichment/networks-service';
 import { PoliciesRepo } from '../../storage/policies-repo';
 import { GuardrailsRepo } from '../../storage/guardrails-repo';
 import type { OperatorBounds, PlaybooksDocument } from '../../core/playbooks';
@@ -129,7 +131,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads, queryBudget
     authThrottle: new AuthThrottle(config.auth, a.registry),
     trustedProxies: new TrustedProxies(config.auth.trustedProxies),
     metricsToken: config.auth.metricsToken,
-    ingest: new IngestService({ publisher, rateLimiter: recordRateLimiter(config.rateLimit, a.registry), registry: a.registry }),
+    ingest: new IngestService({ publisher, rateLimiter: recordRateLimiter(config.rateLimit, a.registry), registry: a.registry, enricher: a.enrichment }),
     incidents: new IncidentService({ incidents, signals: new IncidentSignals(a.clickhouse), correlator, audit }),
     analytics: new AnalyticsRepo(a.clickhouse, config.analytics.limits),
     analyticsLimits: config.analytics,
@@ -149,6 +151,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads, queryBudget
     automations,
     exporters: new ExporterService({ exporters: new ExportersRepo(a.clickhouse), audit, withLock }),
     prefixes: new PrefixService({ prefixes, audit, withLock, announced: async (orgId) => (await automations.active(orgId)).map((m) => m.destination) }),
+    networks: new NetworksService({ repo: new NetworksRepo(a.clickhouse), tables: a.networks, audit, withLock }),
     ...guardedServices(a, audit, withLock, policies, (orgId) => prefixes.approved(orgId), config.bgp.allowed),
     detectionRules: new DetectionRulesService({ repo: new DetectionRulesRepo(a.clickhouse), cache: rules, audit, withLock }),
     webhooks: new WebhookService({

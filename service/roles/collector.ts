@@ -20,6 +20,7 @@ export function collectorRole(config: Config, a: Adapters) {
     {
       publisher: new TelemetryPublisher({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry, writes: a.telemetryWrites }),
       exporters: new ExportersRepo(a.clickhouse),
+      enricher: a.enrichment,
       registry: a.registry,
       log: a.log,
     },

@@ -9,19 +9,17 @@ import { createLogger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
 import { sessionCookieName, setCookies, signInThroughConsole } from '../support/console-sign-in';
 import { startTestOidcProvider, type TestOidcProvider } from '../support/oidc-provider';
-import { enrichmentCalls, type ContractCall as Call } from '../support/contract-enrichment';
+import { enrichmentCalls, networkCalls, type ContractCall as Call } from '../support/contract-enrichment';
+import { callGuardrailRoutes } from '../support/contract-guardrails';
 import { ContractChecker, type OpenApiDoc } from '../support/openapi-check';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
-import { callGuardrailRoutes } from '../support/contract-guardrails';
 
 /**
- * Every route of the OpenAPI document, called with a valid input and an
- * invalid one on a real stack; every answer must match the document for its
- * status. The stack runs the temporal-worker role too, so that replays
- * and automation runs reach `awaiting_approval` and the decisions are called
- * for real, with a gobgpd (no neighbour) as the speaker runs announce to,
- * and single sign-on at the tests' OpenID provider for the console's sign-in.
+ * Every route of the OpenAPI document, called with a valid input and an invalid one on a real stack; every
+ * answer must match the document for its status. The stack runs the temporal-worker role too, so that replays
+ * and automation runs reach `awaiting_approval` and the decisions are called for real, with a gobgpd (no
+ * neighbour) as the speaker runs announce to, and single sign-on at the tests' OpenID provider for the console.
  */
 const noRefusal = ['GET /healthz', 'GET /v1/openapi.json', 'GET /docs', 'GET /docs/init.js', 'GET /v1/console-config', 'GET /auth/config'];
 const noSuccess: string[] = [];
@@ -184,7 +182,7 @@ describe('the API against its OpenAPI document', () => {
       const admin = { key: t.adminKey, fill: { id } };
       await both('POST', `/v1/exporters/{id}/${decision}`, { ...admin, status: 200 }, noKey, { fill: { id } }, admin, { ...admin, fill: { id: 'exp_unknown' } });
     }
-    await enrichmentCalls(both, t, key);
+    await enrichmentCalls(both, t, key).then(() => networkCalls(both));
   });
 
   test('prefixes answer as documented', async () => {

@@ -11,7 +11,7 @@
  * no expectation of a test.
  */
 import type { components } from '../../console/src/openapi';
-import type { FlowDimension } from '../../core/flow-query';
+import type { FlowDimension } from '../../core/flow-dimensions';
 
 type Schemas = components['schemas'];
 

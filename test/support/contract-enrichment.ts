@@ -24,3 +24,11 @@ export async function enrichmentCalls(both: Both, t: TestStack, key: string): Pr
   const sample = { rules: 'true -> boundary external', exporter: { name: 'edge', address: '192.0.2.1' }, interfaces: [{ index: 1 }] };
   await both('POST', '/v1/classification-rules/evaluate', { body: sample, status: 200 }, noKey, { body: { ...sample, exporter: { address: 'x' } } }, { body: { ...sample, rules: 'true' } });
 }
+
+/** A workspace's networks (the address enrichment's own document): read, written, its versions. */
+export async function networkCalls(both: Both): Promise<void> {
+  const noKey = { key: '' };
+  await both('GET', '/v1/networks', { status: 200 }, noKey, { query: '?colour=red' });
+  await both('PUT', '/v1/networks', { body: { networks: [{ prefix: '198.51.100.0/24', name: 'web' }] }, status: 200 }, noKey, { body: { networks: [{ prefix: 'nope', name: 'web' }] } });
+  await both('GET', '/v1/networks/versions/{version}', { fill: { version: '1' }, status: 200 }, noKey, { fill: { version: '99' } }, { fill: { version: 'x' } });
+}

@@ -1,6 +1,7 @@
 import { flowFilterCatalog } from '../../core/analytics/filter/catalog';
 import { readFilter } from '../../core/analytics/filter/check';
-import { dimensionSpecs, flowDimensions, planFlowQuery, rawReason } from '../../core/flow-query';
+import { dimensionSpecs, flowDimensions } from '../../core/flow-dimensions';
+import { planFlowQuery, rawReason } from '../../core/flow-query';
 import { filterSql } from '../../storage/analytics/filter-sql';
 import { dialectOf } from '../../storage/dialect';
 

@@ -10,7 +10,7 @@ describe('single sign-on settings', () => {
   it('take the client id as the audience when none is given, and keep sessions at 30 minutes idle and 12 hours at most', () => {
     const config = loadConfig({ ...base, OIDC_ISSUER_URL: 'https://idp.example.test', OIDC_CLIENT_ID: 'nettel', OIDC_REDIRECT_BASE_URL: 'https://nettel.example.test/' });
     expect(config.oidc).toMatchObject({ issuerUrl: 'https://idp.example.test', audience: 'nettel', groupsClaim: 'groups', redirectBaseUrl: 'https://nettel.example.test' });
-    expect(config.sessions).toEqual({ idleMinutes: 30, maxHours: 12 });
+    expect(config.sessions).toEqual({ idleMinutes: 30, maxHours: 12, signInsMaxBytes: 8 * 1024 * 1024 });
   });
 
   it('refuse an issuer without a client id', () => {

@@ -1,3 +1,4 @@
+import type { FlowEnricher } from '../../application/enrichment/address-enrichment';
 import { flowRowJson } from '../../core/flow';
 import { addressText, toFlowInput } from '../../core/flow-message';
 import type { Logger } from '../../observability/logger';
@@ -48,7 +49,7 @@ export class Collector {
 
   constructor(
     private readonly config: CollectorConfig,
-    private readonly deps: { publisher: BatchPublisher; exporters: ExporterSource & UnknownExporterSink; registry: Registry; log: Logger },
+    private readonly deps: { publisher: BatchPublisher; exporters: ExporterSource & UnknownExporterSink; enricher?: FlowEnricher; registry: Registry; log: Logger },
   ) {
     const log = deps.log.child({ component: 'collector' });
     this.metrics = collectorMetrics(deps.registry);
@@ -162,7 +163,7 @@ export class Collector {
     const receivedAt = Date.now();
     this.lastFlowAt = receivedAt;
     this.batches.add(route.orgId, exporter, (eventId) =>
-      flowRowJson(input, { org_id: route.orgId, event_id: eventId, ts: input.timestamp ?? receivedAt, received_at: receivedAt }),
+      flowRowJson(input, { org_id: route.orgId, event_id: eventId, ts: input.timestamp ?? receivedAt, received_at: receivedAt }, this.deps.enricher?.tailOf(route.orgId, input)),
     );
   }
 }

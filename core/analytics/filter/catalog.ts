@@ -1,4 +1,5 @@
 import { enrichedDimensionKind, enrichedDimensions } from '../../enrichment/dimensions';
+import { enrichedTextDimensions } from '../../flow-dimensions';
 
 /**
  * The dimensions a filter may name, as data: each one's type and the
@@ -51,6 +52,8 @@ export const flowFilterCatalog: FilterCatalog = {
     dst_as: { type: 'number', tables: raw, max: u32, asn: true },
     tcp_flags: { type: 'number', tables: raw, max: 0xffff },
     tos: { type: 'number', tables: raw, max: 255 },
+    // Countries and the workspace's network labels, stored on the raw flows at ingest (docs/enrichment.md).
+    ...Object.fromEntries(enrichedTextDimensions.map((d) => [d, { type: 'string', tables: raw }])),
     // Interface and exporter names and classes, resolved when read by a join on the raw flows (storage/enrichment/interface-join.ts).
     ...Object.fromEntries(
       enrichedDimensions.map((d) => [d, enrichedDimensionKind(d) === 'number' ? { type: 'number', tables: raw, max: Number.MAX_SAFE_INTEGER } : { type: 'string', tables: raw }]),

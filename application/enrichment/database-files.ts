@@ -1,0 +1,149 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { Reader, type Response } from 'maxmind';
+import { AsRanges } from '../../core/enrichment/as-ranges';
+import { asOfRecord, countryOfRecord, type AddressDatabases } from '../../core/enrichment/flow-enrichment';
+
+/**
+ * The address databases' files: the ones shipped in npm packages
+ * (`@ip-location-db/geo-whois-asn-country-mmdb` for countries,
+ * `@ip-location-db/asn` for AS numbers and names), or the operator's own
+ * MMDB files (MaxMind or IPinfo, country and ASN) named by settings. Each
+ * file read whole into memory: a lookup never touches the disk.
+ */
+export interface DatabaseFiles {
+  /** An MMDB file with countries; the package's by default. */
+  countryMmdb?: string;
+  /** An MMDB file with AS numbers; the package's CSV by default. */
+  asnMmdb?: string;
+}
+
+const packageDir = (name: string) => path.dirname(require.resolve(`${name}/package.json`));
+const countryPackage = '@ip-location-db/geo-whois-asn-country-mmdb';
+const asPackage = '@ip-location-db/asn';
+
+export const packagedCountryMmdb = () => path.join(packageDir(countryPackage), 'geo-whois-asn-country.mmdb');
+export const packagedAsCsv = () => ({ v4: path.join(packageDir(asPackage), 'asn-ipv4-num.csv'), v6: path.join(packageDir(asPackage), 'asn-ipv6.csv') });
+
+async function packageVersion(name: string): Promise<string> {
+  const json = JSON.parse(await fs.readFile(path.join(packageDir(name), 'package.json'), 'utf8')) as { version?: string };
+  return `${name}@${json.version ?? 'unknown'}`;
+}
+
+/** An operator's file named by its content, so the same bytes under a new time are the same version. */
+const fileVersion = (file: string, bytes: Buffer) => `${path.basename(file)} sha256:${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}`;
+
+/** A file's stamp: its path, size and modification time; a change of any means a reload. */
+const stampOf = async (paths: readonly string[]) =>
+  (await Promise.all(paths.map(async (p) => fs.stat(p).then((st) => `${p}:${st.size}:${st.mtimeMs}`)))).join('|');
+
+/** The stamps of the country file and of the AS file(s), apart: a change to one reloads that one alone. */
+export async function fileStamps(files: DatabaseFiles): Promise<{ country: string; as: string }> {
+  return {
+    country: await stampOf([files.countryMmdb ?? packagedCountryMmdb()]),
+    as: await stampOf(files.asnMmdb ? [files.asnMmdb] : Object.values(packagedAsCsv())),
+  };
+}
+
+/** One database loaded: its lookup and what it is. */
+export interface CountryDatabase {
+  db: string;
+  countryOf: (address: string) => string;
+}
+export interface AsDatabase {
+  db: string;
+  asOf: (address: string) => number;
+  /** AS names from the CSV, for the `as_names` table; empty with an operator's ASN MMDB. */
+  names: ReadonlyMap<number, string>;
+}
+
+/** The databases loaded: lookups over memory, and what each one is. */
+export interface LoadedDatabases extends AddressDatabases {
+  countryDb: string;
+  asDb: string;
+  asNames: ReadonlyMap<number, string>;
+}
+
+/** The id of a pair of databases: a hash of their names, the same in every process. */
+export const versionIdOf = (countryDb: string, asDb: string) =>
+  createHash('sha256').update(`${countryDb}\u0000${asDb}`).digest().readUInt32BE(0) || 1;
+
+/**
+ * Decoded records by their offset in the file, for the reader: a country
+ * file holds a few hundred distinct records, so decoding each once takes
+ * the decoder off the hot path. Bounded, in case a file holds many more.
+ */
+function recordCache(max = 100_000) {
+  const map = new Map<number, unknown>();
+  return {
+    get: (key: string | number) => map.get(Number(key)),
+    set: (key: string | number, value: unknown) => {
+      if (map.size >= max) map.clear();
+      map.set(Number(key), value);
+    },
+  };
+}
+
+const readerOf = (bytes: Buffer) => new Reader<Response>(bytes, { cache: recordCache() });
+
+/**
+ * An address's record in an MMDB reader, or null. An IPv4-mapped address is
+ * looked up as its IPv4 address (the packaged file keeps IPv4 apart from
+ * ::ffff:0:0/96); an IPv6 address in an IPv4-only file has none, as
+ * libmaxminddb says (the npm reader would answer an IPv4 entry instead).
+ */
+function recordOf(reader: Reader<Response>, address: string): Response | null {
+  const mapped = address.startsWith('::ffff:') && address.includes('.');
+  if (address.includes(':') && !mapped && reader.metadata.ipVersion === 4) return null;
+  return reader.get(mapped ? address.slice(7) : address);
+}
+
+/** Reads the country file named (the packaged one by default). Throws when it cannot be read or is not a database. */
+export async function loadCountryDatabase(file: string | undefined): Promise<CountryDatabase> {
+  const bytes = await fs.readFile(file ?? packagedCountryMmdb());
+  const reader = readerOf(bytes);
+  const seen = new Map<string, string>();
+  return {
+    db: file ? fileVersion(file, bytes) : await packageVersion(countryPackage),
+    countryOf: (address) => {
+      // Flows repeat addresses (their top talkers most): a hit costs a map read instead of a tree walk.
+      let code = seen.get(address);
+      if (code === undefined) {
+        code = countryOfRecord(recordOf(reader, address));
+        if (seen.size >= 200_000) seen.clear();
+        seen.set(address, code);
+      }
+      return code;
+    },
+  };
+}
+
+/** Reads the operator's ASN MMDB, or the packaged CSV into a range table. */
+export async function loadAsDatabase(file: string | undefined): Promise<AsDatabase> {
+  if (file) {
+    const bytes = await fs.readFile(file);
+    const reader = readerOf(bytes);
+    return { db: fileVersion(file, bytes), asOf: (address) => asOfRecord(recordOf(reader, address)), names: new Map() };
+  }
+  const csv = packagedAsCsv();
+  const ranges = AsRanges.fromCsv(await fs.readFile(csv.v4, 'utf8'), await fs.readFile(csv.v6, 'utf8'));
+  return { db: await packageVersion(asPackage), asOf: (address) => ranges.lookup(address), names: ranges.names };
+}
+
+/** A country and an AS database as one version. */
+export function combined(country: CountryDatabase, as: AsDatabase): LoadedDatabases {
+  return {
+    version: versionIdOf(country.db, as.db),
+    countryDb: country.db,
+    asDb: as.db,
+    asNames: as.names,
+    asOf: as.asOf,
+    countryOf: country.countryOf,
+  };
+}
+
+/** Both databases the files name (the packaged ones for those not named). */
+export async function loadDatabases(files: DatabaseFiles): Promise<LoadedDatabases> {
+  return combined(await loadCountryDatabase(files.countryMmdb), await loadAsDatabase(files.asnMmdb));
+}

@@ -1,0 +1,149 @@
+import { addressKey, ipv4Number, type AddressKey } from './address-key';
+
+/**
+ * AS numbers by address range, from the CSV of `@ip-location-db/asn`
+ * (`first,last,asn,name`, inclusive ranges, sorted, not overlapping): typed
+ * arrays searched by bisection, about half a million ranges in some 12 MB,
+ * a lookup in well under a microsecond (bench/results/2026-11-29-enrichment.md).
+ * The names go to the `as_names` table, where reads resolve them.
+ */
+export class AsRanges {
+  private constructor(
+    private readonly v4First: Uint32Array,
+    private readonly v4Last: Uint32Array,
+    private readonly v4As: Uint32Array,
+    /** Four words per range bound, most significant first. */
+    private readonly v6First: Uint32Array,
+    private readonly v6Last: Uint32Array,
+    private readonly v6As: Uint32Array,
+    readonly names: ReadonlyMap<number, string>,
+  ) {}
+
+  get size(): number {
+    return this.v4As.length + this.v6As.length;
+  }
+
+  /** Reads the IPv4 and IPv6 CSV texts; lines that are not a range with an AS number are skipped (counted in `skipped`). */
+  static fromCsv(ipv4Csv: string, ipv6Csv: string): AsRanges & { skipped: number } {
+    const names = new Map<number, string>();
+    const v4 = parseRanges(ipv4Csv, names, 1);
+    const v6 = parseRanges(ipv6Csv, names, 4);
+    const table = new AsRanges(v4.first, v4.last, v4.as, v6.first, v6.last, v6.as, names);
+    return Object.assign(table, { skipped: v4.skipped + v6.skipped });
+  }
+
+  /** The AS number of an address (text or key), 0 when no range holds it. */
+  lookup(address: string | AddressKey | undefined): number {
+    const key = typeof address === 'string' ? addressKey(address) : address;
+    if (!key) return 0;
+    return 'v4' in key ? this.lookupV4(key.v4) : this.lookupV6(key.v6);
+  }
+
+  lookupV4(ip: number): number {
+    const first = this.v4First;
+    let lo = 0;
+    let hi = first.length - 1;
+    // The last range starting at or before the address.
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if (first[mid]! <= ip) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return hi >= 0 && ip <= this.v4Last[hi]! ? this.v4As[hi]! : 0;
+  }
+
+  lookupV6(words: Uint32Array): number {
+    let lo = 0;
+    let hi = this.v6As.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareWords(this.v6First, mid, words) <= 0) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return hi >= 0 && compareWords(this.v6Last, hi, words) >= 0 ? this.v6As[hi]! : 0;
+  }
+}
+
+/** The bound at `index` (four words) against an address: negative, zero or positive. */
+function compareWords(bounds: Uint32Array, index: number, words: Uint32Array): number {
+  const at = index * 4;
+  for (let i = 0; i < 4; i++) {
+    const d = bounds[at + i]! - words[i]!;
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+interface ParsedRanges {
+  first: Uint32Array;
+  last: Uint32Array;
+  as: Uint32Array;
+  skipped: number;
+}
+
+/**
+ * Writes a bound into `out` at word `at` (1 word for IPv4: dotted or a
+ * number; 4 for IPv6); false when the text is not one. Scanned by hand:
+ * half a million lines are read at every start.
+ */
+function writeBound(text: string, width: 1 | 4, out: Uint32Array, at: number): boolean {
+  if (width === 1) {
+    const n = text.length > 0 && text.length <= 10 && !text.includes('.') ? Number(text) : ipv4Number(text);
+    if (!(Number.isInteger(n) && n >= 0 && n <= 0xffffffff)) return false;
+    out[at] = n;
+    return true;
+  }
+  if (text.includes('.')) {
+    const key = addressKey(text);
+    if (!key || !('v6' in key)) return false;
+    out.set(key.v6, at);
+    return true;
+  }
+  const [head = '', tail, extra] = text.split('::');
+  if (extra !== undefined) return false;
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const missing = 8 - left.length - right.length;
+  if (missing < 0 || (tail === undefined && missing !== 0)) return false;
+  const groups = [...left, ...Array<string>(missing).fill('0'), ...right];
+  for (let i = 0; i < 4; i++) {
+    const hi = groups[2 * i]!;
+    const lo = groups[2 * i + 1]!;
+    if (!/^[0-9a-fA-F]{1,4}$/.test(hi) || !/^[0-9a-fA-F]{1,4}$/.test(lo)) return false;
+    out[at + i] = ((parseInt(hi, 16) << 16) | parseInt(lo, 16)) >>> 0;
+  }
+  return true;
+}
+
+function parseRanges(csv: string, names: Map<number, string>, width: 1 | 4): ParsedRanges {
+  let lines = 0;
+  for (let i = csv.indexOf('\n'); i !== -1; i = csv.indexOf('\n', i + 1)) lines++;
+  lines++;
+  const first = new Uint32Array(lines * width);
+  const last = new Uint32Array(lines * width);
+  const as = new Uint32Array(lines);
+  let n = 0;
+  let skipped = 0;
+  for (let pos = 0; pos < csv.length; ) {
+    let end = csv.indexOf('\n', pos);
+    if (end === -1) end = csv.length;
+    const c1 = csv.indexOf(',', pos);
+    const c2 = c1 === -1 ? -1 : csv.indexOf(',', c1 + 1);
+    const c3 = c2 === -1 ? -1 : csv.indexOf(',', c2 + 1);
+    const fieldsEnd = c3 === -1 || c3 > end ? end : c3;
+    const asText = c2 === -1 || c2 > end ? '' : csv.slice(c2 + 1, fieldsEnd);
+    const asn = /^\d{1,10}$/.test(asText) ? Number(asText) : 0;
+    if (c2 !== -1 && c2 < end && asn > 0 && asn <= 0xffffffff && writeBound(csv.slice(pos, c1), width, first, n * width) && writeBound(csv.slice(c1 + 1, c2), width, last, n * width)) {
+      as[n] = asn;
+      if (!names.has(asn)) names.set(asn, fieldsEnd < end ? unquoted(csv.slice(fieldsEnd + 1, end)) : '');
+      n++;
+    } else if (end > pos) skipped++;
+    pos = end + 1;
+  }
+  return { first: first.slice(0, n * width), last: last.slice(0, n * width), as: as.slice(0, n), skipped };
+}
+/** A CSV field: quotes around it dropped, doubled quotes inside made one. */
+function unquoted(field: string): string {
+  const text = field.trim();
+  return text.startsWith('"') && text.endsWith('"') && text.length >= 2 ? text.slice(1, -1).replace(/""/g, '"') : text;
+}

@@ -1,0 +1,120 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import { promisify } from 'node:util';
+import { loadCountryDatabase, loadDatabases, packagedAsCsv, packagedCountryMmdb, type LoadedDatabases } from '../../application/enrichment/database-files';
+
+/**
+ * The packaged address databases as the service reads them, checked against
+ * tools no one here wrote: Debian's `mmdblookup` (libmaxminddb) on the very
+ * same MMDB file, and the AS CSV read by a plain linear scan. Addresses are
+ * random, half of them inside a random range of the CSV so that most hit.
+ */
+const run = promisify(execFile);
+let dbs: LoadedDatabases;
+beforeAll(async () => {
+  dbs = await loadDatabases({});
+}, 120_000);
+
+/** A deterministic generator, so a failure names addresses that fail again. */
+function random(seed: number) {
+  let s = seed >>> 0;
+  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+}
+
+const ipv4 = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+const ipv6 = (n: bigint) => n.toString(16).padStart(32, '0').match(/.{4}/g)!.join(':');
+
+interface CsvRange<T> {
+  first: T;
+  last: T;
+  asn: number;
+}
+
+function csvRanges<T>(file: string, parse: (s: string) => T): Array<CsvRange<T>> {
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [a = '', b = '', n = ''] = line.split(',');
+      return { first: parse(a), last: parse(b), asn: Number(n) };
+    });
+}
+
+/** The AS of an address by reading every range; where two overlap, the later (narrower) one, as the table answers. */
+function linearScan<T>(ranges: ReadonlyArray<CsvRange<T>>, ip: T): number {
+  let asn = 0;
+  for (const r of ranges) if (r.first <= ip && ip <= r.last) asn = r.asn;
+  return asn;
+}
+
+function sampleAddresses<T>(ranges: ReadonlyArray<CsvRange<T>>, count: number, anywhere: () => T, inside: (r: CsvRange<T>) => T, next: () => number): T[] {
+  return Array.from({ length: count }, (_, i) => (i % 2 === 0 ? anywhere() : inside(ranges[Math.floor(next() * ranges.length)]!)));
+}
+
+async function mmdbCountry(ip: string, file = packagedCountryMmdb()): Promise<string> {
+  const out = await run('mmdblookup', ['--file', file, '--ip', ip, 'country_code']).then(
+    (r) => r.stdout,
+    // Exit status 6 with "Could not find an entry" is the file's answer for an unknown address.
+    (err: { stdout?: string; stderr?: string }) => {
+      if (/Could not find an entry|IPv6 address in an IPv4-only database/.test(`${err.stdout ?? ''}${err.stderr ?? ''}`)) return '';
+      throw err;
+    },
+  );
+  return /"([A-Za-z]{2})"/.exec(out)?.[1] ?? '';
+}
+
+async function inBatches<T>(items: readonly T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(fn));
+}
+
+describe('the packaged address databases', () => {
+  test('IPv4 AS numbers agree with a linear scan of the CSV on random addresses', () => {
+    const next = random(4);
+    const ranges = csvRanges(packagedAsCsv().v4, Number);
+    const span = (r: CsvRange<number>) => r.first + Math.floor(next() * (r.last - r.first + 1));
+    const addresses = sampleAddresses(ranges, 400, () => Math.floor(next() * 2 ** 32), span, next);
+    const wrong = addresses.map(ipv4).filter((ip, i) => dbs.asOf(ip) !== linearScan(ranges, addresses[i]!));
+    expect(wrong).toEqual([]);
+    expect(addresses.filter((a) => linearScan(ranges, a) > 0).length).toBeGreaterThanOrEqual(200);
+  });
+
+  test('IPv6 AS numbers agree with a linear scan of the CSV on random addresses', () => {
+    const next = random(6);
+    const bits = () => BigInt(Math.floor(next() * 2 ** 32));
+    const any = () => (bits() << 96n) | (bits() << 64n) | (bits() << 32n) | bits();
+    const ranges = csvRanges(packagedAsCsv().v6.replace(/asn-ipv6\.csv$/, 'asn-ipv6-num.csv'), BigInt);
+    const span = (r: CsvRange<bigint>) => r.first + (any() % (r.last - r.first + 1n));
+    // Global unicast (2000::/3) for the addresses anywhere, or nearly none would hit.
+    const addresses = sampleAddresses(ranges, 400, () => (any() & ((1n << 125n) - 1n)) | (1n << 125n), span, next);
+    const wrong = addresses.map(ipv6).filter((ip, i) => dbs.asOf(ip) !== linearScan(ranges, addresses[i]!));
+    expect(wrong).toEqual([]);
+    expect(addresses.filter((a) => linearScan(ranges, a) > 0).length).toBeGreaterThanOrEqual(200);
+  });
+
+  test('countries agree with mmdblookup on the same file for a few thousand random IPv4 and IPv6 addresses', async () => {
+    const next = random(8);
+    const v4 = Array.from({ length: 1000 }, () => ipv4(Math.floor(next() * 2 ** 32)));
+    const word = () => Math.floor(next() * 65536).toString(16);
+    // Global unicast, and half of it under 2001::/16 and 2a00::/12 where most allocations lie.
+    const v6 = Array.from({ length: 1000 }, (_, i) => [i % 3 === 0 ? '2001' : i % 3 === 1 ? `2a0${(i % 10).toString(16)}` : (0x2000 + Math.floor(next() * 0x2000)).toString(16), ...Array.from({ length: 7 }, word)].join(':'));
+    const wrong: string[] = [];
+    let known = 0;
+    await inBatches([...v4, ...v6], 16, async (ip) => {
+      const want = await mmdbCountry(ip);
+      if (want) known++;
+      if (dbs.countryOf(ip) !== want.toUpperCase()) wrong.push(`${ip}: ${dbs.countryOf(ip)} != ${want}`);
+    });
+    expect(wrong).toEqual([]);
+    expect(known).toBeGreaterThan(600);
+  }, 600_000);
+
+  test('an IPv6 address in an IPv4-only file has no country, as mmdblookup refuses it, and IPv4 answers as it does', async () => {
+    const file = packagedCountryMmdb().replace(/\.mmdb$/, '-ipv4.mmdb');
+    const ipv4Only = await loadCountryDatabase(file);
+    for (const ip of ['2001:4860:4860::8844', '2001:db8::1', '8.8.8.8', '1.1.1.1', '::ffff:8.8.8.8']) {
+      expect([ip, ipv4Only.countryOf(ip)]).toEqual([ip, (await mmdbCountry(ip.replace('::ffff:', ''), file)).toUpperCase()]);
+    }
+    expect(ipv4Only.countryOf('2001:4860:4860::8844')).toBe('');
+  });
+});

@@ -1,0 +1,118 @@
+import { addressKey, ipv4Number } from '../../core/enrichment/address-key';
+import { AsRanges } from '../../core/enrichment/as-ranges';
+import { asOfRecord, countryOfRecord, enrichmentJsonTail, enrichmentOf, type AddressDatabases } from '../../core/enrichment/flow-enrichment';
+import { NetworkTable, type Network } from '../../core/enrichment/networks';
+import { flowRowJson, toFlowRow } from '../../core/flow';
+import { addressBytes, parseFilters } from '../../core/flow-query';
+
+const v4Csv = ['1.0.0.0,1.0.0.255,13335,"Cloudflare, Inc."', '1.0.4.0,1.0.7.255,38803,Gtelecom Pty Ltd', '16778240,16779263,38803,Gtelecom Pty Ltd', 'not,a,range', ''].join('\n');
+const v6Csv = ['2001::,2001::ffff:ffff:ffff:ffff:ffff:ffff,6939,Hurricane Electric LLC', '2001:200::,2001:200:1b9:ffff:ffff:ffff:ffff:ffff,2500,WIDE "Project"'].join('\n');
+
+describe('address keys', () => {
+  test('dotted IPv4 text reads as its 32-bit number, and anything else as -1', () => {
+    expect(ipv4Number('1.2.3.4')).toBe(0x01020304);
+    expect(ipv4Number('255.255.255.255')).toBe(0xffffffff);
+    for (const bad of ['1.2.3', '1.2.3.4.5', '256.0.0.1', '1..2.3', 'a.b.c.d', '', '1.2.3.4 ']) expect(ipv4Number(bad)).toBe(-1);
+  });
+
+  test('an IPv4-mapped IPv6 address is looked up as the IPv4 address it maps', () => {
+    expect(addressKey('::ffff:1.2.3.4')).toEqual({ v4: 0x01020304 });
+    expect(addressKey('2001:db8::1')).toEqual({ v6: Uint32Array.from([0x20010db8, 0, 0, 1]) });
+  });
+});
+
+describe('the AS range table', () => {
+  const table = AsRanges.fromCsv(v4Csv, v6Csv);
+
+  test('finds the range holding an address, at its bounds and inside, and 0 between ranges', () => {
+    expect(table.lookup('1.0.0.0')).toBe(13335);
+    expect(table.lookup('1.0.0.255')).toBe(13335);
+    expect(table.lookup('1.0.1.0')).toBe(0);
+    expect(table.lookup('1.0.5.9')).toBe(38803);
+    expect(table.lookup('0.255.255.255')).toBe(0);
+    expect(table.lookup('2001::1')).toBe(6939);
+    expect(table.lookup('2001:200:1b9:ffff::1')).toBe(2500);
+    expect(table.lookup('2001:200:1ba::')).toBe(0);
+    expect(table.lookup('::ffff:1.0.0.7')).toBe(13335);
+  });
+
+  test('reads numeric and dotted bounds, skips what is not a range and keeps each AS name once, unquoted', () => {
+    expect(table.size).toBe(5);
+    expect(table.skipped).toBe(1);
+    expect(table.names.get(13335)).toBe('Cloudflare, Inc.');
+    expect(table.names.get(2500)).toBe('WIDE "Project"');
+  });
+});
+
+describe('networks of a workspace', () => {
+  const nets: Network[] = [
+    { prefix: '10.0.0.0/8', name: 'corp', role: 'internal', site: '', tenant: '', tags: [] },
+    { prefix: '10.1.0.0/16', name: 'dc1', role: 'servers', site: 'par1', tenant: 'acme', tags: ['prod'] },
+    { prefix: '2001:db8::/32', name: 'v6', role: '', site: '', tenant: '', tags: [] },
+  ];
+  const table = new NetworkTable(nets);
+
+  test('the most specific prefix holding an address labels it, in either family', () => {
+    expect(table.lookup('10.1.2.3')?.name).toBe('dc1');
+    expect(table.lookup('10.2.2.3')?.name).toBe('corp');
+    expect(table.lookup('2001:db8:1::1')?.name).toBe('v6');
+    expect(table.lookup('192.0.2.1')).toBeUndefined();
+  });
+});
+
+describe('a flow enriched', () => {
+  const dbs: AddressDatabases = { version: 7, asOf: (a) => (a.startsWith('1.') ? 13335 : 0), countryOf: (a) => (a.startsWith('1.') ? 'AU' : '') };
+
+  test('an AS number the exporter sent wins over the database', () => {
+    const e = enrichmentOf({ src_ip: '1.1.1.1', dst_ip: '1.0.0.1', src_as: 64500 }, dbs);
+    expect(e).toEqual({ enrichment_version: 7, dst_as: 13335, src_country: 'AU', dst_country: 'AU' });
+  });
+
+  test('the workspace networks label the addresses inside them, and empty answers are left out', () => {
+    const nets = new NetworkTable([{ prefix: '10.0.0.0/8', name: 'corp', role: 'internal', site: '', tenant: '', tags: [] }]);
+    expect(enrichmentOf({ src_ip: '10.0.0.1', dst_ip: '192.0.2.1' }, dbs, nets)).toEqual({ enrichment_version: 7, src_net_name: 'corp', src_net_role: 'internal' });
+  });
+
+  test('the stored line with its enrichment is the row and the enrichment as one JSON object', () => {
+    const input = { src_ip: '1.1.1.1', dst_ip: '10.0.0.1', bytes: 10, packets: 1, protocol: 'tcp', tcp_flags: 0x12 };
+    const stamp = { org_id: 'org', event_id: 'e1', ts: 1_700_000_000_000, received_at: 1_700_000_000_000 };
+    const e = enrichmentOf(input, dbs);
+    expect(JSON.parse(flowRowJson(input, stamp, enrichmentJsonTail(e)).json)).toEqual({ ...toFlowRow(input, stamp), ...e });
+  });
+
+  test('MMDB records of ip-location-db, MaxMind and IPinfo give their country and AS number', () => {
+    expect(countryOfRecord({ country_code: 'US' })).toBe('US');
+    expect(countryOfRecord({ country: { iso_code: 'DE' } })).toBe('DE');
+    expect(countryOfRecord({ registered_country: { iso_code: 'FR' } })).toBe('FR');
+    expect(countryOfRecord({ country: 'jp' })).toBe('JP');
+    expect(countryOfRecord(null)).toBe('');
+    expect(asOfRecord({ autonomous_system_number: 15169 })).toBe(15169);
+    expect(asOfRecord({ asn: 'AS13335' })).toBe(13335);
+    expect(asOfRecord({ asn: 'none' })).toBe(0);
+  });
+});
+
+describe('enrichment dimensions as filters', () => {
+  test('a country filter takes two-letter codes and refuses anything else by name', () => {
+    expect(parseFilters({ src_country: 'US,DE' })).toEqual([{ dimension: 'src_country', kind: 'text', values: ['US', 'DE'] }]);
+    expect(() => parseFilters({ dst_country: 'usa' })).toThrow(/invalid filter: dst_country/);
+  });
+
+  test('a network label filter takes the labels a network may have, and no quote', () => {
+    expect(parseFilters({ dst_net_site: 'par1' })).toEqual([{ dimension: 'dst_net_site', kind: 'text', values: ['par1'] }]);
+    expect(() => parseFilters({ dst_net_site: "x' OR 1=1" })).toThrow(/invalid filter/);
+  });
+});
+
+describe('IPv6 keys scanned by hand', () => {
+  test('agree with the generic address parser on every spelling, and refuse what is not an address', () => {
+    const spellings = ['::', '::1', '1::', '2001:db8::1', '2001:DB8:0:0:8:800:200C:417A', 'fe80::1:2:3:4:5:6', '1:2:3:4:5:6:7::', '::2:3:4:5:6:7:8', '1:2:3:4:5:6:7:8', '::ffff:102:304', '2001:db8:0:1::42'];
+    for (const text of spellings) {
+      const bytes = addressBytes(text);
+      const words = Array.from({ length: 4 }, (_, i) => ((bytes[4 * i]! << 24) | (bytes[4 * i + 1]! << 16) | (bytes[4 * i + 2]! << 8) | bytes[4 * i + 3]!) >>> 0);
+      const want = words[0] === 0 && words[1] === 0 && words[2] === 0xffff ? { v4: words[3] } : { v6: Uint32Array.from(words) };
+      expect([text, addressKey(text)]).toEqual([text, want]);
+    }
+    for (const bad of [':', ':::', '1::2::3', '1:2:3:4:5:6:7:8:9', '12345::', 'g::1', '1:2:3:4:5:6:7', ':1:2:3:4:5:6:7', '1:2:3:4:5:6:7:']) expect([bad, addressKey(bad)]).toEqual([bad, undefined]);
+  });
+});
