@@ -100,11 +100,16 @@ class NamedSchemas {
   }
 }
 
+const csvHeaders = { 'Content-Disposition': 'with text/csv: `attachment; filename="….csv"`' };
+const csvContent = (rows: string) => ({ 'text/csv': { schema: { type: 'string', description: `RFC 4180 with a header row and CRLF line ends, UTF-8: ${rows}` } } });
+
 function answerResponse(a: AnswerContract, named: NamedSchemas): Json {
-  const headers = a.headers
-    ? { headers: Object.fromEntries(Object.entries(a.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])) }
+  const described = { ...a.headers, ...(a.csv ? csvHeaders : {}) };
+  const headers = Object.keys(described).length
+    ? { headers: Object.fromEntries(Object.entries(described).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])) }
     : {};
-  const content = a.schema ? { content: { [a.contentType ?? 'application/json']: { schema: named.refer(jsonSchema(a.schema, 'output')) } } } : {};
+  const schema = a.schema ? { [a.contentType ?? 'application/json']: { schema: named.refer(jsonSchema(a.schema, 'output')) } } : undefined;
+  const content = schema ? { content: { ...schema, ...(a.csv ? csvContent(a.csv) : {}) } } : {};
   return { description: a.description, ...headers, ...content };
 }
 
