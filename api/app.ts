@@ -47,7 +47,7 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
 
   const publicRouter = new Router();
   registerHealthRoutes(publicRouter, deps);
-  registerDocsRoutes(publicRouter);
+  registerDocsRoutes(publicRouter, { oidcIssuer: deps.people?.issuer });
   if (deps.console) registerConsoleRoutes(publicRouter, deps.console);
 
   const guard: AuthGuard = {

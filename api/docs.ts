@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type Router from '@koa/router';
 import { notFound } from '../core/errors';
-import { openApiDocument } from './openapi';
+import { openApiDocument, type DocumentAuth } from './openapi';
 import { pathParam } from './validation';
 
 /**
@@ -21,12 +21,13 @@ const assets: Record<string, string> = {
 };
 
 // Swagger UI sets style attributes as it renders: inline styles are allowed, inline scripts are not.
-export const docsCsp = [
+// With single sign-on on, its Authorize dialog reads the provider's discovery document: that origin may be fetched too.
+export const docsCspFor = (auth: DocumentAuth = {}) => [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data:",
-  "connect-src 'self'",
+  auth.oidcIssuer ? `connect-src 'self' ${new URL(auth.oidcIssuer).origin}` : "connect-src 'self'",
   "font-src 'self'",
   "frame-ancestors 'none'",
   "base-uri 'none'",
@@ -58,14 +59,16 @@ const init = `window.ui = SwaggerUIBundle({
 });
 `;
 
-export function registerDocsRoutes(router: Router): void {
+/** `auth`: the OpenID provider, declared in the document beside the key scheme when single sign-on is on. */
+export function registerDocsRoutes(router: Router, auth: DocumentAuth = {}): void {
+  const csp = docsCspFor(auth);
   router.get('/v1/openapi.json', (ctx) => {
     ctx.set('Cache-Control', 'no-cache');
-    ctx.body = openApiDocument();
+    ctx.body = openApiDocument(auth);
   });
 
   router.get('/docs', (ctx) => {
-    ctx.set('Content-Security-Policy', docsCsp);
+    ctx.set('Content-Security-Policy', csp);
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.set('Cache-Control', 'no-cache');
     ctx.type = 'text/html; charset=utf-8';

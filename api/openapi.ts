@@ -106,11 +106,16 @@ class NamedSchemas {
   }
 }
 
+const csvHeaders = { 'Content-Disposition': 'with text/csv: `attachment; filename="….csv"`' };
+const csvContent = (rows: string) => ({ 'text/csv': { schema: { type: 'string', description: `RFC 4180 with a header row and CRLF line ends, UTF-8: ${rows}` } } });
+
 function answerResponse(a: AnswerContract, named: NamedSchemas): Json {
-  const headers = a.headers
-    ? { headers: Object.fromEntries(Object.entries(a.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])) }
+  const described = { ...a.headers, ...(a.csv ? csvHeaders : {}) };
+  const headers = Object.keys(described).length
+    ? { headers: Object.fromEntries(Object.entries(described).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])) }
     : {};
-  const content = a.schema ? { content: { [a.contentType ?? 'application/json']: { schema: named.refer(jsonSchema(a.schema, 'output')) } } } : {};
+  const schema = a.schema ? { [a.contentType ?? 'application/json']: { schema: named.refer(jsonSchema(a.schema, 'output')) } } : undefined;
+  const content = schema ? { content: { ...schema, ...(a.csv ? csvContent(a.csv) : {}) } } : {};
   return { description: a.description, ...headers, ...content };
 }
 
@@ -143,14 +148,27 @@ function requestBody(b: BodyContract): Json {
   return { required: !b.optional, content };
 }
 
-// The console's session cookie stands in for the key it was opened with (or the person's roles).
-const security: Record<RouteContract['access'], Json[]> = {
-  public: [],
-  workspace: [{ apiKey: [] }, { consoleSession: [] }],
-  'platform-admin': [{ platformAdmin: [] }, { consoleSession: [] }],
-  'admin-or-workspace': [{ apiKey: [] }, { platformAdmin: [] }, { consoleSession: [] }],
-  session: [{ consoleSession: [] }],
-};
+/** What the document says of how people sign in: the OpenID provider's issuer, when single sign-on is on. */
+export interface DocumentAuth {
+  oidcIssuer?: string;
+}
+
+// The console's session cookie stands in for the key it was opened with (or the person's roles); a
+// person's access token from the OpenID provider opens what a workspace key opens.
+function securityOf(access: RouteContract['access'], auth: DocumentAuth): Json[] {
+  const workspace = auth.oidcIssuer ? [{ apiKey: [] }, { openId: [] }] : [{ apiKey: [] }];
+  const byAccess: Record<RouteContract['access'], Json[]> = {
+    public: [],
+    workspace: [...workspace, { consoleSession: [] }],
+    'platform-admin': [{ platformAdmin: [] }, { consoleSession: [] }],
+    'admin-or-workspace': [...workspace, { platformAdmin: [] }, { consoleSession: [] }],
+    session: [{ consoleSession: [] }],
+  };
+  return byAccess[access];
+}
+
+/** OpenID Connect Discovery: the provider's metadata is at this path under its issuer. */
+export const discoveryUrl = (issuer: string) => `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
 
 /** getV1PoliciesById: a stable operation id from the method and path. */
 const operationId = (c: RouteContract) =>
@@ -161,7 +179,7 @@ const operationId = (c: RouteContract) =>
     .map((s, i, all) => (all[i - 1] !== undefined && c.path.includes(`{${s}}`) ? `By${s[0]!.toUpperCase()}${s.slice(1)}` : s[0]!.toUpperCase() + s.slice(1)))
     .join('');
 
-function operation(c: RouteContract, named: NamedSchemas): Json {
+function operation(c: RouteContract, named: NamedSchemas, auth: DocumentAuth): Json {
   const responses: Json = {};
   for (const [status, answer] of Object.entries(c.responses)) responses[status] = answerResponse(answer, named);
   for (const status of errorStatuses(c)) responses[String(status)] = errorResponse(status);
@@ -171,7 +189,7 @@ function operation(c: RouteContract, named: NamedSchemas): Json {
     summary: c.summary,
     tags: [c.tag],
     ...(c.permission ? { 'x-permission': c.permission, description: `Permission: \`${c.permission}\`.` } : {}),
-    security: security[c.access],
+    security: securityOf(c.access, auth),
     ...(params.length ? { parameters: params } : {}),
     ...(c.body ? { requestBody: requestBody(c.body) } : {}),
     responses,
@@ -201,21 +219,29 @@ function webhook(e: EventContract, named: NamedSchemas): Json {
   };
 }
 
+// The token is sent as a bearer token, as a key is: the API tells the two apart by their form.
+const openIdScheme = (issuer: string): Json => ({
+  type: 'openIdConnect',
+  openIdConnectUrl: discoveryUrl(issuer),
+  description:
+    "A person's access token from the workspace's OpenID provider, sent as `Authorization: Bearer <JWT>`: the roles the workspace's group mappings give the person's groups; a person holding roles in several workspaces names one in the X-Nettel-Workspace header.",
+});
+
 const description = `Multi-tenant network telemetry: ingestion, incidents, analyst queries, governance (policies, replays, approvals), exporters, the prefixes a workspace may act on, detection rules, playbooks and webhooks.
 
 Every error is \`{"error":{"code","message","details?"}}\`. Lists take \`limit\` (1–1000) and the opaque \`cursor\` of the previous page's \`next_cursor\`. Unknown query parameters and body fields are refused with 400.`;
 
 /** The whole document; `servers` is left to the client (same origin). */
-export function buildOpenApiDocument(contracts: readonly RouteContract[] = routeContracts): Json {
+export function buildOpenApiDocument(contracts: readonly RouteContract[] = routeContracts, auth: DocumentAuth = {}): Json {
   const named = new NamedSchemas();
   const paths: Record<string, Json> = {};
-  for (const c of contracts) (paths[c.path] ??= {})[c.method] = operation(c, named);
+  for (const c of contracts) (paths[c.path] ??= {})[c.method] = operation(c, named, auth);
   const webhooks = Object.fromEntries(eventContracts.map((e) => [e.type, webhook(e, named)]));
   return {
     openapi: '3.1.0',
     info: { title: 'nettel API', version: '1', description, license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } },
     tags: [...new Set(contracts.map((c) => c.tag))].map((name) => ({ name })),
-    security: [{ apiKey: [] }],
+    security: securityOf('workspace', auth).filter((r) => !('consoleSession' in r)),
     paths,
     webhooks,
     components: {
@@ -224,10 +250,10 @@ export function buildOpenApiDocument(contracts: readonly RouteContract[] = route
         apiKey: {
           type: 'http',
           scheme: 'bearer',
-          bearerFormat: 'ntk_<id>_<secret>, or a JWT of the OpenID provider',
-          description:
-            "A workspace key: its role's permissions on its workspace. With single sign-on on, a person's access token from the OpenID provider goes here too: the roles the workspace's group mappings give the person's groups; a person holding roles in several workspaces names one in the X-Nettel-Workspace header.",
+          bearerFormat: 'ntk_<id>_<secret>',
+          description: "A workspace key: its role's permissions on its workspace.",
         },
+        ...(auth.oidcIssuer ? { openId: openIdScheme(auth.oidcIssuer) } : {}),
         platformAdmin: { type: 'http', scheme: 'bearer', description: 'The platform admin key (ADMIN_API_KEY): manages keys, reads any ledger by org_id, lists unknown exporters, approves exporters and prefixes; holds no workspace.' },
         consoleSession: {
           type: 'apiKey',
@@ -240,8 +266,11 @@ export function buildOpenApiDocument(contracts: readonly RouteContract[] = route
   };
 }
 
-let cached: Json | undefined;
-/** The document, built once per process. */
-export function openApiDocument(): Json {
-  return (cached ??= buildOpenApiDocument());
+const cached = new Map<string, Json>();
+/** The document, built once per process (and provider). */
+export function openApiDocument(auth: DocumentAuth = {}): Json {
+  const key = auth.oidcIssuer ?? '';
+  const doc = cached.get(key) ?? buildOpenApiDocument(routeContracts, auth);
+  cached.set(key, doc);
+  return doc;
 }

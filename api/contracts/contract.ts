@@ -24,6 +24,8 @@ export interface AnswerContract {
   /** Default application/json. */
   contentType?: string;
   headers?: Record<string, string>;
+  /** The answer is also offered as text/csv (api/csv-answer.ts) when asked with `Accept: text/csv`: what a CSV row is. */
+  csv?: string;
 }
 
 export interface RouteContract {

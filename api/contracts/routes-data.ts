@@ -112,14 +112,14 @@ export const dataContracts: RouteContract[] = [
   },
   {
     method: 'get', path: '/v1/telemetry/flows/top', summary: 'Top talkers', tag: 'Analytics', access: 'workspace', permission: 'read',
-    query: flows.topSchema, extraQuery: flowFilters, errors: [422], responses: { 200: json('the ranked rows', a.topAnswer) },
+    query: flows.topSchema, extraQuery: flowFilters, errors: [422], responses: { 200: { ...json('the ranked rows', a.topAnswer), csv: 'a row per ranked key: its dimensions, then the metric(s) and flows' } },
   },
   {
     method: 'get', path: '/v1/telemetry/flows/series', summary: 'Traffic series', tag: 'Analytics', access: 'workspace', permission: 'read',
-    query: flows.seriesSchema, extraQuery: flowFilters, errors: [422], responses: { 200: json('one series per key', a.flowSeriesAnswer) },
+    query: flows.seriesSchema, extraQuery: flowFilters, errors: [422], responses: { 200: { ...json('one series per key', a.flowSeriesAnswer), csv: 'a row per series and step: t, the split_by key, bps, pps, bytes, packets' } },
   },
   {
     method: 'get', path: '/v1/telemetry/metrics/series', summary: 'A metric series', tag: 'Analytics', access: 'workspace', permission: 'read',
-    query: telemetry.seriesSchema, errors: [422], responses: { 200: json('averages per step', a.metricSeriesAnswer) },
+    query: telemetry.seriesSchema, errors: [422], responses: { 200: { ...json('averages per step', a.metricSeriesAnswer), csv: 'a row per step: t, avg, samples' } },
   },
 ];

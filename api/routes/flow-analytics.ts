@@ -24,6 +24,7 @@ import { iso } from '../../core/time';
 import type { EnrichedFlowRecord } from '../../storage/analytics-repo';
 import type { FlowTopRow } from '../../storage/flow-analytics';
 import { orgOf, requirePermission } from '../auth';
+import { flowSeriesCsv, topCsv } from '../csv-answer';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, encodeCursor } from '../pagination';
 import { chargeQuery } from '../query-budget';
@@ -132,7 +133,7 @@ function registerFlows(router: Router, deps: ApiDeps, guard: Guard): void {
 }
 
 function registerTop(router: Router, deps: ApiDeps, guard: Guard): void {
-  router.get('/v1/telemetry/flows/top', guard, async (ctx) => {
+  router.get('/v1/telemetry/flows/top', guard, topCsv, async (ctx) => {
     const { params, filters, filter } = flowQuery(ctx);
     const q = parseOrThrow(topSchema, params, 'query');
     const by = parseDimensionList(q.by, 'by', 3);
@@ -149,7 +150,7 @@ function registerTop(router: Router, deps: ApiDeps, guard: Guard): void {
 }
 
 function registerSeries(router: Router, deps: ApiDeps, guard: Guard): void {
-  router.get('/v1/telemetry/flows/series', guard, async (ctx) => {
+  router.get('/v1/telemetry/flows/series', guard, flowSeriesCsv, async (ctx) => {
     const { params, filters, filter } = flowQuery(ctx);
     const q = parseOrThrow(seriesSchema, params, 'query');
     const split = q.split_by === undefined ? undefined : parseDimensionList(q.split_by, 'split_by', 1)[0];

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { validationError } from '../../core/errors';
 import { queryCost } from '../../core/query-cost';
 import { orgOf, requirePermission } from '../auth';
+import { metricSeriesCsv } from '../csv-answer';
 import type { ApiDeps } from '../deps';
 import { labelSchema } from '../../core/telemetry';
 import { chargeQuery } from '../query-budget';
@@ -32,7 +33,7 @@ export function registerTelemetryRoutes(router: Router, deps: ApiDeps): void {
 
   registerFlowAnalyticsRoutes(router, deps);
 
-  router.get('/v1/telemetry/metrics/series', guard, async (ctx) => {
+  router.get('/v1/telemetry/metrics/series', guard, metricSeriesCsv, async (ctx) => {
     const q = parseOrThrow(seriesSchema, singleQuery(ctx.query), 'query');
     const range = boundedRange(q, deps.analyticsLimits.maxRangeDays * day);
     if ((range.to - range.from) / (q.step * 1000) > 10_000) {

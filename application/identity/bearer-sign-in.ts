@@ -65,6 +65,11 @@ export class BearerSignIn {
     });
   }
 
+  /** The OpenID provider whose tokens this accepts (the OpenAPI document names it as a security scheme). */
+  get issuer(): string {
+    return this.deps.issuer;
+  }
+
   /**
    * The person's principal; 401 (a SignInFailure, counted) for a token that
    * does not verify, then 400/403 for the workspace. `chosenWorkspace` is read

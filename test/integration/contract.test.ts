@@ -82,6 +82,7 @@ describe('the API against its OpenAPI document', () => {
     await both('GET', '/metrics', { key: t.adminKey, status: 200 }, noKey, { key });
     await both('GET', '/docs/assets/{file}', { status: 200, fill: { file: 'swagger-ui.css' } }, { fill: { file: 'package.json' } });
     await both('GET', '/v1/whoami', { status: 200 }, noKey);
+    expect(await (await fetch(String((await t.request<OpenApiDoc>('GET', '/v1/openapi.json')).body.components.securitySchemes?.openId?.openIdConnectUrl))).json()).toMatchObject({ issuer: provider.issuer });
   });
 
   test('keys and the audit ledger answer as documented', async () => {

@@ -16,7 +16,7 @@ interface Operation { responses: Record<string, Response> }
 export interface OpenApiDoc {
   paths: Record<string, Record<string, Operation>>;
   webhooks: Record<string, { post: { requestBody: { content: Record<string, Media> } } }>;
-  components: { schemas: Record<string, Schema> };
+  components: { schemas: Record<string, Schema>; securitySchemes?: Record<string, { type: string; openIdConnectUrl?: string }> };
 }
 
 export class ContractChecker {

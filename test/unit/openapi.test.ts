@@ -10,7 +10,12 @@ import { testEventType, webhookEventTypes } from '../../core/webhook-events';
 import { createLogger } from '../../observability/logger';
 
 type Operation = { responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, unknown> }>; requestBody?: { content: Record<string, { example?: unknown }> } };
-type Doc = { paths: Record<string, Record<string, Operation>>; webhooks: Record<string, unknown>; components: { schemas: Record<string, Record<string, unknown>> } };
+type Doc = {
+  paths: Record<string, Record<string, Operation & { security?: unknown[] }>>;
+  webhooks: Record<string, unknown>;
+  security: unknown[];
+  components: { schemas: Record<string, Record<string, unknown>>; securitySchemes: Record<string, Record<string, unknown>> };
+};
 
 /** The routes the app registers, as `METHOD /path` in the router's form. Registering needs no engine. */
 function appRoutes(): string[] {
@@ -99,5 +104,28 @@ describe('the OpenAPI document', () => {
         for (const media of Object.values(op.requestBody?.content ?? {})) expect(media.example).toBeDefined();
       }
     }
+  });
+
+  it('offers the top-N and series answers as text/csv too, with their attachment name', () => {
+    for (const path of ['/v1/telemetry/flows/top', '/v1/telemetry/flows/series', '/v1/telemetry/metrics/series']) {
+      const ok = doc.paths[path]!.get!.responses['200']!;
+      expect(Object.keys(ok.content!)).toEqual(['application/json', 'text/csv']);
+      expect(ok.headers).toHaveProperty('Content-Disposition');
+    }
+    expect(doc.paths['/v1/telemetry/flows']!.get!.responses['200']!.content).not.toHaveProperty('text/csv');
+  });
+
+  it('declares the OpenID provider as an openIdConnect scheme beside the key, when single sign-on is on', () => {
+    const withSso = buildOpenApiDocument(routeContracts, { oidcIssuer: 'https://id.example.org/realms/a/' }) as unknown as Doc;
+    expect(withSso.components.securitySchemes.openId).toMatchObject({ type: 'openIdConnect', openIdConnectUrl: 'https://id.example.org/realms/a/.well-known/openid-configuration' });
+    expect(withSso.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(withSso.security).toEqual([{ apiKey: [] }, { openId: [] }]);
+    expect(withSso.paths['/v1/incidents']!.get!.security).toEqual([{ apiKey: [] }, { openId: [] }, { consoleSession: [] }]);
+    expect(withSso.paths['/v1/mitigations/all']!.get!.security).not.toContainEqual({ openId: [] });
+  });
+
+  it('declares no OpenID scheme when single sign-on is off', () => {
+    expect(doc.components.securitySchemes).not.toHaveProperty('openId');
+    expect(doc.security).toEqual([{ apiKey: [] }]);
   });
 });
