@@ -28,7 +28,12 @@ const viaObject =
 // Each spec's toLine takes what its own parse gave: the table forgets the type, the pairing keeps it.
 const spec = <T>(s: KindSpec<T>) => s as unknown as KindSpec<unknown>;
 const specs: Record<StreamKind, KindSpec<unknown>> = {
-  flow: spec({ parse: parseFlow, toLine: (input: FlowInput, stamp, enricher) => flowRowJson(input, stamp, enricher?.tailOf(stamp.org_id, input)) }),
+  flow: spec({ parse: parseFlow, toLine: (input: FlowInput, stamp, enricher) => {
+      // Enriched first: it fills the AS numbers the exporter did not send into the flow itself.
+      const tail = enricher?.tailOf(stamp.org_id, input);
+      return flowRowJson(input, stamp, tail);
+    },
+  }),
   signal: spec({ parse: (v) => signalSchema.safeParse(v), toLine: viaObject(toSignalRow) }),
   metric: spec({ parse: (v) => metricEventSchema.safeParse(v), toLine: viaObject(toMetricRow) }),
 };

@@ -98,11 +98,23 @@ export interface FlowExtras {
 const extraFields = ['exporter', 'in_if', 'out_if', 'src_as', 'dst_as', 'tcp_flags', 'tos', 'flow_start', 'flow_end', 'sampling_rate'] as const;
 
 /** A flow row's fields in the order toFlowRow and flowRowJson write them: the stream workers' screen holds every row to it (core/row-shape). */
+/**
+ * The fields enrichment appends to a stored line (core/enrichment/flow-enrichment.ts writes them in this
+ * order, each only when known). The AS numbers are not among them: they fill the row's own src_as/dst_as.
+ */
+export const enrichmentRowFields = [
+  ['src_country', 'string'], ['dst_country', 'string'],
+  ['src_net_name', 'string'], ['src_net_role', 'string'], ['src_net_site', 'string'], ['src_net_tenant', 'string'],
+  ['dst_net_name', 'string'], ['dst_net_role', 'string'], ['dst_net_site', 'string'], ['dst_net_tenant', 'string'],
+  ['enrichment_version', 'number'],
+] as const;
+
 export const flowRowFields: RowFields = [
   ['org_id', 'string'], ['event_id', 'string'], ['ts', 'number'], ['received_at', 'number'],
   ['src_ip', 'string'], ['dst_ip', 'string'], ['src_port', 'number'], ['dst_port', 'number'],
   ['protocol', 'string'], ['bytes', 'number'], ['packets', 'number'], ['exporter', 'string'],
   ...extraFields.slice(1).map((f) => [f, 'number'] as const),
+  ...enrichmentRowFields,
 ];
 
 export interface FlowRow extends Stamped, FlowExtras {

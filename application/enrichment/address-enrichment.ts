@@ -1,5 +1,5 @@
 import { PeriodicRound } from '../../core/periodic-round';
-import { enrichmentJsonTail, enrichmentOf } from '../../core/enrichment/flow-enrichment';
+import { applyEnrichment, enrichmentOf } from '../../core/enrichment/flow-enrichment';
 import type { NetworkTable } from '../../core/enrichment/networks';
 import type { FlowInput } from '../../core/flow';
 import type { Logger } from '../../observability/logger';
@@ -7,7 +7,7 @@ import { counter, gauge, type Registry } from '../../observability/metrics';
 import type { EnrichmentRepo } from '../../storage/enrichment/enrichment-repo';
 import { combined, fileStamps, loadAsDatabase, loadCountryDatabase, type AsDatabase, type CountryDatabase, type DatabaseFiles, type LoadedDatabases } from './database-files';
 
-/** What the ingest paths (the API and the collector) ask of enrichment: the stored line's tail for a flow. */
+/** What the ingest paths (the API and the collector) ask of enrichment: the stored line's tail for a flow, the AS numbers put into the flow itself. */
 export interface FlowEnricher {
   tailOf(orgId: string, flow: FlowInput): string;
 }
@@ -74,7 +74,7 @@ export class AddressEnrichment implements FlowEnricher {
 
   tailOf(orgId: string, flow: FlowInput): string {
     const dbs = this.current;
-    return dbs ? enrichmentJsonTail(enrichmentOf(flow, dbs, this.deps.networks?.tableOf(orgId))) : '';
+    return dbs ? applyEnrichment(flow, enrichmentOf(flow, dbs, this.deps.networks?.tableOf(orgId))) : '';
   }
 
   /** Reloads the database whose file changed since its last load (the other is kept as it is); a check now, for tests and operators. */

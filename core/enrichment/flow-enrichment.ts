@@ -1,4 +1,4 @@
-import type { FlowInput } from '../flow';
+import { enrichmentRowFields, type FlowInput } from '../flow';
 import { addressKey } from './address-key';
 import type { NetworkLabels, NetworkTable } from './networks';
 
@@ -66,14 +66,29 @@ export function enrichmentOf(flow: Pick<FlowInput, 'src_ip' | 'dst_ip' | 'src_as
   return out;
 }
 
-/** The enrichment as the tail of a stored JSON line (`,"src_as":…`), to append before its closing brace. */
+/**
+ * The enrichment as the tail of a stored JSON line (`,"src_country":…`), to append before its closing
+ * brace: the fields of core/flow.ts's enrichmentRowFields in their order, each only when known, so the
+ * stream workers' row screen (core/row-shape.ts) takes the line. The AS numbers are not in it (applyEnrichment).
+ */
 export function enrichmentJsonTail(e: FlowEnrichment): string {
   let json = '';
-  for (const key in e) {
-    const value = e[key as keyof FlowEnrichment];
-    json += typeof value === 'number' ? `,"${key}":${value}` : `,"${key}":${JSON.stringify(value)}`;
+  for (const [key, type] of enrichmentRowFields) {
+    const value = e[key];
+    if (value === undefined) continue;
+    json += type === 'number' ? `,"${key}":${value as number}` : `,"${key}":${JSON.stringify(value)}`;
   }
   return json;
+}
+
+/**
+ * Puts the AS numbers the databases found (only where the exporter sent none) into the flow's own
+ * src_as/dst_as, where its stored row keeps them, and answers the rest as the line's tail.
+ */
+export function applyEnrichment(flow: FlowInput, e: FlowEnrichment): string {
+  if (e.src_as !== undefined) flow.src_as = e.src_as;
+  if (e.dst_as !== undefined) flow.dst_as = e.dst_as;
+  return enrichmentJsonTail(e);
 }
 
 /** A country code as an MMDB record spells it: ip-location-db's `country_code`, MaxMind's `country.iso_code`, IPinfo's `country`. */

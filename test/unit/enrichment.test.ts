@@ -1,8 +1,9 @@
 import { addressKey, ipv4Number } from '../../core/enrichment/address-key';
 import { AsRanges } from '../../core/enrichment/as-ranges';
-import { asOfRecord, countryOfRecord, enrichmentJsonTail, enrichmentOf, type AddressDatabases } from '../../core/enrichment/flow-enrichment';
+import { applyEnrichment, asOfRecord, countryOfRecord, enrichmentOf, type AddressDatabases } from '../../core/enrichment/flow-enrichment';
+import { hasRowsOf, rowShapeOf } from '../../core/row-shape';
 import { NetworkTable, type Network } from '../../core/enrichment/networks';
-import { flowRowJson, toFlowRow } from '../../core/flow';
+import { flowRowFields, flowRowJson, toFlowRow } from '../../core/flow';
 import { addressBytes, parseFilters } from '../../core/flow-query';
 
 const v4Csv = ['1.0.0.0,1.0.0.255,13335,"Cloudflare, Inc."', '1.0.4.0,1.0.7.255,38803,Gtelecom Pty Ltd', '16778240,16779263,38803,Gtelecom Pty Ltd', 'not,a,range', ''].join('\n');
@@ -77,7 +78,18 @@ describe('a flow enriched', () => {
     const input = { src_ip: '1.1.1.1', dst_ip: '10.0.0.1', bytes: 10, packets: 1, protocol: 'tcp', tcp_flags: 0x12 };
     const stamp = { org_id: 'org', event_id: 'e1', ts: 1_700_000_000_000, received_at: 1_700_000_000_000 };
     const e = enrichmentOf(input, dbs);
-    expect(JSON.parse(flowRowJson(input, stamp, enrichmentJsonTail(e)).json)).toEqual({ ...toFlowRow(input, stamp), ...e });
+    const tail = applyEnrichment(input, e);
+    expect(JSON.parse(flowRowJson(input, stamp, tail).json)).toEqual({ ...toFlowRow(input, stamp), ...e });
+  });
+
+  test("a stored line with every enrichment field passes the stream workers' row screen, the AS numbers in the row's own fields", () => {
+    const nets = new NetworkTable([{ prefix: '10.0.0.0/8', name: 'corp', role: 'internal', site: 'par', tenant: 'shop', tags: [] }]);
+    const input = { src_ip: '10.0.0.1', dst_ip: '10.0.0.2', bytes: 10, packets: 1, protocol: 'tcp', exporter: '192.0.2.1', tcp_flags: 2, sampling_rate: 10 };
+    const stamp = { org_id: 'org', event_id: 'e1', ts: 1_700_000_000_000, received_at: 1_700_000_000_000 };
+    const tail = applyEnrichment(input, enrichmentOf(input, dbs, nets));
+    const line = flowRowJson(input, stamp, tail).json;
+    expect(tail).not.toContain('_as"');
+    expect(hasRowsOf(Buffer.from(`${line}\n`), 'org', rowShapeOf(flowRowFields))).toBe(true);
   });
 
   test('MMDB records of ip-location-db, MaxMind and IPinfo give their country and AS number', () => {

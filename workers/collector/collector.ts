@@ -162,8 +162,10 @@ export class Collector {
     }
     const receivedAt = Date.now();
     this.lastFlowAt = receivedAt;
+    // Enriched first: it fills the AS numbers the exporter did not send into the flow itself.
+    const tail = this.deps.enricher?.tailOf(route.orgId, input);
     this.batches.add(route.orgId, exporter, (eventId) =>
-      flowRowJson(input, { org_id: route.orgId, event_id: eventId, ts: input.timestamp ?? receivedAt, received_at: receivedAt }, this.deps.enricher?.tailOf(route.orgId, input)),
+      flowRowJson(input, { org_id: route.orgId, event_id: eventId, ts: input.timestamp ?? receivedAt, received_at: receivedAt }, tail),
     );
   }
 }
