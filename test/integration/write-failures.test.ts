@@ -46,7 +46,8 @@ describe('stream worker write failures', () => {
   async function publishRefusedRow(orgId: string) {
     const h = natsHeaders();
     for (const [name, value] of telemetryHeaderEntries({ kind: 'flow', orgId, count: 1, minTs: 0, maxTs: 0 })) h.set(name, value);
-    await t.stack.nats.js().publish(n().subject('flow', orgId), Buffer.from(`{"org_id":"${orgId}","ts":"yesterday"}\n`), { headers: h });
+    // A row of the right shape, so the stream workers' screen (core/row-shape.ts) lets it through, with values its columns refuse.
+    await t.stack.nats.js().publish(n().subject('flow', orgId), Buffer.from(`{"org_id":"${orgId}","ts":1.5,"bytes":-1}\n`), { headers: h });
   }
 
   const flowsStored = (orgId: string) => storedCount(t.stack.clickhouse, 'flows', orgIs(orgId));
