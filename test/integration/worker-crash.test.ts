@@ -121,10 +121,10 @@ describe('stream worker crashes', () => {
     await postAll(t, minted.key, good.batches);
     const stack = t.stack;
     const n = names(stack.config.nats.prefix);
-    // A message the API would never publish: a row whose time is not a number.
+    // A message the API would never publish: a row of the shape the row screen lets through, with values its columns refuse.
     const h = natsHeaders();
     for (const [name, value] of telemetryHeaderEntries({ kind: 'flow', orgId: minted.org_id, count: 1, minTs: 0, maxTs: 0 })) h.set(name, value);
-    await stack.nats.js().publish(n.subject('flow', minted.org_id), Buffer.from(`{"org_id":"${minted.org_id}","ts":"yesterday"}\n`), { headers: h });
+    await stack.nats.js().publish(n.subject('flow', minted.org_id), Buffer.from(`{"org_id":"${minted.org_id}","ts":1.5,"bytes":-1}\n`), { headers: h });
 
     const worker = streamWorkerOn(t, { config: { retryDelayMs: 20, maxDeliveries: 2 } });
     await worker.start();
