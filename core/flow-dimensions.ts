@@ -47,7 +47,7 @@ const label = { kind: 'text', max: 0, text: { pattern: networkLabelPattern, desc
 
 /** Interface and exporter names and classes (core/enrichment/dimensions.ts): free text of the SNMP agent or the workspace's rules. */
 const interfaceText = { kind: 'text', max: 0, text: { pattern: new RegExp(`^[^\\u0000-\\u001f]{0,${maxTextValue}}$`, 'u'), describe: `a value of at most ${maxTextValue} characters` } } as const;
-const interfaceSpec = (d: EnrichedDimension): DimensionSpec => (enrichedDimensionKind(d) === 'number' ? { kind: 'number', max: Number.MAX_SAFE_INTEGER } : interfaceText);
+const interfaceSpec = (d: EnrichedDimension): DimensionSpec => (enrichedDimensionKind(d) === 'number' ? { kind: 'number', max: uint32 } : interfaceText);
 
 export const dimensionSpecs: Readonly<Record<FlowDimension, DimensionSpec>> = {
   src_ip: { kind: 'address', max: 0, family: 'src' },

@@ -56,7 +56,7 @@ export const flowFilterCatalog: FilterCatalog = {
     ...Object.fromEntries(enrichedTextDimensions.map((d) => [d, { type: 'string', tables: raw }])),
     // Interface and exporter names and classes, resolved when read by a join on the raw flows (storage/enrichment/interface-join.ts).
     ...Object.fromEntries(
-      enrichedDimensions.map((d) => [d, enrichedDimensionKind(d) === 'number' ? { type: 'number', tables: raw, max: Number.MAX_SAFE_INTEGER } : { type: 'string', tables: raw }]),
+      enrichedDimensions.map((d) => [d, enrichedDimensionKind(d) === 'number' ? { type: 'number', tables: raw, max: u32 } : { type: 'string', tables: raw }]),
     ),
   },
 };
