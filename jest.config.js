@@ -8,5 +8,7 @@ module.exports = {
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 120000,
   maxWorkers: 2,
+  // Integration files start stacks in the worker's own process: a worker past this is replaced after its file, so one file's leftovers never starve the next.
+  workerIdleMemoryLimit: '1.5GB',
   verbose: true,
 };

@@ -5,7 +5,7 @@ import type { FlowInput } from '../../core/flow';
 import type { Logger } from '../../observability/logger';
 import { counter, gauge, type Registry } from '../../observability/metrics';
 import type { EnrichmentRepo } from '../../storage/enrichment/enrichment-repo';
-import { combined, fileStamps, loadAsDatabase, loadCountryDatabase, type AsDatabase, type CountryDatabase, type DatabaseFiles, type LoadedDatabases } from './database-files';
+import { combined, fileStamps, loadAsDatabase, loadCountryDatabase, loadShared, type AsDatabase, type CountryDatabase, type DatabaseFiles, type LoadedDatabases } from './database-files';
 
 /** What the ingest paths (the API and the collector) ask of enrichment: the stored line's tail for a flow, the AS numbers put into the flow itself. */
 export interface FlowEnricher {
@@ -84,8 +84,8 @@ export class AddressEnrichment implements FlowEnricher {
       const countryChanged = this.country?.stamp !== stamps.country;
       const asChanged = this.as?.stamp !== stamps.as;
       if (!countryChanged && !asChanged) return;
-      const country = countryChanged ? { stamp: stamps.country, db: await loadCountryDatabase(this.config.countryMmdb) } : this.country!;
-      const as = asChanged ? { stamp: stamps.as, db: await loadAsDatabase(this.config.asnMmdb) } : this.as!;
+      const country = countryChanged ? { stamp: stamps.country, db: await loadShared('country', stamps.country, () => loadCountryDatabase(this.config.countryMmdb)) } : this.country!;
+      const as = asChanged ? { stamp: stamps.as, db: await loadShared('as', stamps.as, () => loadAsDatabase(this.config.asnMmdb)) } : this.as!;
       const loaded = combined(country.db, as.db);
       await this.record(loaded);
       this.current = loaded;

@@ -46,6 +46,24 @@ export async function fileStamps(files: DatabaseFiles): Promise<{ country: strin
   };
 }
 
+/**
+ * The databases this process loaded, by kind and file stamp: every AddressEnrichment of one
+ * process shares one copy (one enrichment in production; one per stack in the tests, which start
+ * many stacks in one process and held a copy, about 160 MB and 2 s of loading, for each). A changed
+ * file has a new stamp and loads anew; the oldest entries are forgotten beyond a few.
+ */
+const loadedByStamp = new Map<string, Promise<unknown>>();
+export function loadShared<T>(kind: 'country' | 'as', stamp: string, load: () => Promise<T>): Promise<T> {
+  const key = `${kind} ${stamp}`;
+  const known = loadedByStamp.get(key) as Promise<T> | undefined;
+  if (known) return known;
+  const loading = load();
+  loadedByStamp.set(key, loading);
+  loading.catch(() => loadedByStamp.delete(key));
+  while (loadedByStamp.size > 4) loadedByStamp.delete(loadedByStamp.keys().next().value!);
+  return loading;
+}
+
 /** One database loaded: its lookup and what it is. */
 export interface CountryDatabase {
   db: string;
