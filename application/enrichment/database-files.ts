@@ -2,28 +2,32 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Reader, type Response } from 'maxmind';
-import { AsRanges } from '../../core/enrichment/as-ranges';
+import type { AddressKey } from '../../core/enrichment/address-key';
+import { AddressRanges, countryText } from '../../core/enrichment/address-ranges';
 import { asOfRecord, countryOfRecord, type AddressDatabases } from '../../core/enrichment/flow-enrichment';
 
 /**
- * The address databases' files: the ones shipped in npm packages
- * (`@ip-location-db/geo-whois-asn-country-mmdb` for countries,
- * `@ip-location-db/asn` for AS numbers and names), or the operator's own
+ * The address databases' files: the CSVs shipped in npm packages
+ * (`@ip-location-db/geo-whois-asn-country` for countries, `@ip-location-db/asn`
+ * for AS numbers and names), read into range tables, or the operator's own
  * MMDB files (MaxMind or IPinfo, country and ASN) named by settings. Each
- * file read whole into memory: a lookup never touches the disk.
+ * file read whole into memory: a lookup never touches the disk. The packaged
+ * countries are read from the CSV, not the package's MMDB twin: a bisection
+ * over the parsed address costs what an AS lookup costs, a tree walk from the
+ * address text three to five times that (bench/results/2026-11-29-enrichment.md).
  */
 export interface DatabaseFiles {
-  /** An MMDB file with countries; the package's by default. */
+  /** An MMDB file with countries; the package's CSV by default. */
   countryMmdb?: string;
   /** An MMDB file with AS numbers; the package's CSV by default. */
   asnMmdb?: string;
 }
 
 const packageDir = (name: string) => path.dirname(require.resolve(`${name}/package.json`));
-const countryPackage = '@ip-location-db/geo-whois-asn-country-mmdb';
+const countryPackage = '@ip-location-db/geo-whois-asn-country';
 const asPackage = '@ip-location-db/asn';
 
-export const packagedCountryMmdb = () => path.join(packageDir(countryPackage), 'geo-whois-asn-country.mmdb');
+export const packagedCountryCsv = () => ({ v4: path.join(packageDir(countryPackage), 'geo-whois-asn-country-ipv4-num.csv'), v6: path.join(packageDir(countryPackage), 'geo-whois-asn-country-ipv6.csv') });
 export const packagedAsCsv = () => ({ v4: path.join(packageDir(asPackage), 'asn-ipv4-num.csv'), v6: path.join(packageDir(asPackage), 'asn-ipv6.csv') });
 
 async function packageVersion(name: string): Promise<string> {
@@ -41,7 +45,7 @@ const stampOf = async (paths: readonly string[]) =>
 /** The stamps of the country file and of the AS file(s), apart: a change to one reloads that one alone. */
 export async function fileStamps(files: DatabaseFiles): Promise<{ country: string; as: string }> {
   return {
-    country: await stampOf([files.countryMmdb ?? packagedCountryMmdb()]),
+    country: await stampOf(files.countryMmdb ? [files.countryMmdb] : Object.values(packagedCountryCsv())),
     as: await stampOf(files.asnMmdb ? [files.asnMmdb] : Object.values(packagedAsCsv())),
   };
 }
@@ -67,11 +71,11 @@ export function loadShared<T>(kind: 'country' | 'as', stamp: string, load: () =>
 /** One database loaded: its lookup and what it is. */
 export interface CountryDatabase {
   db: string;
-  countryOf: (address: string) => string;
+  countryOf: (address: string, key?: AddressKey) => string;
 }
 export interface AsDatabase {
   db: string;
-  asOf: (address: string) => number;
+  asOf: (address: string, key?: AddressKey) => number;
   /** AS names from the CSV, for the `as_names` table; empty with an operator's ASN MMDB. */
   names: ReadonlyMap<number, string>;
 }
@@ -117,13 +121,18 @@ function recordOf(reader: Reader<Response>, address: string): Response | null {
   return reader.get(mapped ? address.slice(7) : address);
 }
 
-/** Reads the country file named (the packaged one by default). Throws when it cannot be read or is not a database. */
+/** Reads the operator's country MMDB, or the packaged CSV into a range table. Throws when it cannot be read or is not a database. */
 export async function loadCountryDatabase(file: string | undefined): Promise<CountryDatabase> {
-  const bytes = await fs.readFile(file ?? packagedCountryMmdb());
+  if (!file) {
+    const csv = packagedCountryCsv();
+    const ranges = AddressRanges.fromCountryCsv(await fs.readFile(csv.v4, 'utf8'), await fs.readFile(csv.v6, 'utf8'));
+    return { db: await packageVersion(countryPackage), countryOf: (address, key) => countryText(ranges.lookup(key ?? address)) };
+  }
+  const bytes = await fs.readFile(file);
   const reader = readerOf(bytes);
   const seen = new Map<string, string>();
   return {
-    db: file ? fileVersion(file, bytes) : await packageVersion(countryPackage),
+    db: fileVersion(file, bytes),
     countryOf: (address) => {
       // Flows repeat addresses (their top talkers most): a hit costs a map read instead of a tree walk.
       let code = seen.get(address);
@@ -145,8 +154,8 @@ export async function loadAsDatabase(file: string | undefined): Promise<AsDataba
     return { db: fileVersion(file, bytes), asOf: (address) => asOfRecord(recordOf(reader, address)), names: new Map() };
   }
   const csv = packagedAsCsv();
-  const ranges = AsRanges.fromCsv(await fs.readFile(csv.v4, 'utf8'), await fs.readFile(csv.v6, 'utf8'));
-  return { db: await packageVersion(asPackage), asOf: (address) => ranges.lookup(address), names: ranges.names };
+  const ranges = AddressRanges.fromAsCsv(await fs.readFile(csv.v4, 'utf8'), await fs.readFile(csv.v6, 'utf8'));
+  return { db: await packageVersion(asPackage), asOf: (address, key) => ranges.lookup(key ?? address), names: ranges.names };
 }
 
 /** A country and an AS database as one version. */

@@ -1,5 +1,5 @@
 import { enrichmentRowFields, type FlowInput } from '../flow';
-import { addressKey } from './address-key';
+import { addressKey, type AddressKey } from './address-key';
 import type { NetworkLabels, NetworkTable } from './networks';
 
 /**
@@ -10,8 +10,9 @@ import type { NetworkLabels, NetworkTable } from './networks';
  */
 export interface AddressDatabases {
   readonly version: number;
-  asOf(address: string): number;
-  countryOf(address: string): string;
+  /** `key` is the address parsed (addressKey), when the caller has it: the range tables read it, so an address is parsed once for every lookup. */
+  asOf(address: string, key?: AddressKey): number;
+  countryOf(address: string, key?: AddressKey): string;
 }
 
 /** The stored fields enrichment adds to a flow (docs/enrichment.md). */
@@ -47,21 +48,23 @@ function labelled(out: FlowEnrichment, side: 'src' | 'dst', labels: NetworkLabel
  */
 export function enrichmentOf(flow: Pick<FlowInput, 'src_ip' | 'dst_ip' | 'src_as' | 'dst_as'>, dbs: AddressDatabases, networks?: NetworkTable): FlowEnrichment {
   const out: FlowEnrichment = { enrichment_version: dbs.version };
+  const srcKey = addressKey(flow.src_ip);
+  const dstKey = addressKey(flow.dst_ip);
   if (flow.src_as === undefined) {
-    const asn = dbs.asOf(flow.src_ip);
+    const asn = dbs.asOf(flow.src_ip, srcKey);
     if (asn) out.src_as = asn;
   }
   if (flow.dst_as === undefined) {
-    const asn = dbs.asOf(flow.dst_ip);
+    const asn = dbs.asOf(flow.dst_ip, dstKey);
     if (asn) out.dst_as = asn;
   }
-  const srcCountry = dbs.countryOf(flow.src_ip);
+  const srcCountry = dbs.countryOf(flow.src_ip, srcKey);
   if (srcCountry) out.src_country = srcCountry;
-  const dstCountry = dbs.countryOf(flow.dst_ip);
+  const dstCountry = dbs.countryOf(flow.dst_ip, dstKey);
   if (dstCountry) out.dst_country = dstCountry;
   if (networks && networks.size > 0) {
-    labelled(out, 'src', networks.lookup(addressKey(flow.src_ip)));
-    labelled(out, 'dst', networks.lookup(addressKey(flow.dst_ip)));
+    labelled(out, 'src', networks.lookup(srcKey));
+    labelled(out, 'dst', networks.lookup(dstKey));
   }
   return out;
 }

@@ -52,68 +52,76 @@ export const noNetworks: VersionedNetworks = { version: 0, networks: [], created
 
 export type NetworkLabels = Pick<Network, 'name' | 'role' | 'site' | 'tenant'>;
 
-interface CompiledNetwork {
-  v4: boolean;
-  first: Uint32Array;
-  last: Uint32Array;
-  length: number;
-  labels: NetworkLabels;
+/** An IPv4 address's network of a prefix length: the address with its host bits cleared. */
+const v4Network = (ip: number, length: number) => (length === 0 ? 0 : (ip & (0xffffffff << (32 - length))) >>> 0);
+
+/** An IPv6 address's network of a prefix length, as text a map can key by. */
+function v6Network(key: Uint32Array, length: number): string {
+  let text = '';
+  for (let i = 0; i < 4; i++) {
+    const bits = Math.min(32, Math.max(0, length - 32 * i));
+    text += `${i ? ':' : ''}${v4Network(key[i]!, bits)}`;
+  }
+  return text;
 }
 
+/** The first address of a range as parseAddressRange spells it (eight hex groups) in four 32-bit words. */
 const words = (groups: string) => {
   const hex = groups.replace(/:/g, '');
   return Uint32Array.from([0, 1, 2, 3].map((i) => parseInt(hex.slice(8 * i, 8 * i + 8), 16)));
 };
 
-const within = (n: CompiledNetwork, key: Uint32Array) => {
-  for (let i = 0; i < 4; i++) {
-    if (key[i]! < n.first[i]!) return false;
-    if (key[i]! > n.first[i]!) break;
-  }
-  for (let i = 0; i < 4; i++) {
-    if (key[i]! > n.last[i]!) return false;
-    if (key[i]! < n.last[i]!) break;
-  }
-  return true;
-};
-
 /**
- * A workspace's networks, most specific first: the first that holds an
- * address labels it, so a /24 inside a /16 wins for its addresses. A
- * workspace holds tens to a few thousand prefixes, and a flow's two
- * addresses scan them once each.
+ * A workspace's networks, by prefix length and network: an address is looked
+ * up once per length the workspace uses, longest first, so a /24 inside a
+ * /16 wins for its addresses, and a lookup costs the same with ten networks
+ * or ten thousand (at most 33 map reads for IPv4, 129 for IPv6).
  */
 export class NetworkTable {
-  private readonly networks: CompiledNetwork[];
+  private readonly v4 = new Map<number, Map<number, NetworkLabels>>();
+  private readonly v6 = new Map<number, Map<string, NetworkLabels>>();
+  private readonly v4Lengths: number[];
+  private readonly v6Lengths: number[];
+  readonly size: number;
 
   constructor(networks: readonly Network[]) {
-    this.networks = networks
-      .flatMap((n): CompiledNetwork[] => {
-        const range = parseAddressRange(n.prefix);
-        if (!range) return [];
-        const v4 = !n.prefix.split('/')[0]!.includes(':');
-        const length = Number(n.prefix.split('/')[1] ?? (v4 ? 32 : 128)) + (v4 ? 96 : 0);
-        return [{ v4, first: words(range.first), last: words(range.last), length, labels: { name: n.name, role: n.role, site: n.site, tenant: n.tenant } }];
-      })
-      .sort((a, b) => b.length - a.length);
-  }
-
-  get size(): number {
-    return this.networks.length;
+    let size = 0;
+    for (const n of networks) {
+      const range = parseAddressRange(n.prefix);
+      if (!range) continue;
+      const [address = '', bits] = n.prefix.split('/');
+      const labels = { name: n.name, role: n.role, site: n.site, tenant: n.tenant };
+      const first = words(range.first);
+      if (!address.includes(':')) {
+        const length = Number(bits ?? 32);
+        this.v4.set(length, (this.v4.get(length) ?? new Map<number, NetworkLabels>()).set(first[3]!, labels));
+      } else {
+        const length = Number(bits ?? 128);
+        this.v6.set(length, (this.v6.get(length) ?? new Map<string, NetworkLabels>()).set(v6Network(first, length), labels));
+      }
+      size++;
+    }
+    this.size = size;
+    this.v4Lengths = [...this.v4.keys()].sort((a, b) => b - a);
+    this.v6Lengths = [...this.v6.keys()].sort((a, b) => b - a);
   }
 
   /** The labels of the most specific network holding an address, if any. */
   lookup(address: string | AddressKey | undefined): NetworkLabels | undefined {
-    if (this.networks.length === 0) return undefined;
+    if (this.size === 0) return undefined;
     const key = typeof address === 'string' ? addressKey(address) : address;
     if (!key) return undefined;
     if ('v4' in key) {
-      // IPv4 networks compare as one number: no array per lookup on the common path.
-      const ip = key.v4;
-      for (const n of this.networks) if (n.v4 && ip >= n.first[3]! && ip <= n.last[3]!) return n.labels;
+      for (const length of this.v4Lengths) {
+        const found = this.v4.get(length)!.get(v4Network(key.v4, length));
+        if (found) return found;
+      }
       return undefined;
     }
-    for (const n of this.networks) if (!n.v4 && within(n, key.v6)) return n.labels;
+    for (const length of this.v6Lengths) {
+      const found = this.v6.get(length)!.get(v6Network(key.v6, length));
+      if (found) return found;
+    }
     return undefined;
   }
 }

@@ -1,16 +1,20 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { loadCountryDatabase, loadDatabases, packagedAsCsv, packagedCountryMmdb, type LoadedDatabases } from '../../application/enrichment/database-files';
+import { loadCountryDatabase, loadDatabases, packagedAsCsv, type CountryDatabase, type LoadedDatabases } from '../../application/enrichment/database-files';
+import { packagedCountryMmdb } from '../support/packaged-mmdb';
 
 /**
  * The packaged address databases as the service reads them, checked against
- * tools no one here wrote: Debian's `mmdblookup` (libmaxminddb) on the very
- * same MMDB file, and the AS CSV read by a plain linear scan. Addresses are
+ * tools no one here wrote: Debian's `mmdblookup` (libmaxminddb) on the MMDB
+ * twin of the packaged country CSV (the same release), which the operator's
+ * MMDB reader is checked against too, and the AS CSV read by a plain linear scan. Addresses are
  * random, half of them inside a random range of the CSV so that most hit.
  */
 let dbs: LoadedDatabases;
+let mmdbReader: CountryDatabase;
 beforeAll(async () => {
   dbs = await loadDatabases({});
+  mmdbReader = await loadCountryDatabase(packagedCountryMmdb());
 }, 120_000);
 
 /** A deterministic generator, so a failure names addresses that fail again. */
@@ -97,16 +101,32 @@ describe('the packaged address databases', () => {
     expect(addresses.filter((a) => linearScan(ranges, a) > 0).length).toBeGreaterThanOrEqual(200);
   });
 
-  test('countries agree with mmdblookup on the same file for a few thousand random IPv4 and IPv6 addresses', async () => {
+  /** A thousand random IPv4 addresses and a thousand IPv6 ones, where allocations lie. */
+  function countryAddresses(): string[] {
     const next = random(8);
     const v4 = Array.from({ length: 1000 }, () => ipv4(Math.floor(next() * 2 ** 32)));
     const word = () => Math.floor(next() * 65536).toString(16);
     // Global unicast, and half of it under 2001::/16 and 2a00::/12 where most allocations lie.
     const v6 = Array.from({ length: 1000 }, (_, i) => [i % 3 === 0 ? '2001' : i % 3 === 1 ? `2a0${(i % 10).toString(16)}` : (0x2000 + Math.floor(next() * 0x2000)).toString(16), ...Array.from({ length: 7 }, word)].join(':'));
-    const ips = [...v4, ...v6];
-    const answers = await mmdbCountries(ips);
-    const wrong = ips.filter((ip, i) => dbs.countryOf(ip) !== answers[i]!.toUpperCase()).map((ip) => `${ip}: ${dbs.countryOf(ip)} != ${answers[ips.indexOf(ip)]}`);
-    const known = answers.filter(Boolean).length;
+    return [...v4, ...v6];
+  }
+
+  /** The addresses where a lookup and mmdblookup on the MMDB twin disagree, each as "ip: ours != theirs". */
+  async function disagreements(countryOf: (ip: string) => string): Promise<{ wrong: string[]; known: number }> {
+    const ips = countryAddresses();
+    const answers = (await mmdbCountries(ips)).map((a) => a.toUpperCase());
+    const wrong = ips.flatMap((ip, i) => (countryOf(ip) === answers[i] ? [] : [`${ip}: ${countryOf(ip)} != ${answers[i]}`]));
+    return { wrong, known: answers.filter(Boolean).length };
+  }
+
+  test('the packaged countries (a range table of the CSV) agree with mmdblookup on the same release as MMDB, for two thousand random IPv4 and IPv6 addresses', async () => {
+    const { wrong, known } = await disagreements((ip) => dbs.countryOf(ip));
+    expect(wrong).toEqual([]);
+    expect(known).toBeGreaterThan(600);
+  }, 600_000);
+
+  test('an operator\'s country MMDB, read by the MMDB reader, agrees with mmdblookup on the same file for the same addresses', async () => {
+    const { wrong, known } = await disagreements((ip) => mmdbReader.countryOf(ip));
     expect(wrong).toEqual([]);
     expect(known).toBeGreaterThan(600);
   }, 600_000);

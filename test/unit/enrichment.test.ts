@@ -1,5 +1,5 @@
 import { addressKey, ipv4Number } from '../../core/enrichment/address-key';
-import { AsRanges } from '../../core/enrichment/as-ranges';
+import { AddressRanges, countryText, countryValue } from '../../core/enrichment/address-ranges';
 import { applyEnrichment, asOfRecord, countryOfRecord, enrichmentOf, type AddressDatabases } from '../../core/enrichment/flow-enrichment';
 import { hasRowsOf, rowShapeOf } from '../../core/row-shape';
 import { NetworkTable, type Network } from '../../core/enrichment/networks';
@@ -23,7 +23,7 @@ describe('address keys', () => {
 });
 
 describe('the AS range table', () => {
-  const table = AsRanges.fromCsv(v4Csv, v6Csv);
+  const table = AddressRanges.fromAsCsv(v4Csv, v6Csv);
 
   test('finds the range holding an address, at its bounds and inside, and 0 between ranges', () => {
     expect(table.lookup('1.0.0.0')).toBe(13335);
@@ -45,6 +45,27 @@ describe('the AS range table', () => {
   });
 });
 
+describe('the country range table', () => {
+  const table = AddressRanges.fromCountryCsv(['16777216,16777471,AU', '16777472,16778239,cn', '16778240,16779263,A1', 'x,y,NL'].join('\n'), '2001:200::,2001:200:ffff:ffff:ffff:ffff:ffff:ffff,JP');
+
+  test('answers the upper-case code of the range holding an address, and nothing between ranges', () => {
+    expect(countryText(table.lookup('1.0.0.1'))).toBe('AU');
+    expect(countryText(table.lookup('1.0.1.0'))).toBe('CN');
+    expect(countryText(table.lookup('2001:200::5'))).toBe('JP');
+    expect(countryText(table.lookup('1.0.16.0'))).toBe('');
+  });
+
+  test('skips a line whose code is not two letters, or whose bounds are not addresses', () => {
+    expect(table.size).toBe(3);
+    expect(table.skipped).toBe(2);
+  });
+
+  test('packs a code into a number and back, and refuses anything but two letters', () => {
+    expect(countryText(countryValue('nl'))).toBe('NL');
+    for (const bad of ['', 'N', 'NLD', '1A', 'É1']) expect(countryValue(bad)).toBe(0);
+  });
+});
+
 describe('networks of a workspace', () => {
   const nets: Network[] = [
     { prefix: '10.0.0.0/8', name: 'corp', role: 'internal', site: '', tenant: '', tags: [] },
@@ -58,6 +79,52 @@ describe('networks of a workspace', () => {
     expect(table.lookup('10.2.2.3')?.name).toBe('corp');
     expect(table.lookup('2001:db8:1::1')?.name).toBe('v6');
     expect(table.lookup('192.0.2.1')).toBeUndefined();
+  });
+
+  test('a default route (/0) labels what no longer prefix holds, and a host route (/32, /128) its one address', () => {
+    const withDefaults = new NetworkTable([
+      ...nets,
+      { prefix: '0.0.0.0/0', name: 'v4-any', role: '', site: '', tenant: '', tags: [] },
+      { prefix: '10.1.2.3/32', name: 'host', role: '', site: '', tenant: '', tags: [] },
+      { prefix: '::/0', name: 'v6-any', role: '', site: '', tenant: '', tags: [] },
+      { prefix: '2001:db8:0:1::/64', name: 'lan', role: '', site: '', tenant: '', tags: [] },
+      { prefix: '2001:db8:0:1::7/128', name: 'v6-host', role: '', site: '', tenant: '', tags: [] },
+    ]);
+    expect(['192.0.2.1', '10.1.2.3', '10.1.2.4', '2001:db8:0:1::7', '2001:db8:0:1::8', '2001:db8:5::1', '2a00::1'].map((ip) => withDefaults.lookup(ip)?.name)).toEqual(['v4-any', 'host', 'dc1', 'v6-host', 'lan', 'v6', 'v6-any']);
+  });
+
+  test('a prefix written with host bits labels its whole network', () => {
+    expect(new NetworkTable([{ prefix: '192.0.2.77/24', name: 'doc', role: '', site: '', tenant: '', tags: [] }]).lookup('192.0.2.1')?.name).toBe('doc');
+  });
+
+  test('ten thousand networks answer as a scan of every prefix, most specific first, for random addresses', () => {
+    let s = 7;
+    const next = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+    // No prefix twice (the document refuses it): each network's first address and length once.
+    const seen = new Set<string>();
+    const many: Network[] = [];
+    while (many.length < 10_000) {
+      const length = 8 + Math.floor(next() * 25);
+      const ip = [10, Math.floor(next() * 4), Math.floor(next() * 256), Math.floor(next() * 256)].join('.');
+      const first = (ipv4Number(ip) & ((0xffffffff << (32 - length)) >>> 0)) >>> 0;
+      if (seen.has(`${first}/${length}`)) continue;
+      seen.add(`${first}/${length}`);
+      many.push({ prefix: `${ip}/${length}`, name: `n${many.length}`, role: '', site: '', tenant: '', tags: [] });
+    }
+    const big = new NetworkTable(many);
+    const parsed = many.map((n) => {
+      const [a = '', l = ''] = n.prefix.split('/');
+      const mask = (0xffffffff << (32 - Number(l))) >>> 0;
+      return { name: n.name, length: Number(l), mask, first: (ipv4Number(a) & mask) >>> 0 };
+    });
+    const scan = (ip: number) => {
+      let best: { name: string; length: number } | undefined;
+      for (const n of parsed) if (((ip & n.mask) >>> 0) === n.first && (!best || n.length > best.length)) best = n;
+      return best?.name;
+    };
+    const ips = Array.from({ length: 300 }, () => (10 * 2 ** 24 + Math.floor(next() * 4 * 2 ** 16)) >>> 0);
+    const named = (ip: number) => [ip >>> 24, (ip >>> 16) & 255, (ip >>> 8) & 255, ip & 255].join('.');
+    expect(ips.map((ip) => big.lookup(named(ip))?.name)).toEqual(ips.map(scan));
   });
 });
 

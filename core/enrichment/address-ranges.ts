@@ -1,38 +1,47 @@
 import { addressKey, ipv4Number, type AddressKey } from './address-key';
 
 /**
- * AS numbers by address range, from the CSV of `@ip-location-db/asn`
- * (`first,last,asn,name`, inclusive ranges, sorted, not overlapping): typed
- * arrays searched by bisection, about half a million ranges in some 12 MB,
- * a lookup in well under a microsecond (bench/results/2026-11-29-enrichment.md).
- * The names go to the `as_names` table, where reads resolve them.
+ * A number by address range, from the CSVs of `@ip-location-db` (`first,last,value[,name]`,
+ * inclusive ranges, sorted, not overlapping): typed arrays searched by bisection, about half a
+ * million ranges in some 12 MB, a lookup in well under a microsecond
+ * (bench/results/2026-11-29-enrichment.md). Two tables: AS numbers (`@ip-location-db/asn`, whose
+ * names go to the `as_names` table, where reads resolve them) and countries
+ * (`@ip-location-db/geo-whois-asn-country`, each code packed into a number: countryValue).
  */
-export class AsRanges {
+export class AddressRanges {
   private constructor(
     private readonly v4First: Uint32Array,
     private readonly v4Last: Uint32Array,
-    private readonly v4As: Uint32Array,
+    private readonly v4Values: Uint32Array,
     /** Four words per range bound, most significant first. */
     private readonly v6First: Uint32Array,
     private readonly v6Last: Uint32Array,
-    private readonly v6As: Uint32Array,
+    private readonly v6Values: Uint32Array,
     readonly names: ReadonlyMap<number, string>,
   ) {}
 
   get size(): number {
-    return this.v4As.length + this.v6As.length;
+    return this.v4Values.length + this.v6Values.length;
   }
 
-  /** Reads the IPv4 and IPv6 CSV texts; lines that are not a range with an AS number are skipped (counted in `skipped`). */
-  static fromCsv(ipv4Csv: string, ipv6Csv: string): AsRanges & { skipped: number } {
-    const names = new Map<number, string>();
-    const v4 = parseRanges(ipv4Csv, names, 1);
-    const v6 = parseRanges(ipv6Csv, names, 4);
-    const table = new AsRanges(v4.first, v4.last, v4.as, v6.first, v6.last, v6.as, names);
+  /** Reads the IPv4 and IPv6 CSV texts of AS numbers; lines that are not a range with an AS number are skipped (counted in `skipped`). */
+  static fromAsCsv(ipv4Csv: string, ipv6Csv: string): AddressRanges & { skipped: number } {
+    return AddressRanges.fromCsv(ipv4Csv, ipv6Csv, asValue, new Map());
+  }
+
+  /** Reads the IPv4 and IPv6 CSV texts of countries (ISO 3166-1 alpha-2 codes, as countryValue packs them); other lines are skipped. */
+  static fromCountryCsv(ipv4Csv: string, ipv6Csv: string): AddressRanges & { skipped: number } {
+    return AddressRanges.fromCsv(ipv4Csv, ipv6Csv, countryValue);
+  }
+
+  private static fromCsv(ipv4Csv: string, ipv6Csv: string, valueOf: (field: string) => number, names?: Map<number, string>): AddressRanges & { skipped: number } {
+    const v4 = parseRanges(ipv4Csv, 1, valueOf, names);
+    const v6 = parseRanges(ipv6Csv, 4, valueOf, names);
+    const table = new AddressRanges(v4.first, v4.last, v4.values, v6.first, v6.last, v6.values, names ?? new Map());
     return Object.assign(table, { skipped: v4.skipped + v6.skipped });
   }
 
-  /** The AS number of an address (text or key), 0 when no range holds it. */
+  /** The value of an address (text or key), 0 when no range holds it. */
   lookup(address: string | AddressKey | undefined): number {
     const key = typeof address === 'string' ? addressKey(address) : address;
     if (!key) return 0;
@@ -49,18 +58,18 @@ export class AsRanges {
       if (first[mid]! <= ip) lo = mid + 1;
       else hi = mid - 1;
     }
-    return hi >= 0 && ip <= this.v4Last[hi]! ? this.v4As[hi]! : 0;
+    return hi >= 0 && ip <= this.v4Last[hi]! ? this.v4Values[hi]! : 0;
   }
 
   lookupV6(words: Uint32Array): number {
     let lo = 0;
-    let hi = this.v6As.length - 1;
+    let hi = this.v6Values.length - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
       if (compareWords(this.v6First, mid, words) <= 0) lo = mid + 1;
       else hi = mid - 1;
     }
-    return hi >= 0 && compareWords(this.v6Last, hi, words) >= 0 ? this.v6As[hi]! : 0;
+    return hi >= 0 && compareWords(this.v6Last, hi, words) >= 0 ? this.v6Values[hi]! : 0;
   }
 }
 
@@ -77,8 +86,24 @@ function compareWords(bounds: Uint32Array, index: number, words: Uint32Array): n
 interface ParsedRanges {
   first: Uint32Array;
   last: Uint32Array;
-  as: Uint32Array;
+  values: Uint32Array;
   skipped: number;
+}
+
+/** An AS number field, 0 when it is not one. */
+function asValue(text: string): number {
+  const asn = /^\d{1,10}$/.test(text) ? Number(text) : 0;
+  return asn <= 0xffffffff ? asn : 0;
+}
+
+/** A country code as a number (two letters, upper case, one byte each), 0 when the field is not one. */
+export function countryValue(text: string): number {
+  return /^[A-Za-z]{2}$/.test(text) ? (text.toUpperCase().charCodeAt(0) << 8) | text.toUpperCase().charCodeAt(1) : 0;
+}
+
+/** The country code a value of countryValue packs, '' for 0. */
+export function countryText(value: number): string {
+  return value === 0 ? '' : String.fromCharCode(value >> 8, value & 0xff);
 }
 
 /**
@@ -115,13 +140,13 @@ function writeBound(text: string, width: 1 | 4, out: Uint32Array, at: number): b
   return true;
 }
 
-function parseRanges(csv: string, names: Map<number, string>, width: 1 | 4): ParsedRanges {
+function parseRanges(csv: string, width: 1 | 4, valueOf: (field: string) => number, names?: Map<number, string>): ParsedRanges {
   let lines = 0;
   for (let i = csv.indexOf('\n'); i !== -1; i = csv.indexOf('\n', i + 1)) lines++;
   lines++;
   const first = new Uint32Array(lines * width);
   const last = new Uint32Array(lines * width);
-  const as = new Uint32Array(lines);
+  const values = new Uint32Array(lines);
   let n = 0;
   let skipped = 0;
   for (let pos = 0; pos < csv.length; ) {
@@ -131,16 +156,15 @@ function parseRanges(csv: string, names: Map<number, string>, width: 1 | 4): Par
     const c2 = c1 === -1 ? -1 : csv.indexOf(',', c1 + 1);
     const c3 = c2 === -1 ? -1 : csv.indexOf(',', c2 + 1);
     const fieldsEnd = c3 === -1 || c3 > end ? end : c3;
-    const asText = c2 === -1 || c2 > end ? '' : csv.slice(c2 + 1, fieldsEnd);
-    const asn = /^\d{1,10}$/.test(asText) ? Number(asText) : 0;
-    if (c2 !== -1 && c2 < end && asn > 0 && asn <= 0xffffffff && writeBound(csv.slice(pos, c1), width, first, n * width) && writeBound(csv.slice(c1 + 1, c2), width, last, n * width)) {
-      as[n] = asn;
-      if (!names.has(asn)) names.set(asn, fieldsEnd < end ? unquoted(csv.slice(fieldsEnd + 1, end)) : '');
+    const value = c2 === -1 || c2 > end ? 0 : valueOf(csv.slice(c2 + 1, fieldsEnd).trim());
+    if (c2 !== -1 && c2 < end && value > 0 && writeBound(csv.slice(pos, c1), width, first, n * width) && writeBound(csv.slice(c1 + 1, c2), width, last, n * width)) {
+      values[n] = value;
+      if (names && !names.has(value)) names.set(value, fieldsEnd < end ? unquoted(csv.slice(fieldsEnd + 1, end)) : '');
       n++;
     } else if (end > pos) skipped++;
     pos = end + 1;
   }
-  return { first: first.slice(0, n * width), last: last.slice(0, n * width), as: as.slice(0, n), skipped };
+  return { first: first.slice(0, n * width), last: last.slice(0, n * width), values: values.slice(0, n), skipped };
 }
 /** A CSV field: quotes around it dropped, doubled quotes inside made one. */
 function unquoted(field: string): string {
