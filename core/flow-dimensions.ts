@@ -25,20 +25,26 @@ export type FlowDimension = (typeof flowDimensions)[number];
 /** address: IPv4/IPv6 or a CIDR prefix; number: a whole number up to `max`; protocol: a protocol name; text: a label matching `pattern`. */
 export type DimensionKind = 'address' | 'number' | 'protocol' | 'text';
 
-/** The rollup tables keep one of two key sets: destination and protocol (flows_*), or the source (flows_src_*). */
-export type RollupFamily = 'dst' | 'src';
+/**
+ * The rollup tables keep one of three key sets: destination and protocol
+ * (flows_*), the source (flows_src_*), or the analysts' dimensions
+ * (flows_dims_*: exporter and interfaces, AS numbers, countries, protocol,
+ * network names; no addresses, no ports; docs/enrichment.md).
+ */
+export type RollupFamily = 'dst' | 'src' | 'dims';
 
 export interface DimensionSpec {
   kind: DimensionKind;
   /** The largest value of a number dimension (its column type's). */
   max: number;
-  /** The rollup family that keeps it as a key, if any. */
-  family?: RollupFamily;
+  /** The rollup families that answer it: keep it as a key, or (interface and exporter names and classes) the keys it is joined in by. */
+  families?: readonly RollupFamily[];
   /** What a value of a text dimension must look like, and how an error says it. */
   text?: { pattern: RegExp; describe: string };
 }
 
 const uint32 = 4_294_967_295;
+const dims: readonly RollupFamily[] = ['dims'];
 /** Countries as ISO 3166-1 alpha-2 codes, upper case; '' where no database knows the address. */
 const country = { kind: 'text', max: 0, text: { pattern: /^[A-Z]{2}$/, describe: 'a two-letter country code (ISO 3166-1, upper case)' } } as const;
 /** A network's labels, as the workspace wrote them (core/enrichment/networks.ts bounds them the same). */
@@ -47,32 +53,33 @@ const label = { kind: 'text', max: 0, text: { pattern: networkLabelPattern, desc
 
 /** Interface and exporter names and classes (core/enrichment/dimensions.ts): free text of the SNMP agent or the workspace's rules. */
 const interfaceText = { kind: 'text', max: 0, text: { pattern: new RegExp(`^[^\\u0000-\\u001f]{0,${maxTextValue}}$`, 'u'), describe: `a value of at most ${maxTextValue} characters` } } as const;
-const interfaceSpec = (d: EnrichedDimension): DimensionSpec => (enrichedDimensionKind(d) === 'number' ? { kind: 'number', max: uint32 } : interfaceText);
+const interfaceSpec = (d: EnrichedDimension): DimensionSpec =>
+  enrichedDimensionKind(d) === 'number' ? { kind: 'number', max: uint32, families: dims } : { ...interfaceText, families: dims };
 
 export const dimensionSpecs: Readonly<Record<FlowDimension, DimensionSpec>> = {
-  src_ip: { kind: 'address', max: 0, family: 'src' },
-  dst_ip: { kind: 'address', max: 0, family: 'dst' },
+  src_ip: { kind: 'address', max: 0, families: ['src'] },
+  dst_ip: { kind: 'address', max: 0, families: ['dst'] },
   src_port: { kind: 'number', max: 65_535 },
   dst_port: { kind: 'number', max: 65_535 },
-  protocol: { kind: 'protocol', max: 0, family: 'dst' },
-  exporter: { kind: 'address', max: 0 },
-  in_if: { kind: 'number', max: uint32 },
-  out_if: { kind: 'number', max: uint32 },
-  src_as: { kind: 'number', max: uint32 },
-  dst_as: { kind: 'number', max: uint32 },
+  protocol: { kind: 'protocol', max: 0, families: ['dst', 'dims'] },
+  exporter: { kind: 'address', max: 0, families: dims },
+  in_if: { kind: 'number', max: uint32, families: dims },
+  out_if: { kind: 'number', max: uint32, families: dims },
+  src_as: { kind: 'number', max: uint32, families: dims },
+  dst_as: { kind: 'number', max: uint32, families: dims },
   tcp_flags: { kind: 'number', max: 0xffff },
   tos: { kind: 'number', max: 255 },
-  src_country: country,
-  dst_country: country,
-  src_net_name: label,
-  dst_net_name: label,
+  src_country: { ...country, families: dims },
+  dst_country: { ...country, families: dims },
+  src_net_name: { ...label, families: dims },
+  dst_net_name: { ...label, families: dims },
   src_net_role: label,
   dst_net_role: label,
   src_net_site: label,
   dst_net_site: label,
   src_net_tenant: label,
   dst_net_tenant: label,
-  // Joined in when read: no rollup keeps them.
+  // Joined in when read, on the raw flows or the dimension rollups (which keep exporter, in_if and out_if).
   ...(Object.fromEntries(enrichedDimensions.map((d) => [d, interfaceSpec(d)])) as Record<EnrichedDimension, DimensionSpec>),
 };
 

@@ -146,17 +146,20 @@ export interface FilterNeeds {
   tables: readonly string[];
 }
 
-const keptBy = (d: string) => (isFlowDimension(d) ? dimensionSpecs[d].family : undefined);
+const keptBy = (d: string) => (isFlowDimension(d) ? dimensionSpecs[d].families : undefined);
+
+/** The rollup families, in the order a query tries them (a query on no dimension, or on protocol alone, reads the destination rollups). */
+export const rollupFamilies: readonly RollupFamily[] = ['dst', 'src', 'dims'];
 
 /**
- * A rollup answers a query only when it keeps, as keys, every dimension the
- * query groups or filters on (and the filter expression's tables include
- * it); a query on no dimension reads the destination rollups.
+ * A rollup answers a query only when it answers every dimension the query
+ * groups or filters on (and the filter expression's tables include it);
+ * a query on no dimension reads the destination rollups.
  */
 export function planFlowQuery(grouped: readonly FlowDimension[], filters: readonly FlowFilter[], expression?: FilterNeeds): FlowQueryPlan {
   const used = [...new Set([...grouped, ...filters.map((f) => f.dimension)])];
-  for (const family of ['dst', 'src'] as const) {
-    if (used.every((d) => dimensionSpecs[d].family === family) && (expression?.tables.includes(family) ?? true)) return { source: family };
+  for (const family of rollupFamilies) {
+    if (used.every((d) => dimensionSpecs[d].families?.includes(family)) && (expression?.tables.includes(family) ?? true)) return { source: family };
   }
   const all = [...new Set([...used, ...(expression?.dimensions ?? [])])];
   const unkept = all.filter((d) => keptBy(d) === undefined);

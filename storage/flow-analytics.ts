@@ -1,6 +1,6 @@
 import type { CheckedFilter } from '../core/analytics/filter/check';
 import { flowFilterCatalog } from '../core/analytics/filter/catalog';
-import { dimensionSpecs, type FlowDimension } from '../core/flow-dimensions';
+import { dimensionSpecs, type FlowDimension, type RollupFamily } from '../core/flow-dimensions';
 import type { FlowFilter, FlowQueryPlan, StepVolume } from '../core/flow-query';
 import { bucketMs, coarsestOf, flowResolutions, planSegments, type Resolution, type Segment, type TimeSpan } from '../core/resolution';
 import { filterSql } from './analytics/filter-sql';
@@ -92,25 +92,35 @@ interface SegmentSource {
   flows: string;
 }
 
+const rollupTables: Readonly<Record<RollupFamily, string>> = { dst: 'flows', src: 'flows_src', dims: 'flows_dims' };
+
+/**
+ * A segment's rows with the interface and exporter names and classes joined
+ * in (storage/enrichment/interface-join.ts), when the query uses any: the
+ * raw flows, or a dimension rollup (which keeps exporter, in_if and out_if).
+ * `rows` is what the segment reads, `where` its time and workspace bounds.
+ */
+function withEnrichment(ch: AnalystClickHouse, scope: FlowScope, rows: { table: string; where: string[]; columns: string[] }, used: readonly string[], filters: string[]): Pick<SegmentSource, 'table' | 'where'> {
+  if (!usesEnrichment(used)) return { table: rows.table, where: [...rows.where, ...filters].join(' AND ') };
+  const columns = [...rows.columns, ...used.filter((x) => !usesEnrichment([x]))];
+  const source = `SELECT ${[...new Set([...columns, 'exporter', 'in_if', 'out_if'])].join(', ')} FROM ${rows.table} WHERE ${rows.where.join(' AND ')}`;
+  return { table: enrichedFlows(ch.dialect, ch.database, scope.orgId, source, columns), where: filters.length ? filters.join(' AND ') : '1' };
+}
+
 /** `grouped`: the dimensions the query groups by; with the filters', they say whether interface enrichment is joined in. */
 function sourceOf(ch: AnalystClickHouse, scope: FlowScope, s: Segment, grouped: readonly FlowDimension[]): SegmentSource {
   const d = ch.dialect;
   const table = s.resolution === 'raw' ? 'raw' : scope.plan.source;
   const filters = [...filterConditions(d, scope.filters), ...(scope.filter ? [filterSql(d, scope.filter, flowFilterCatalog, table)] : [])];
-  if (s.resolution === 'raw') {
+  const used = [...grouped, ...scope.filters.map((f) => f.dimension), ...(scope.filter?.dimensions ?? [])];
+  if (s.resolution === 'raw' || scope.plan.source === 'raw') {
     const where = [`org_id = ${str(scope.orgId)}`, `ts >= ${d.timeLiteral(s.from)}`, `ts < ${d.timeLiteral(s.to)}`];
-    const used = [...grouped, ...scope.filters.map((f) => f.dimension), ...(scope.filter?.dimensions ?? [])];
-    if (!usesEnrichment(used)) {
-      return { table: `${ch.database}.flows`, where: [...where, ...filters].join(' AND '), ms: d.msOf('ts'), flows: 'count()' };
-    }
-    const columns = ['ts', 'bytes', 'packets', ...used.filter((x) => !usesEnrichment([x]))];
-    const source = `SELECT ${[...new Set([...columns, 'exporter', 'in_if', 'out_if'])].join(', ')} FROM ${ch.database}.flows WHERE ${where.join(' AND ')}`;
-    const table = enrichedFlows(d, ch.database, scope.orgId, source, columns);
-    return { table, where: filters.length ? filters.join(' AND ') : '1', ms: d.msOf('ts'), flows: 'count()' };
+    const rows = { table: `${ch.database}.flows`, where, columns: ['ts', 'bytes', 'packets'] };
+    return { ...withEnrichment(ch, scope, rows, used, filters), ms: d.msOf('ts'), flows: 'count()' };
   }
-  const family = scope.plan.source === 'src' ? 'flows_src' : 'flows';
-  const where = [`org_id = ${str(scope.orgId)}`, `minute >= ${d.bucketLiteral(s.from)}`, `minute < ${d.bucketLiteral(s.to)}`, ...filters];
-  return { table: `${ch.database}.${family}_${s.resolution}`, where: where.join(' AND '), ms: d.bucketMs('minute'), flows: 'sum(flows)' };
+  const where = [`org_id = ${str(scope.orgId)}`, `minute >= ${d.bucketLiteral(s.from)}`, `minute < ${d.bucketLiteral(s.to)}`];
+  const rows = { table: `${ch.database}.${rollupTables[scope.plan.source]}_${s.resolution}`, where, columns: ['minute', 'bytes', 'packets', 'flows'] };
+  return { ...withEnrichment(ch, scope, rows, used, filters), ms: d.bucketMs('minute'), flows: 'sum(flows)' };
 }
 
 /**

@@ -3,6 +3,7 @@ import type { ClickHouse } from './clickhouse';
 import type { Dialect } from './dialect';
 import { automationMigrations } from './migrations/automations';
 import { detectionRulesMigrations } from './migrations/detection-rules';
+import { dimensionRollupMigrations } from './migrations/dimension-rollups';
 import { enrichmentMigrations as interfaceEnrichmentMigrations } from './enrichment/migrations';
 import { enrichmentMigrations as addressEnrichmentMigrations } from './migrations/enrichment';
 import { exporterMigrations } from './migrations/exporters';
@@ -23,7 +24,7 @@ import { telemetryMigrations } from './migrations/telemetry';
 import { webhookMigrations } from './migrations/webhooks';
 
 /** Schema as ordered, idempotent migrations, written through the server generation's dialect. */
-export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations, ...playbookMigrations, ...automationMigrations, ...personMigrations, ...singleSignOnMigrations, ...guardrailMigrations, ...addressEnrichmentMigrations, ...interfaceEnrichmentMigrations];
+export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations, ...playbookMigrations, ...automationMigrations, ...personMigrations, ...singleSignOnMigrations, ...guardrailMigrations, ...addressEnrichmentMigrations, ...interfaceEnrichmentMigrations, ...dimensionRollupMigrations];
 
 export interface MigrateOptions {
   retention: Retention;

@@ -499,3 +499,42 @@ CREATE TABLE IF NOT EXISTS nettel.snmp_agents ON CLUSTER '{cluster}' (
 CREATE TABLE IF NOT EXISTS nettel.classification_rules ON CLUSTER '{cluster}' (
   org_id String, version UInt64, rules String, created_at Int64, actor String
   ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.classification_rules', '{replica}') ORDER BY (org_id, version);
+
+-- 0048_dimension_rollups
+CREATE TABLE IF NOT EXISTS nettel.flows_dims_1m ON CLUSTER '{cluster}' (
+  org_id LowCardinality(String), minute DateTime CODEC(DoubleDelta, ZSTD(1)), exporter IPv6, in_if UInt32, out_if UInt32, protocol LowCardinality(String), src_as UInt32, dst_as UInt32, src_country LowCardinality(String), dst_country LowCardinality(String), src_net_name LowCardinality(String), dst_net_name LowCardinality(String), write_id UInt64 CODEC(ZSTD(1)),
+  bytes UInt64 CODEC(T64, ZSTD(1)), packets UInt64 CODEC(T64, ZSTD(1)), flows UInt64 CODEC(T64, ZSTD(1))
+  ) ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/nettel.flows_dims_1m', '{replica}', (bytes, packets, flows)) PARTITION BY toDate(minute)
+  ORDER BY (org_id, minute, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id) TTL toDateTime(minute) + INTERVAL 30 DAY;
+
+-- 0048_dimension_rollups
+CREATE TABLE IF NOT EXISTS nettel.flows_dims_5m ON CLUSTER '{cluster}' (
+  org_id LowCardinality(String), minute DateTime CODEC(DoubleDelta, ZSTD(1)), exporter IPv6, in_if UInt32, out_if UInt32, protocol LowCardinality(String), src_as UInt32, dst_as UInt32, src_country LowCardinality(String), dst_country LowCardinality(String), src_net_name LowCardinality(String), dst_net_name LowCardinality(String), write_id UInt64 CODEC(ZSTD(1)),
+  bytes UInt64 CODEC(T64, ZSTD(1)), packets UInt64 CODEC(T64, ZSTD(1)), flows UInt64 CODEC(T64, ZSTD(1))
+  ) ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/nettel.flows_dims_5m', '{replica}', (bytes, packets, flows)) PARTITION BY toDate(minute)
+  ORDER BY (org_id, minute, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id) TTL toDateTime(minute) + INTERVAL 90 DAY;
+
+-- 0048_dimension_rollups
+CREATE TABLE IF NOT EXISTS nettel.flows_dims_1h ON CLUSTER '{cluster}' (
+  org_id LowCardinality(String), minute DateTime CODEC(DoubleDelta, ZSTD(1)), exporter IPv6, in_if UInt32, out_if UInt32, protocol LowCardinality(String), src_as UInt32, dst_as UInt32, src_country LowCardinality(String), dst_country LowCardinality(String), src_net_name LowCardinality(String), dst_net_name LowCardinality(String), write_id UInt64 CODEC(ZSTD(1)),
+  bytes UInt64 CODEC(T64, ZSTD(1)), packets UInt64 CODEC(T64, ZSTD(1)), flows UInt64 CODEC(T64, ZSTD(1))
+  ) ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/nettel.flows_dims_1h', '{replica}', (bytes, packets, flows)) PARTITION BY toDate(minute)
+  ORDER BY (org_id, minute, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id) TTL toDateTime(minute) + INTERVAL 400 DAY;
+
+-- 0048_dimension_rollups
+CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_dims_1m_mv ON CLUSTER '{cluster}' TO nettel.flows_dims_1m AS
+  SELECT org_id, if(write_id = 0, bucket, toDateTime(toStartOfInterval(now(), INTERVAL 60 SECOND))) AS minute, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id, bytes, packets, flows FROM (
+  SELECT org_id, toDateTime(toStartOfInterval(ts, INTERVAL 60 SECOND)) AS bucket, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id, sum(bytes) AS bytes, sum(packets) AS packets, count() AS flows
+  FROM nettel.flows GROUP BY GROUPING SETS ((org_id, bucket, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name), (write_id)) HAVING write_id != 0 OR org_id != '');
+
+-- 0048_dimension_rollups
+CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_dims_5m_mv ON CLUSTER '{cluster}' TO nettel.flows_dims_5m AS
+  SELECT org_id, bucket AS minute, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id, bytes, packets, flows FROM (
+  SELECT org_id, toDateTime(toStartOfInterval(minute, INTERVAL 300 SECOND)) AS bucket, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id, sum(bytes) AS bytes, sum(packets) AS packets, sum(flows) AS flows
+  FROM nettel.flows_dims_1m GROUP BY org_id, bucket, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id);
+
+-- 0048_dimension_rollups
+CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_dims_1h_mv ON CLUSTER '{cluster}' TO nettel.flows_dims_1h AS
+  SELECT org_id, bucket AS minute, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id, bytes, packets, flows FROM (
+  SELECT org_id, toDateTime(toStartOfInterval(minute, INTERVAL 3600 SECOND)) AS bucket, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id, sum(bytes) AS bytes, sum(packets) AS packets, sum(flows) AS flows
+  FROM nettel.flows_dims_5m GROUP BY org_id, bucket, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id);

@@ -36,7 +36,10 @@ const joined = (kept: readonly string[], added: readonly EnrichedDimension[]) =>
  * A subquery (to put after FROM) of the flows `source` selects, with every
  * enriched dimension as a column. `source` must select `exporter` (the
  * stored address), `in_if`, `out_if` and the `columns` named; the result
- * has those columns and the enriched ones.
+ * has those columns and the enriched ones. `source` reads the raw flows or
+ * a dimension rollup (flows_dims_*, which keeps the same three columns):
+ * each row is kept once, so a rollup's `flows` column passes through to be
+ * summed where raw flows are counted (storage/flow-analytics.ts).
  */
 export function enrichedFlows(d: Dialect, db: string, orgId: string, source: string, columns: readonly string[]): string {
   const base = [...new Set([...columns, 'exporter', 'in_if', 'out_if'])];

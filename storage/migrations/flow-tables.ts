@@ -1,3 +1,4 @@
+import type { Dialect } from '../dialect';
 import type { MigrationContext } from './migration';
 
 /**
@@ -42,13 +43,40 @@ export const sourceRollups: Rollup[] = [
   { table: 'flows_src_1h', seconds: 3600, from: 'flows_src_5m', retentionDays: (c) => c.retention.hour },
 ];
 
-/** The columns a rollup is keyed by beside its workspace and bucket. */
-export const keyColumns = (r: Rollup): string[] => (r.table.startsWith('flows_src_') ? ['src_ip'] : ['dst_ip', 'protocol']);
+/**
+ * Traffic by the dimensions analysts group by, no addresses and no ports
+ * (migration 0048, docs/enrichment.md): the exporter and its interfaces (so
+ * interface and exporter names and classes are joined in when read, as on
+ * the raw flows), AS numbers, countries, protocol and the workspace's network
+ * names. Ports and addresses would make nearly every flow a row of its own;
+ * these keys fold flows many to one (measured in docs/enrichment.md).
+ */
+export const dimensionRollups: Rollup[] = [
+  { table: 'flows_dims_1m', seconds: 60, from: 'flows', retentionDays: (c) => c.retention.minute },
+  { table: 'flows_dims_5m', seconds: 300, from: 'flows_dims_1m', retentionDays: (c) => c.retention.fiveMinutes },
+  { table: 'flows_dims_1h', seconds: 3600, from: 'flows_dims_5m', retentionDays: (c) => c.retention.hour },
+];
+export const dimensionKeys = [
+  'exporter', 'in_if', 'out_if', 'protocol', 'src_as', 'dst_as', 'src_country', 'dst_country', 'src_net_name', 'dst_net_name',
+] as const;
 
-export function rollupTable(ctx: MigrationContext, r: Rollup, name = r.table): string {
+/** The columns a rollup is keyed by beside its workspace and bucket. */
+export const keyColumns = (r: Rollup): string[] =>
+  r.table.startsWith('flows_src_') ? ['src_ip'] : r.table.startsWith('flows_dims_') ? [...dimensionKeys] : ['dst_ip', 'protocol'];
+
+/** A key's column type, as the raw flows store it. */
+type KeyKind = 'address' | 'number' | 'label';
+const keyKind = (k: string): KeyKind =>
+  k === 'src_ip' || k === 'dst_ip' || k === 'exporter' ? 'address' : ['in_if', 'out_if', 'src_as', 'dst_as'].includes(k) ? 'number' : 'label';
+const keyType = (d: Dialect, k: string) => ({ address: d.addressType, number: 'UInt32', label: d.labelType })[keyKind(k)];
+/** A key's empty value, which a receipt row carries. */
+const noKey = (d: Dialect, k: string) => ({ address: d.noAddress, number: 'toUInt32(0)', label: "''" })[keyKind(k)];
+
+/** `writeId`: the table keeps receipts (write_id in its key); rollups created before receipts gain it in migration 0017. */
+export function rollupTable(ctx: MigrationContext, r: Rollup, name = r.table, writeId = false): string {
   const { db, dialect: d } = ctx;
-  const keys = keyColumns(r);
-  const keyDdl = keys.map((k) => `${k} ${k === 'protocol' ? d.labelType : d.addressType}`).join(', ');
+  const keys = [...keyColumns(r), ...(writeId ? ['write_id'] : [])];
+  const keyDdl = keys.map((k) => (k === 'write_id' ? `write_id UInt64 ${d.codec('ZSTD(1)')}` : `${k} ${keyType(d, k)}`)).join(', ');
   const counter = `UInt64 ${d.codec('T64, ZSTD(1)')}`;
   return `CREATE TABLE IF NOT EXISTS ${db}.${name} (
         org_id ${d.labelType}, minute ${d.bucketType} ${d.codec('DoubleDelta, ZSTD(1)')}, ${keyDdl},
@@ -79,8 +107,10 @@ export function rollupView(ctx: MigrationContext, r: Rollup): string {
           FROM ${db}.${r.from} GROUP BY org_id, bucket, ${keys})`;
 }
 
+/** The rollups keyed by addresses, which migration 0017 gave receipts (the dimension rollups are created with them). */
+export const addressRollups: Rollup[] = [...destinationRollups, ...sourceRollups];
 /** Every flow rollup, each after the one that feeds it. */
-export const flowRollups: Rollup[] = [...destinationRollups, ...sourceRollups];
+export const flowRollups: Rollup[] = [...addressRollups, ...dimensionRollups];
 
 /**
  * A rollup's rows from raw flows, with its receipts: beside the rows of each
@@ -98,9 +128,8 @@ export function rollupFromFlows(ctx: Pick<MigrationContext, 'db' | 'dialect'>, r
   const keys = keyColumns(r);
   const receiptTime = d.bucketOf(d.nowTime, r.seconds);
   if (d.generation === 'legacy') {
-    const noKey = (k: string) => (k === 'protocol' ? "''" : d.noAddress);
     return `SELECT if(receipt = 1, '', org_id) AS org_id, if(receipt = 1, ${receiptTime}, ${d.bucketOf('ts', r.seconds)}) AS minute,
-          ${keys.map((k) => `if(receipt = 1, ${noKey(k)}, ${k}) AS ${k}`).join(', ')}, if(receipt = 1, write_id, toUInt64(0)) AS write_id,
+          ${keys.map((k) => `if(receipt = 1, ${noKey(d, k)}, ${k}) AS ${k}`).join(', ')}, if(receipt = 1, write_id, toUInt64(0)) AS write_id,
           sum(if(receipt = 1, 0, bytes)) AS bytes, sum(if(receipt = 1, 0, packets)) AS packets, count() AS flows
         FROM ${source} ARRAY JOIN [0, 1] AS receipt GROUP BY org_id, minute, ${keys.join(', ')}, write_id`;
   }

@@ -1,6 +1,6 @@
 import type { ClickHouse } from '../clickhouse';
 import { str } from '../sql';
-import { flowRollups, keyColumns, receiptRollupView, type Rollup } from './flow-tables';
+import { addressRollups, keyColumns, receiptRollupView, type Rollup } from './flow-tables';
 import type { Migration, MigrationContext } from './migration';
 
 /**
@@ -19,12 +19,12 @@ const dropView = (ctx: MigrationContext, r: Rollup) =>
 function currentStatements(ctx: MigrationContext): string[] {
   const { db } = ctx;
   return [
-    ...flowRollups.map((r) => dropView(ctx, r)),
+    ...addressRollups.map((r) => dropView(ctx, r)),
     `ALTER TABLE ${db}.flows ADD COLUMN IF NOT EXISTS ${writeIdColumn(ctx)}`,
     // Write ids grow with time, so a part's range stays narrow: a repair finds a write's rows without reading the column whole.
     `ALTER TABLE ${db}.flows ADD INDEX IF NOT EXISTS write_id_minmax write_id TYPE minmax GRANULARITY 1`,
-    ...flowRollups.map((r) => `ALTER TABLE ${db}.${r.table} ADD COLUMN IF NOT EXISTS ${writeIdColumn(ctx)}, MODIFY ORDER BY ${sortingKey(r)}`),
-    ...flowRollups.map((r) => receiptRollupView(ctx, r)),
+    ...addressRollups.map((r) => `ALTER TABLE ${db}.${r.table} ADD COLUMN IF NOT EXISTS ${writeIdColumn(ctx)}, MODIFY ORDER BY ${sortingKey(r)}`),
+    ...addressRollups.map((r) => receiptRollupView(ctx, r)),
   ];
 }
 
@@ -32,12 +32,12 @@ async function legacyRun(ch: ClickHouse, ctx: MigrationContext): Promise<void> {
   const { db } = ctx;
   const hasWriteId = async (table: string) =>
     (await ch.query<{ n: string }>(`SELECT count() AS n FROM system.columns WHERE database = ${str(db)} AND table = ${str(table)} AND name = 'write_id'`))[0]?.n !== '0';
-  for (const r of flowRollups) await ch.exec(dropView(ctx, r));
+  for (const r of addressRollups) await ch.exec(dropView(ctx, r));
   if (!(await hasWriteId('flows'))) await ch.exec(`ALTER TABLE ${db}.flows ADD COLUMN ${writeIdColumn(ctx)}`);
-  for (const r of flowRollups) {
+  for (const r of addressRollups) {
     if (!(await hasWriteId(r.table))) await ch.exec(`ALTER TABLE ${db}.${r.table} ADD COLUMN ${writeIdColumn(ctx)}, MODIFY ORDER BY ${sortingKey(r)}`);
   }
-  for (const r of flowRollups) await ch.exec(receiptRollupView(ctx, r));
+  for (const r of addressRollups) await ch.exec(receiptRollupView(ctx, r));
 }
 
 export const rollupReceiptMigrations: Migration[] = [

@@ -13,7 +13,7 @@ const keys = [
   'batched_e2e_flows_per_s', 'recovery_drain_flows_per_s', 'raw_jetstream_events_per_s', 'raw_clickhouse_rows_per_s', 'engine_jsoneachrow_rows_per_s',
   'engine_native_rows_per_s', 'bytes_per_flow', 'single_ingest_rps', 'bare_http_rps',
   'single_ingest_p50_ms', 'single_ingest_p99_ms', 'incident_latency_p50_ms', 'incident_latency_p99_ms', 'webhook_delivery_p99_ms', 'query_1h_p99_ms',
-  'query_1d_p99_ms', 'top_1h_p99_ms', 'top_1d_p99_ms', 'top_30d_p99_ms', 'replay_1m_s', 'api_rss_mib', 'workers_rss_mib',
+  'query_1d_p99_ms', 'top_1h_p99_ms', 'top_1d_p99_ms', 'top_30d_p99_ms', 'top_dims_1h_p99_ms', 'top_dims_1d_p99_ms', 'top_dims_30d_p99_ms', 'replay_1m_s', 'api_rss_mib', 'workers_rss_mib',
   'collector_flows_per_s', 'collector_loss_pct', 'goflow2_alone_flows_per_s', 'batched_accepted_flows_per_s',
   'synced_nats_raw_jetstream_events_per_s', 'unsynced_nats_raw_jetstream_events_per_s', 'synced_nats_accepted_flows_per_s',
   'unsynced_nats_accepted_flows_per_s', 'synced_nats_single_ingest_rps', 'unsynced_nats_single_ingest_rps',

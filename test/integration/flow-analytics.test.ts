@@ -202,7 +202,8 @@ describe.each(transports)('flow analytics on any dimension on %s', (transport) =
     expect(fine.body.resolution).toBe('5m');
     const byDefault = await get<FlowSeriesView>(`/v1/telemetry/flows/series?${span(whole)}&dst_as=64501`);
     expect(byDefault.body.step).toBe(60);
-    expect(byDefault.body.resolution).toBe('raw');
+    // The dimension rollups keep dst_as: a one-minute step reads their 1-minute rollup.
+    expect(byDefault.body.resolution).toBe('1m');
     expect(byDefault.body.series[0]!.points).toEqual(expectedPoints(flows.filter((f) => f.dst_as === 64501), whole, minute));
   });
 
@@ -241,13 +242,16 @@ describe.each(transports)('flow analytics on any dimension on %s', (transport) =
 
   test('a query that needs the raw flows is refused over more than 7 days, saying why, while rollups answer it', async () => {
     const eightDays = `from=${at(13) - 8 * day}&to=${at(13)}`;
-    for (const route of [`/v1/telemetry/flows/top?by=exporter&${eightDays}`, `/v1/telemetry/flows/series?split_by=dst_as&${eightDays}`, `/v1/telemetry/flows/top?by=src_ip,dst_ip&${eightDays}`]) {
+    for (const route of [`/v1/telemetry/flows/top?by=dst_port&${eightDays}`, `/v1/telemetry/flows/series?split_by=tcp_flags&${eightDays}`, `/v1/telemetry/flows/top?by=src_ip,dst_ip&${eightDays}`]) {
       const res = await get<ErrorBody>(route);
       expect(res.status).toBe(400);
       expect(res.body.error.message).toMatch(/at most 7 days when the query reads the raw flows \(.+\)/);
     }
     expect((await get(`/v1/telemetry/flows/top?by=dst_ip&dst_ip=172.16.0.0/16&${eightDays}`)).status).toBe(200);
     expect((await get(`/v1/telemetry/flows/series?split_by=src_ip&src_ip=10.0.0.0/8&${eightDays}`)).status).toBe(200);
+    // The dimension rollups keep the exporter and AS numbers.
+    expect((await get(`/v1/telemetry/flows/top?by=exporter&${eightDays}`)).status).toBe(200);
+    expect((await get(`/v1/telemetry/flows/series?split_by=dst_as&${eightDays}`)).status).toBe(200);
   });
 
   test("another workspace's flows never appear, and its own queries see only its flows", async () => {

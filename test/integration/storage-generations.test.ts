@@ -7,6 +7,7 @@ import { startTestStack, transports, type TestStack, type Transport } from '../s
  * partitions. Read from system.columns and system.tables.
  */
 const rollups = ['flows_1m', 'flows_5m', 'flows_1h', 'flows_src_1m', 'flows_src_5m', 'flows_src_1h'];
+const dimensionRollups = ['flows_dims_1m', 'flows_dims_5m', 'flows_dims_1h'];
 
 const expected = {
   chdb: {
@@ -43,7 +44,7 @@ describe.each(transports)('storage schema on %s', (transport) => {
   const tableDefinitions = async () => {
     const ch = t.stack.clickhouse;
     const rows = await ch.query<{ name: string; create_table_query: string }>(
-      `SELECT name, create_table_query FROM system.tables WHERE database = '${ch.database}' AND name IN ('flows', ${rollups.map((r) => `'${r}'`).join(', ')})`,
+      `SELECT name, create_table_query FROM system.tables WHERE database = '${ch.database}' AND name IN ('flows', ${[...rollups, ...dimensionRollups].map((r) => `'${r}'`).join(', ')})`,
     );
     return new Map(rows.map((r) => [r.name, r.create_table_query]));
   };
@@ -63,9 +64,20 @@ describe.each(transports)('storage schema on %s', (transport) => {
     expect(types).toMatchObject(Object.fromEntries(rollups.map((r) => [r, want(r)])));
   });
 
+  test('every dimension rollup keys its buckets, exporter, interfaces, AS numbers and labels with the flows\' types, and keeps no address', async () => {
+    const { bucket, address } = expected[transport];
+    const label = expected[transport].flows.protocol;
+    const want = {
+      minute: bucket, exporter: address, in_if: 'UInt32', out_if: 'UInt32', protocol: label, src_as: 'UInt32', dst_as: 'UInt32',
+      src_country: label, dst_country: label, src_net_name: label, dst_net_name: label, write_id: 'UInt64', bytes: 'UInt64', packets: 'UInt64', flows: 'UInt64',
+    };
+    const types = Object.fromEntries(await Promise.all(dimensionRollups.map(async (r) => [r, await columns(r)] as const)));
+    expect(types).toEqual(Object.fromEntries(dimensionRollups.map((r) => [r, { org_id: expected[transport].flows.org_id, ...want }])));
+  });
+
   test('flows and every rollup expire by TTL on current ClickHouse, and have no TTL on 18.16', async () => {
     const hasTtl = Object.fromEntries([...(await tableDefinitions())].map(([name, ddl]) => [name, / TTL /.test(ddl)]));
-    expect(hasTtl).toEqual(Object.fromEntries(['flows', ...rollups].map((name) => [name, transport === 'chdb'])));
+    expect(hasTtl).toEqual(Object.fromEntries(['flows', ...rollups, ...dimensionRollups].map((name) => [name, transport === 'chdb'])));
   });
 
   test('flow columns are compressed with codecs on current ClickHouse only', async () => {

@@ -22,9 +22,10 @@ describe('enriched flow dimensions', () => {
     expect((caught as AppError).details).toEqual([{ path: 'exporter_site', message: expect.stringMatching(/is not a value of at most 255 characters$/) as unknown }]);
   });
 
-  it('groups by enriched dimensions and answers them from the raw flows', () => {
+  it('groups by enriched dimensions and answers them from the dimension rollups, or the raw flows beside an address', () => {
     const by = parseDimensionList('in_if_provider,exporter_group', 'by', 3);
-    expect(planFlowQuery(by, [])).toEqual({ source: 'raw', because: ['in_if_provider', 'exporter_group'] });
+    expect(planFlowQuery(by, [])).toEqual({ source: 'dims' });
+    expect(planFlowQuery([...by, 'dst_ip'], [])).toEqual({ source: 'raw', because: ['in_if_provider', 'exporter_group', 'dst_ip'] });
   });
 });
 

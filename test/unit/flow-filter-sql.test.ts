@@ -21,7 +21,7 @@ describe('the flow filter catalog', () => {
       const entry = flowFilterCatalog.dimensions[d]!;
       const spec = dimensionSpecs[d];
       expect([d, entry.type]).toEqual([d, spec.kind === 'protocol' || spec.kind === 'text' ? 'string' : spec.kind]);
-      expect([d, entry.tables]).toEqual([d, spec.family ? [spec.family, 'raw'] : ['raw']]);
+      expect([d, entry.tables]).toEqual([d, [...(spec.families ?? []), 'raw']]);
       if (spec.kind === 'number') expect([d, entry.max]).toEqual([d, spec.max]);
     }
   });
@@ -65,5 +65,13 @@ describe('a query with a filter goes to the coarsest table that answers it', () 
     const sides = planFlowQuery(['dst_ip'], [], read('src_ip = 10.0.0.1'));
     expect(sides).toEqual({ source: 'raw', because: ['dst_ip', 'src_ip'] });
     expect(rawReason(sides)).toBe('dst_ip, src_ip are kept together by no rollup');
+  });
+
+  test('the dimension rollups answer filters on AS numbers, countries, interfaces and their names, on both generations', () => {
+    const filter = read("src_as = AS13335 AND dst_country IN ('NL', 'DE') AND in_if_boundary = 'external' AND protocol = 'tcp'");
+    expect(filter.tables).toEqual(['dims', 'raw']);
+    expect(planFlowQuery(['exporter_name'], [], filter)).toEqual({ source: 'dims' });
+    expect(filterSql(legacy, read('exporter << 192.0.2.0/24'), flowFilterCatalog, 'dims')).toMatch(/^\(\(if\(position\(exporter/);
+    expect(planFlowQuery(['src_as'], [], read('dst_port = 53'))).toEqual({ source: 'raw', because: ['dst_port'] });
   });
 });

@@ -1,5 +1,7 @@
 import { SocketAddress } from 'node:net';
+import { isEnrichedDimension } from '../../core/enrichment/dimensions';
 import { AppError } from '../../core/errors';
+import { dimensionSpecs, flowDimensions } from '../../core/flow-dimensions';
 import {
   addressBytes,
   defaultStep,
@@ -12,6 +14,7 @@ import {
   stepStarts,
   type FlowFilter,
 } from '../../core/flow-query';
+import { dimensionKeys } from '../../storage/migrations/flow-tables';
 
 const minute = 60_000;
 const hour = 60 * minute;
@@ -156,14 +159,38 @@ describe('where a query is answered', () => {
   });
 
   test('a dimension no rollup keeps, or keys no rollup keeps together, send a query to the raw flows and say why', () => {
-    const byAs = planFlowQuery(['dst_as'], []);
-    expect(byAs).toEqual({ source: 'raw', because: ['dst_as'] });
-    expect(rawReason(byAs)).toBe('dst_as is kept by no rollup');
+    const byPort = planFlowQuery(['dst_port'], []);
+    expect(byPort).toEqual({ source: 'raw', because: ['dst_port'] });
+    expect(rawReason(byPort)).toBe('dst_port is kept by no rollup');
     const pair = planFlowQuery(['src_ip', 'dst_ip'], []);
     expect(pair).toEqual({ source: 'raw', because: ['src_ip', 'dst_ip'] });
     expect(rawReason(pair)).toBe('src_ip, dst_ip are kept together by no rollup');
     expect(planFlowQuery(['src_ip'], filter({ protocol: 'tcp' }))).toEqual({ source: 'raw', because: ['src_ip', 'protocol'] });
-    expect(planFlowQuery(['dst_ip'], filter({ exporter: '192.0.2.1', dst_port: '53' }))).toEqual({ source: 'raw', because: ['dst_port', 'exporter'] });
+    expect(planFlowQuery(['dst_ip'], filter({ exporter: '192.0.2.1', dst_port: '53' }))).toEqual({ source: 'raw', because: ['dst_port'] });
+    const addressAndAs = planFlowQuery(['src_ip', 'src_as'], []);
+    expect(addressAndAs).toEqual({ source: 'raw', because: ['src_ip', 'src_as'] });
+    expect(rawReason(addressAndAs)).toBe('src_ip, src_as are kept together by no rollup');
+  });
+
+  test('a query on AS numbers, countries, network names, the exporter and its interfaces reads the dimension rollups', () => {
+    expect(planFlowQuery(['dst_as'], [])).toEqual({ source: 'dims' });
+    expect(planFlowQuery(['src_as', 'dst_country'], filter({ protocol: 'udp', src_net_name: 'office' }))).toEqual({ source: 'dims' });
+    expect(planFlowQuery(['exporter', 'in_if', 'out_if'], filter({ src_country: 'DE' }))).toEqual({ source: 'dims' });
+  });
+
+  test('interface and exporter names and classes read the dimension rollups, which keep the exporter and interfaces they are joined by', () => {
+    expect(planFlowQuery(['in_if_name', 'exporter_site'], filter({ out_if_boundary: 'external' }))).toEqual({ source: 'dims' });
+  });
+
+  test('the dimension rollups keep as keys exactly the stored dimensions the dims family names', () => {
+    const family = flowDimensions.filter((d) => dimensionSpecs[d].families?.includes('dims') && !isEnrichedDimension(d));
+    expect([...family].sort()).toEqual([...dimensionKeys].sort());
+  });
+
+  test('network roles, sites and tenants, ports, TCP flags and ToS are kept by no rollup', () => {
+    for (const d of ['src_net_role', 'dst_net_site', 'src_net_tenant', 'src_port', 'tcp_flags', 'tos'] as const) {
+      expect(planFlowQuery([d], [])).toEqual({ source: 'raw', because: [d] });
+    }
   });
 });
 
