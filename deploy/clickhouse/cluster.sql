@@ -499,3 +499,9 @@ CREATE TABLE IF NOT EXISTS nettel.snmp_agents ON CLUSTER '{cluster}' (
 CREATE TABLE IF NOT EXISTS nettel.classification_rules ON CLUSTER '{cluster}' (
   org_id String, version UInt64, rules String, created_at Int64, actor String
   ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.classification_rules', '{replica}') ORDER BY (org_id, version);
+
+-- 0060_saved_views
+CREATE TABLE IF NOT EXISTS nettel.saved_views ON CLUSTER '{cluster}' (
+  org_id String, id String, version UInt64, name String, state String, deleted UInt8,
+  created_at Int64, updated_at Int64, created_by String, updated_by String
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.saved_views', '{replica}') ORDER BY (org_id, id, version);
