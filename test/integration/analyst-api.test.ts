@@ -58,9 +58,11 @@ describe.each(transports)('the analyst API (units, previous period, sankey, comp
     key = (await t.mintKey({ role: 'analyst', orgId: operator.org_id })).key;
     strangerKey = (await t.mintKey({ role: 'operator' })).key;
     const ndjson = (rows: object[]) => rows.map((f) => JSON.stringify(f)).join('\n');
-    expect((await t.request('POST', '/flow', { key: operator.key, raw: ndjson(flows), contentType: 'application/x-ndjson' })).status).toBe(201);
+    // One recent flow of its own, for completion of a dimension only the raw flows keep (their last hour).
+    const recent = { src_ip: '10.0.0.1', dst_ip: '192.0.2.80', protocol: 'tcp', dst_port: 8080, bytes: 10, packets: 1, timestamp: Date.now() - 5 * minute };
+    expect((await t.request('POST', '/flow', { key: operator.key, raw: ndjson([...flows, recent]), contentType: 'application/x-ndjson' })).status).toBe(201);
     // Another workspace's flows, recent, with destinations completion must never offer to the first.
-    const foreign = [{ src_ip: '10.9.9.9', dst_ip: '172.31.0.1', protocol: 'tcp', dst_port: 8443, bytes: 99, packets: 1, timestamp: Date.now() - 5 * minute }];
+    const foreign = [{ src_ip: '10.9.9.9', dst_ip: '172.31.0.1', protocol: 'tcp', dst_port: 8088, bytes: 99, packets: 1, timestamp: Date.now() - 5 * minute }];
     expect((await t.request('POST', '/flow', { key: strangerKey, raw: ndjson(foreign), contentType: 'application/x-ndjson' })).status).toBe(201);
     await waitForTelemetryDrained(t.stack.nats.jsm, t.stack.config.nats.prefix);
     check = new ContractChecker((await t.request<OpenApiDoc>('GET', '/v1/openapi.json')).body);
@@ -169,6 +171,13 @@ describe.each(transports)('the analyst API (units, previous period, sankey, comp
     expect(narrowed.body.items.map((i) => i.value)).toEqual(['172.16.0.9']);
     const foreign = await get<{ items: unknown[] }>('/v1/telemetry/flows/complete?dimension=dst_ip&prefix=172.31');
     expect(foreign.body.items).toEqual([]);
+  });
+
+  test("completion of a dimension no rollup keeps reads the workspace's last hour of raw flows", async () => {
+    const res = await get<{ items: Array<{ value: string; kind: string }> }>('/v1/telemetry/flows/complete?dimension=dst_port&prefix=808');
+    expect(res.status).toBe(200);
+    // 8080 flowed five minutes ago; 8088 is another workspace's.
+    expect(res.body.items).toEqual([{ value: '8080', label: '8080', kind: 'value' }]);
   });
 
   test('completion without a dimension offers the dimension names, then the keywords, that start with the prefix', async () => {
