@@ -17,6 +17,7 @@ import { registerIncidentRoutes } from './routes/incidents';
 import { registerIngestRoutes } from './routes/ingest';
 import { registerPlaybookRoutes } from './routes/playbooks';
 import { registerNetworkRoutes } from './routes/networks';
+import { registerViewRoutes } from './routes/views';
 import { registerPolicyRoutes } from './routes/policies';
 import { registerPrefixRoutes } from './routes/prefixes';
 import { registerReplayRoutes } from './routes/replays';
@@ -79,6 +80,7 @@ export function createApp(deps: ApiDeps): { app: Koa; routes: RouteInfo[] } {
   registerDetectionRuleRoutes(tenantRouter, deps);
   registerPlaybookRoutes(tenantRouter, deps);
   registerNetworkRoutes(tenantRouter, deps);
+  registerViewRoutes(tenantRouter, deps);
   registerWebhookRoutes(tenantRouter, deps);
   registerSsoRoutes(tenantRouter, deps);
   registerGuardrailRoutes(tenantRouter, deps);

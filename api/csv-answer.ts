@@ -28,24 +28,40 @@ function queryText(ctx: Context, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** GET /v1/telemetry/flows/top: a row per ranked key (with no key, the header the asked dimensions and metrics would have). */
+/**
+ * GET /v1/telemetry/flows/top: a row per ranked key, a sankey's links
+ * included (two or three `by` dimensions: a column each); with no key, the
+ * header the asked dimensions and metrics would have.
+ */
 export function topTable(body: { data: Row[] }, ctx: Context): CsvTable {
   const by = (queryText(ctx, 'by') ?? 'dst_ip').split(',').map((d) => d.trim());
-  const metric = queryText(ctx, 'metric') ?? 'bytes';
+  const metric = queryText(ctx, 'metric') ?? queryText(ctx, 'unit') ?? 'bytes';
   const metrics = queryText(ctx, 'totals') === 'all' ? ['bytes', 'packets', 'flows'] : metric === 'flows' ? ['flows'] : [metric, 'flows'];
-  return recordsTable(body.data, [...by, ...metrics]);
+  const rate = queryText(ctx, 'unit') === undefined ? [] : ['rate'];
+  const previous = queryText(ctx, 'previous') === 'true' ? [...metrics.map((m) => `previous_${m}`), ...rate.map((r) => `previous_${r}`)] : [];
+  return recordsTable(body.data, [...by, ...metrics, ...rate, ...previous]);
 }
 
 interface SeriesBody {
-  series: Array<{ key: Row | null; points: Row[] }>;
+  series: Array<{ key: Row | null; points: Row[]; previous?: Row[] }>;
 }
 
-/** GET /v1/telemetry/flows/series: a row per series and step (long form), the step's time first, then the split key, then the volumes. */
+/** A series' points, each with the previous period's point of its step as `previous_<field>` (its own `t` as `previous_t`). */
+const withPrevious = (s: SeriesBody['series'][number]): Row[] =>
+  s.points.map((p, i) => {
+    const before = s.previous?.[i];
+    if (!before) return p;
+    const volumes = Object.entries(before).filter(([k]) => k !== 't' && k !== 't_previous');
+    return { ...p, previous_t: before.t_previous, ...Object.fromEntries(volumes.map(([k, v]) => [`previous_${k}`, v])) };
+  });
+
+/** GET /v1/telemetry/flows/series: a row per series and step (long form), the step's time first, then the split key, then the volumes (and the previous period's). */
 export function flowSeriesTable(body: SeriesBody): CsvTable {
   const keys = recordsTable(body.series.map((s) => s.key ?? {}), []).columns;
-  const volumes = recordsTable(body.series.flatMap((s) => s.points), ['t', 'bps', 'pps', 'bytes', 'packets']).columns.filter((c) => c !== 't');
+  const points = body.series.map(withPrevious);
+  const volumes = recordsTable(points.flat(), ['t', 'bps', 'pps', 'bytes', 'packets']).columns.filter((c) => c !== 't');
   const columns = ['t', ...keys, ...volumes];
-  const rows = body.series.flatMap((s) => s.points.map((p) => columns.map((c) => (s.key && c in s.key ? s.key[c] : p[c]))));
+  const rows = body.series.flatMap((s, i) => (points[i] ?? []).map((p) => columns.map((c) => (s.key && c in s.key ? s.key[c] : p[c]))));
   return { columns, rows };
 }
 

@@ -6,6 +6,7 @@ import type { AuditLedger } from '../application/audit-ledger';
 import type { QueryBudget } from '../application/query-budget';
 import type { DetectionRulesService } from '../application/detection-rules-service';
 import type { NetworksService } from '../application/enrichment/networks-service';
+import type { SavedViewsService } from '../application/saved-views-service';
 import type { ExporterService } from '../application/exporter-service';
 import type { IncidentService } from '../application/incident-service';
 import type { IngestService } from '../application/ingest-service';
@@ -70,6 +71,8 @@ export interface ApiDeps {
   detectionRules: DetectionRulesService;
   playbooks: PlaybookService;
   networks: NetworksService;
+  /** The workspaces' saved views of the visualize page. */
+  views: SavedViewsService;
   webhooks: WebhookService;
   /** Single sign-on: each workspace's group mappings, and whether the platform admin requires single sign-on of its people. */
   groupMappings: GroupMappingsService;

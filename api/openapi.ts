@@ -13,6 +13,7 @@ import { authContracts } from './contracts/routes-auth';
 import { sessionCookie } from './cookies';
 import { playbookContracts } from './contracts/routes-playbooks';
 import { networkContracts } from './contracts/routes-networks';
+import { viewContracts } from './contracts/routes-views';
 
 /**
  * The OpenAPI 3.1 document, generated from the route contracts: the request
@@ -29,6 +30,7 @@ export const routeContracts: readonly RouteContract[] = [
   ...enrichmentContracts,
   ...playbookContracts,
   ...networkContracts,
+  ...viewContracts,
   ...automationContracts,
   ...identityContracts,
   ...guardrailContracts,

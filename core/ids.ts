@@ -14,7 +14,7 @@ export function derivedId(prefix: string, ...parts: Array<string | number>): str
 }
 
 /** The prefixes of the ids the service issues; every such id is the prefix, `_` and 20 hex digits. */
-export type IdPrefix = 'inc' | 'pol' | 'rep' | 'key' | 'evt' | 'org' | 'exp' | 'whk' | 'pfx' | 'aut' | 'grc';
+export type IdPrefix = 'inc' | 'pol' | 'rep' | 'key' | 'evt' | 'org' | 'exp' | 'whk' | 'pfx' | 'aut' | 'grc' | 'vw';
 
 /** Whether a string has the form of an id this service issued with that prefix. */
 export const hasIdForm = (prefix: IdPrefix, value: string) => value.length === prefix.length + 21 && new RegExp(`^${prefix}_[0-9a-f]{20}$`).test(value);

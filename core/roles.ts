@@ -19,6 +19,7 @@ export const permissions = [
   'rules:manage',
   'prefixes:manage',
   'playbooks:manage',
+  'views:manage',
 ] as const;
 export type Permission = (typeof permissions)[number];
 
@@ -31,8 +32,9 @@ export type Permission = (typeof permissions)[number];
  */
 const grants: Record<Role, readonly Permission[]> = {
   admin: permissions.filter((p) => p !== 'approve'),
-  operator: ['telemetry:write', 'read', 'policies:manage', 'replays:run', 'incidents:manage', 'audit:read', 'exporters:manage', 'webhooks:manage', 'rules:manage', 'playbooks:manage'],
-  analyst: ['read'],
+  operator: ['telemetry:write', 'read', 'policies:manage', 'replays:run', 'incidents:manage', 'audit:read', 'exporters:manage', 'webhooks:manage', 'rules:manage', 'playbooks:manage', 'views:manage'],
+  // Analysts build the views the workspace shares (issue 34): saving one is the one write they have.
+  analyst: ['read', 'views:manage'],
   approver: ['read', 'approve', 'audit:read'],
   ingest: ['telemetry:write'],
 };

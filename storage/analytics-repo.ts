@@ -2,11 +2,12 @@ import { bucketMs, seriesResolution, type BucketResolution } from '../core/resol
 import type { ClickHouse } from './clickhouse';
 import { enrichedTextDimensions, type EnrichedTextDimension, type FlowDimension } from '../core/flow-dimensions';
 import { asNamesOf } from './enrichment/enrichment-repo';
-import type { FlowFilter, StepVolume } from '../core/flow-query';
+import type { FlowFilter } from '../core/flow-query';
+import type { StepTotals } from '../core/analytics/rates';
 import type { CheckedFilter } from '../core/analytics/filter/check';
 import { flowFilterCatalog } from '../core/analytics/filter/catalog';
 import { filterSql } from './analytics/filter-sql';
-import { filterConditions, flowStepVolumes, topFlows, type FlowKey, type FlowMetric, type FlowScope, type FlowTop } from './flow-analytics';
+import { filterConditions, flowStepVolumes, topFlows, type FlowKey, type FlowMetric, type FlowScope, type FlowTop, type KeyRestriction } from './flow-analytics';
 import { defaultQueryLimits, limitedClickHouse, type AnalystClickHouse, type QueryLimits } from './query-limits';
 import { int, str } from './sql';
 
@@ -49,8 +50,11 @@ export type EnrichedFlowRecord = FlowRecord & Partial<Record<EnrichedTextDimensi
 /** A traffic series: its key (null for the whole traffic, `{ other: true }` for what the top keys leave) and volumes per step. */
 export interface FlowSeries {
   key: FlowKey | { other: true } | null;
-  volumes: StepVolume[];
+  volumes: StepTotals[];
 }
+
+/** How a series is split: by the top `limit` keys of a dimension by `metric`, or by the keys whose texts are given (in that order). */
+export type SeriesSplit = { dimension: FlowDimension; limit: number; metric?: FlowMetric } | { dimension: FlowDimension; keys: readonly FlowKey[]; texts: readonly string[] };
 
 export interface MetricSeries {
   data: Array<{ t: string; avg: number; samples: number }>;
@@ -99,9 +103,9 @@ export class AnalyticsRepo {
     return rows.map((r) => flowRecord(r, names));
   }
 
-  /** The top keys by up to three dimensions over the exact range, with the plan's rollups or the raw flows. */
-  async topFlows(scope: FlowScope, by: readonly FlowDimension[], metric: FlowMetric, limit: number): Promise<FlowTop> {
-    const top = await topFlows(this.ch, scope, by, metric, limit);
+  /** The top keys by up to three dimensions over the exact range, with the plan's rollups or the raw flows; `only` restricts the keys. */
+  async topFlows(scope: FlowScope, by: readonly FlowDimension[], metric: FlowMetric, limit: number, only?: KeyRestriction): Promise<FlowTop> {
+    const top = await topFlows(this.ch, scope, by, metric, limit, only);
     const asDimensions = by.filter((dim) => dim === 'src_as' || dim === 'dst_as');
     if (asDimensions.length === 0) return top;
     // AS names are resolved when read: a renamed AS needs no rewrite of stored flows.
@@ -112,23 +116,26 @@ export class AnalyticsRepo {
 
   /**
    * Traffic per step: one series, or one per top key of `split` over the
-   * range (by bytes) and one for all the others, which sum to the same
-   * total. The points are the steps that carried traffic (callers fill).
+   * range (by its metric, bytes by default; or the keys it gives, as the
+   * previous period takes the current one's) and one for all the others,
+   * which sum to the same total. The points are the steps that carried
+   * traffic (callers fill); `texts` are the split keys' texts.
    */
-  async flowSeries(scope: FlowScope, stepMs: number, split?: { dimension: FlowDimension; limit: number }) {
+  async flowSeries(scope: FlowScope, stepMs: number, split?: SeriesSplit) {
     if (!split) {
       const all = await flowStepVolumes(this.ch, scope, stepMs);
       const series: FlowSeries[] = [{ key: null, volumes: all.byKey.get(null) ?? [] }];
-      return { series, resolution: all.resolution, segments: all.segments };
+      return { series, texts: [] as string[], resolution: all.resolution, segments: all.segments };
     }
-    const top = await topFlows(this.ch, scope, [split.dimension], 'bytes', split.limit);
-    const texts = top.rows.map((r) => r.text[0] ?? '');
+    const ranked = 'keys' in split ? undefined : await topFlows(this.ch, scope, [split.dimension], split.metric ?? 'bytes', split.limit);
+    const keys = ranked ? ranked.rows.map((r) => r.key) : 'keys' in split ? split.keys : [];
+    const texts = ranked ? ranked.rows.map((r) => r.text[0] ?? '') : 'texts' in split ? [...split.texts] : [];
     const steps = await flowStepVolumes(this.ch, scope, stepMs, { dimension: split.dimension, texts });
     const series: FlowSeries[] = [
-      ...top.rows.map((r, i) => ({ key: r.key, volumes: steps.byKey.get(texts[i] ?? '') ?? [] })),
+      ...keys.map((key, i) => ({ key, volumes: steps.byKey.get(texts[i] ?? '') ?? [] })),
       { key: { other: true }, volumes: steps.byKey.get(null) ?? [] },
     ];
-    return { series, resolution: steps.resolution, segments: steps.segments };
+    return { series, texts, resolution: steps.resolution, segments: steps.segments };
   }
 
   /**

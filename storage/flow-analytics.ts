@@ -1,7 +1,8 @@
 import type { CheckedFilter } from '../core/analytics/filter/check';
+import type { StepTotals } from '../core/analytics/rates';
 import { flowFilterCatalog } from '../core/analytics/filter/catalog';
 import { dimensionSpecs, type FlowDimension, type RollupFamily } from '../core/flow-dimensions';
-import type { FlowFilter, FlowQueryPlan, StepVolume } from '../core/flow-query';
+import type { FlowFilter, FlowQueryPlan } from '../core/flow-query';
 import { bucketMs, coarsestOf, flowResolutions, planSegments, type Resolution, type Segment, type TimeSpan } from '../core/resolution';
 import { filterSql } from './analytics/filter-sql';
 import type { Dialect } from './dialect';
@@ -51,7 +52,7 @@ export interface FlowTop {
 
 /** Per step volumes of the top keys (by their text) and of all the others (null). */
 export interface FlowStepVolumes {
-  byKey: Map<string | null, StepVolume[]>;
+  byKey: Map<string | null, StepTotals[]>;
   resolution: Resolution;
   segments: Segment[];
 }
@@ -124,11 +125,34 @@ function sourceOf(ch: AnalystClickHouse, scope: FlowScope, s: Segment, grouped: 
 }
 
 /**
+ * Which keys a top-N may answer: those whose texts (as FlowTopRow.text
+ * spells them) are listed (the previous period of keys already ranked), or
+ * those whose first dimension's text starts with a prefix, in any case (a
+ * completion).
+ */
+export type KeyRestriction = { texts: ReadonlyArray<readonly string[]> } | { prefix: string };
+
+/** The HAVING clause of a restriction, over the outer query's key texts `d0`, `d1`… */
+function havingOf(restriction: KeyRestriction | undefined, width: number): string {
+  if (!restriction) return '';
+  if ('prefix' in restriction) {
+    const pattern = restriction.prefix.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
+    return ` HAVING lowerUTF8(toString(d0)) LIKE ${str(`${pattern}%`)}`;
+  }
+  if (restriction.texts.length === 0) return ' HAVING 0';
+  const columns = Array.from({ length: width }, (_, i) => `toString(d${i})`);
+  const tuples = restriction.texts.map((t) => (width === 1 ? str(t[0] ?? '') : `(${columns.map((_, i) => str(t[i] ?? '')).join(', ')})`));
+  return ` HAVING ${width === 1 ? columns[0] : `(${columns.join(', ')})`} IN (${tuples.join(', ')})`;
+}
+
+/**
  * The top keys by up to three dimensions over the exact range: one
  * aggregate per segment, summed by key (rollups are SummingMergeTree, so
  * rows of one key may not be merged yet: always sum). Ties go by key.
  */
-export async function topFlows(ch: AnalystClickHouse, scope: FlowScope, by: readonly FlowDimension[], metric: FlowMetric, limit: number): Promise<FlowTop> {
+export async function topFlows(
+  ch: AnalystClickHouse, scope: FlowScope, by: readonly FlowDimension[], metric: FlowMetric, limit: number, only?: KeyRestriction,
+): Promise<FlowTop> {
   const segments = segmentsOf(scope.plan, scope.range);
   const keys = by.map((_, i) => `k${i}`).join(', ');
   const parts = segments.map((s) => {
@@ -139,7 +163,7 @@ export async function topFlows(ch: AnalystClickHouse, scope: FlowScope, by: read
   const texts = by.map((dim, i) => `${keyText(ch.dialect, dim, `k${i}`)} AS d${i}`).join(', ');
   const rows = await ch.query<Record<string, unknown>>(
     `SELECT ${texts}, sum(b) AS bytes, sum(p) AS packets, sum(n) AS flows FROM (${parts.join(' UNION ALL ')})
-     GROUP BY ${keys} ORDER BY ${metric} DESC, ${by.map((_, i) => `d${i} ASC`).join(', ')} LIMIT ${int(limit)}`,
+     GROUP BY ${keys}${havingOf(only, by.length)} ORDER BY ${metric} DESC, ${by.map((_, i) => `d${i} ASC`).join(', ')} LIMIT ${int(limit)}`,
   );
   return {
     rows: rows.map((r) => ({
@@ -176,24 +200,24 @@ export async function flowStepVolumes(
   const parts = segments.map((s) => {
     const src = sourceOf(ch, scope, s, splitting ? [split.dimension] : []);
     return `SELECT toInt64(intDiv(${src.ms}, ${int(stepMs)}) * ${int(stepMs)}) AS t${splitting ? `, ${split.dimension} AS k0` : ''},
-        sum(bytes) AS b, sum(packets) AS p FROM ${src.table} WHERE ${src.where} GROUP BY t${splitting ? ', k0' : ''}`;
+        sum(bytes) AS b, sum(packets) AS p, ${src.flows} AS n FROM ${src.table} WHERE ${src.where} GROUP BY t${splitting ? ', k0' : ''}`;
   });
   let source = parts.join(' UNION ALL ');
   if (splitting) {
     const kt = splitText(ch.dialect, split.dimension, 'k0');
     const list = strList(split.texts);
-    source = `SELECT t, ${kt} IN ${list} AS top, if(${kt} IN ${list}, ${kt}, '') AS key, b, p FROM (${source})`;
+    source = `SELECT t, ${kt} IN ${list} AS top, if(${kt} IN ${list}, ${kt}, '') AS key, b, p, n FROM (${source})`;
   } else {
-    source = `SELECT t, 0 AS top, '' AS key, b, p FROM (${source})`;
+    source = `SELECT t, 0 AS top, '' AS key, b, p, n FROM (${source})`;
   }
-  const rows = await ch.query<{ t: string; top: number; key: string; bytes: string; packets: string }>(
-    `SELECT t, top, key, sum(b) AS bytes, sum(p) AS packets FROM (${source}) GROUP BY t, top, key ORDER BY t`,
+  const rows = await ch.query<{ t: string; top: number; key: string; bytes: string; packets: string; flows: string }>(
+    `SELECT t, top, key, sum(b) AS bytes, sum(p) AS packets, sum(n) AS flows FROM (${source}) GROUP BY t, top, key ORDER BY t`,
   );
-  const byKey = new Map<string | null, StepVolume[]>();
+  const byKey = new Map<string | null, StepTotals[]>();
   for (const r of rows) {
     const key = Number(r.top) ? r.key : null;
     const list = byKey.get(key) ?? [];
-    list.push({ t: Number(r.t), bytes: Number(r.bytes), packets: Number(r.packets) });
+    list.push({ t: Number(r.t), bytes: Number(r.bytes), packets: Number(r.packets), flows: Number(r.flows) });
     byKey.set(key, list);
   }
   return { byKey, resolution: coarsestOf(segments), segments };

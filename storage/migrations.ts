@@ -19,12 +19,13 @@ import { replayGateMigrations } from './migrations/replay-gate';
 import { rollupReceiptMigrations } from './migrations/rollup-receipts';
 import { singleSignOnMigrations } from './migrations/single-sign-on';
 import { guardrailMigrations } from './migrations/guardrails';
+import { savedViewMigrations } from './migrations/saved-views';
 import { storageV2Migrations } from './migrations/storage-v2';
 import { telemetryMigrations } from './migrations/telemetry';
 import { webhookMigrations } from './migrations/webhooks';
 
 /** Schema as ordered, idempotent migrations, written through the server generation's dialect. */
-export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations, ...playbookMigrations, ...automationMigrations, ...personMigrations, ...singleSignOnMigrations, ...guardrailMigrations, ...addressEnrichmentMigrations, ...interfaceEnrichmentMigrations, ...dimensionRollupMigrations];
+export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations, ...playbookMigrations, ...automationMigrations, ...personMigrations, ...singleSignOnMigrations, ...guardrailMigrations, ...addressEnrichmentMigrations, ...interfaceEnrichmentMigrations, ...dimensionRollupMigrations, ...savedViewMigrations];
 
 export interface MigrateOptions {
   retention: Retention;

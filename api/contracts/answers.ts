@@ -126,7 +126,7 @@ export const incidentSignalAnswer = z
   })
   .meta({ title: 'IncidentSignal' });
 
-const segment = z.object({ from: time, to: time, resolution: z.enum(['1h', '5m', '1m', 'raw']) });
+export const segment = z.object({ from: time, to: time, resolution: z.enum(['1h', '5m', '1m', 'raw']) });
 export const flowAnswer = z
   .object({
     event_id: z.string(),
@@ -151,33 +151,6 @@ export const flowAnswer = z
     ...enrichedFlowFields,
   })
   .meta({ title: 'Flow' });
-export const topAnswer = z
-  .object({
-    data: z.array(
-      z
-        .record(z.string(), z.union([z.string(), z.number(), z.null()]))
-        .meta({ description: 'a field per dimension (an absent exporter null), then the metric(s) and flows' }),
-    ),
-    resolution: z.enum(['1h', '5m', '1m', 'raw']),
-    segments: z.array(segment),
-  })
-  .meta({ title: 'FlowTop' });
-export const flowSeriesAnswer = z
-  .object({
-    step: z.number().int(),
-    resolution: z.enum(['1h', '5m', '1m', 'raw']),
-    segments: z.array(segment),
-    series: z.array(
-      z.object({
-        key: z
-          .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
-          .nullable()
-          .meta({ description: 'the split_by values (an absent exporter null), `{other: true}` for the rest; null without split_by' }),
-        points: z.array(z.object({ t: time, bps: z.number(), pps: z.number(), bytes: z.number(), packets: z.number() })),
-      }),
-    ),
-  })
-  .meta({ title: 'FlowSeries' });
 export const metricSeriesAnswer = z
   .object({ data: z.array(z.object({ t: time, avg: z.number(), samples: z.number() })), resolution: z.string() })
   .meta({ title: 'MetricSeries' });

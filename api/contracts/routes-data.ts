@@ -8,6 +8,8 @@ import * as incidents from '../routes/incidents';
 import * as keys from '../routes/keys';
 import * as telemetry from '../routes/telemetry';
 import * as a from './answers';
+import { completionAnswer, flowSeriesAnswer, topAnswer } from './analyst-answers';
+import * as complete from '../routes/flow-complete';
 import type { RouteContract } from './contract';
 
 /** Health, keys, audit, ingestion, incidents and analyst queries. */
@@ -112,11 +114,16 @@ export const dataContracts: RouteContract[] = [
   },
   {
     method: 'get', path: '/v1/telemetry/flows/top', summary: 'Top talkers', tag: 'Analytics', access: 'workspace', permission: 'read',
-    query: flows.topSchema, extraQuery: flowFilters, errors: [422], responses: { 200: { ...json('the ranked rows', a.topAnswer), csv: 'a row per ranked key: its dimensions, then the metric(s) and flows' } },
+    query: flows.topSchema, extraQuery: flowFilters, errors: [422], responses: { 200: { ...json('the ranked rows', topAnswer), csv: 'a row per ranked key (a sankey path with 2 or 3 `by`): its dimensions, then the metric(s), flows, rate and the previous_ fields' } },
   },
   {
     method: 'get', path: '/v1/telemetry/flows/series', summary: 'Traffic series', tag: 'Analytics', access: 'workspace', permission: 'read',
-    query: flows.seriesSchema, extraQuery: flowFilters, errors: [422], responses: { 200: { ...json('one series per key', a.flowSeriesAnswer), csv: 'a row per series and step: t, the split_by key, bps, pps, bytes, packets' } },
+    query: flows.seriesSchema, extraQuery: flowFilters, errors: [422], responses: { 200: { ...json('one series per key', flowSeriesAnswer), csv: 'a row per series and step: t, the split_by key, bps, pps, bytes, packets, fps, flows, rate, and the previous_ fields' } },
+  },
+  {
+    method: 'get', path: '/v1/telemetry/flows/complete', summary: "Completion of the filter language: dimension names and keywords, or a dimension's recent values",
+    tag: 'Analytics', access: 'workspace', permission: 'read', query: complete.completeSchema, errors: [422],
+    responses: { 200: json('the items, at most limit', completionAnswer) },
   },
   {
     method: 'get', path: '/v1/telemetry/metrics/series', summary: 'A metric series', tag: 'Analytics', access: 'workspace', permission: 'read',

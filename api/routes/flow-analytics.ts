@@ -13,22 +13,23 @@ import {
   planFlowQuery,
   rawReason,
   rollupRangeDays,
-  seriesPoints,
   stepCount,
   type FlowFilter,
   type FlowQueryPlan,
 } from '../../core/flow-query';
-import { queryCost } from '../../core/query-cost';
-import type { Segment } from '../../core/resolution';
+import { flowUnits, previousRange } from '../../core/analytics/rates';
+import { flowQueryCost, queryCost } from '../../core/query-cost';
 import { iso } from '../../core/time';
 import type { EnrichedFlowRecord } from '../../storage/analytics-repo';
-import type { FlowTopRow } from '../../storage/flow-analytics';
+import type { FlowKey, FlowTopRow } from '../../storage/flow-analytics';
 import { orgOf, requirePermission } from '../auth';
 import { flowSeriesCsv, topCsv } from '../csv-answer';
 import type { ApiDeps } from '../deps';
 import { decodeCursor, encodeCursor } from '../pagination';
 import { chargeQuery } from '../query-budget';
 import { parseOrThrow, singleQuery, timeParam } from '../validation';
+import { registerFlowCompleteRoute } from './flow-complete';
+import { keyId, rangeView, segmentView, seriesView, topRowView } from './flow-views';
 
 /**
  * Analysts' flow reads, as in Akvorado's visualize view: the flows
@@ -66,7 +67,7 @@ function flowRange(q: { from?: number; to?: number }, plan: FlowQueryPlan, limit
  * `filter`, the filter language of core/analytics/filter/), the others left
  * to the route's schema.
  */
-function flowQuery(ctx: Context): { params: Record<string, string>; filters: FlowFilter[]; filter?: CheckedFilter } {
+export function flowQuery(ctx: Context): { params: Record<string, string>; filters: FlowFilter[]; filter?: CheckedFilter } {
   const params: Record<string, string> = {};
   const filterParams: Record<string, string> = {};
   for (const [name, value] of Object.entries(singleQuery(ctx.query))) (isFlowDimension(name) ? filterParams : params)[name] = value;
@@ -78,13 +79,20 @@ function flowQuery(ctx: Context): { params: Record<string, string>; filters: Flo
 export const flowsSchema = z
   .object({ ...rangeFields, limit: z.coerce.number().int().min(1).max(1000).default(100), cursor: z.string().max(512).optional() })
   .strict();
+/** `previous=true`: the same query over the period just before, beside the current one. */
+const previousParam = z.enum(['true', 'false']).default('false').transform((v) => v === 'true');
+/** `unit`: what a rate counts a second (a row's `rate`, a point's `rate`); a series' split and a top-N without `metric` rank by it. */
+const unitParam = z.enum(flowUnits).optional();
+
 export const topSchema = z
   .object({
     ...rangeFields,
     by: z.string().default('dst_ip'),
-    metric: z.enum(['bytes', 'packets', 'flows']).default('bytes'),
+    metric: z.enum(flowUnits).optional(),
+    unit: unitParam,
     limit: z.coerce.number().int().min(1).max(1000).default(10),
     totals: z.enum(['metric', 'all']).default('metric'),
+    previous: previousParam,
   })
   .strict();
 export const seriesSchema = z
@@ -93,13 +101,13 @@ export const seriesSchema = z
     step: z.coerce.number().int().min(60).max(rollupRangeDays * 86_400).refine((s) => s % 60 === 0, 'step is a whole number of minutes, in seconds').optional(),
     split_by: z.string().optional(),
     limit: z.coerce.number().int().min(1).max(20).default(5),
+    unit: unitParam,
+    previous: previousParam,
   })
   .strict();
 const flowCursor = z.object({ ts: z.number().int(), event_id: z.string().max(64) });
 
 type Guard = ReturnType<typeof requirePermission>;
-
-const segmentView = (s: Segment) => ({ from: iso(s.from), to: iso(s.to), resolution: s.resolution });
 
 const flowView = (r: EnrichedFlowRecord) => ({
   ...r,
@@ -107,13 +115,6 @@ const flowView = (r: EnrichedFlowRecord) => ({
   flow_start: r.flow_start === null ? null : iso(r.flow_start),
   flow_end: r.flow_end === null ? null : iso(r.flow_end),
 });
-
-/** A top row: its dimensions, then the ranked metric and flows (as the API always answered), or every total. */
-function topRowView(row: FlowTopRow, metric: 'bytes' | 'packets' | 'flows', totals: 'metric' | 'all') {
-  const key = { ...row.key, ...row.names };
-  if (totals === 'all') return { ...key, bytes: row.bytes, packets: row.packets, flows: row.flows };
-  return metric === 'flows' ? { ...key, flows: row.flows } : { ...key, [metric]: row[metric], flows: row.flows };
-}
 
 function registerFlows(router: Router, deps: ApiDeps, guard: Guard): void {
   router.get('/v1/telemetry/flows', guard, async (ctx) => {
@@ -136,15 +137,26 @@ function registerTop(router: Router, deps: ApiDeps, guard: Guard): void {
   router.get('/v1/telemetry/flows/top', guard, topCsv, async (ctx) => {
     const { params, filters, filter } = flowQuery(ctx);
     const q = parseOrThrow(topSchema, params, 'query');
+    const metric = q.metric ?? q.unit ?? 'bytes';
+    const unit = q.unit;
     const by = parseDimensionList(q.by, 'by', 3);
     const plan = planFlowQuery(by, filters, filter);
     const range = flowRange(q, plan, deps.analyticsLimits);
-    await chargeQuery(ctx, deps.queryBudget, queryCost(plan.source, range));
-    const top = await deps.analytics.topFlows({ orgId: orgOf(ctx), range, filters, filter, plan }, by, q.metric, q.limit);
+    await chargeQuery(ctx, deps.queryBudget, flowQueryCost(plan.source, range, q.previous));
+    const scope = { orgId: orgOf(ctx), range, filters, filter, plan };
+    const top = await deps.analytics.topFlows(scope, by, metric, q.limit);
+    let previous: Map<string, FlowTopRow> | undefined;
+    if (q.previous) {
+      // The previous period of the keys ranked now: each row's value then, whatever its rank then.
+      const before = await deps.analytics.topFlows({ ...scope, range: previousRange(range) }, by, metric, Math.max(1, top.rows.length), { texts: top.rows.map((r) => r.text) });
+      previous = new Map(before.rows.map((r) => [keyId(r), r]));
+    }
     ctx.body = {
-      data: top.rows.map((r) => topRowView(r, q.metric, q.totals)),
+      data: top.rows.map((r) => topRowView(r, { metric, totals: q.totals, unit, range }, previous)),
+      ...(unit ? { unit } : {}),
       resolution: top.resolution,
       segments: top.segments.map(segmentView),
+      ...(q.previous ? { previous_range: rangeView(previousRange(range)) } : {}),
     };
   });
 }
@@ -153,6 +165,7 @@ function registerSeries(router: Router, deps: ApiDeps, guard: Guard): void {
   router.get('/v1/telemetry/flows/series', guard, flowSeriesCsv, async (ctx) => {
     const { params, filters, filter } = flowQuery(ctx);
     const q = parseOrThrow(seriesSchema, params, 'query');
+    const unit = q.unit;
     const split = q.split_by === undefined ? undefined : parseDimensionList(q.split_by, 'split_by', 1)[0];
     const plan = planFlowQuery(split ? [split] : [], filters, filter);
     const range = flowRange(q, plan, deps.analyticsLimits);
@@ -163,25 +176,31 @@ function registerSeries(router: Router, deps: ApiDeps, guard: Guard): void {
         { path: 'step', message: 'too many points' },
       ]);
     }
-    await chargeQuery(ctx, deps.queryBudget, queryCost(plan.source, range));
+    await chargeQuery(ctx, deps.queryBudget, flowQueryCost(plan.source, range, q.previous));
     const scope = { orgId: orgOf(ctx), range, filters, filter, plan };
-    const answer = await deps.analytics.flowSeries(scope, step * 1000, split ? { dimension: split, limit: q.limit } : undefined);
+    const stepMs = step * 1000;
+    const answer = await deps.analytics.flowSeries(scope, stepMs, split ? { dimension: split, limit: q.limit, metric: unit ?? 'bytes' } : undefined);
+    // The previous period splits by the keys ranked now, so each current series has its own previous points.
+    const keys = answer.series.slice(0, answer.texts.length).map((s) => s.key as FlowKey);
+    const before = q.previous
+      ? await deps.analytics.flowSeries({ ...scope, range: previousRange(range) }, stepMs, split ? { dimension: split, keys, texts: answer.texts } : undefined)
+      : undefined;
     ctx.body = {
       step,
+      ...(unit ? { unit } : {}),
       resolution: answer.resolution,
       segments: answer.segments.map(segmentView),
-      series: answer.series.map((s) => ({
-        key: s.key,
-        points: seriesPoints(range, step * 1000, s.volumes).map((p) => ({ ...p, t: iso(p.t) })),
-      })),
+      ...(before ? { previous_range: rangeView(previousRange(range)) } : {}),
+      series: answer.series.map((s, i) => seriesView(s, range, stepMs, unit, before?.series[i])),
     };
   });
 }
 
-/** GET /v1/telemetry/flows, /flows/top and /flows/series. */
+/** GET /v1/telemetry/flows, /flows/top, /flows/series and /flows/complete. */
 export function registerFlowAnalyticsRoutes(router: Router, deps: ApiDeps): void {
   const guard = requirePermission('read');
   registerFlows(router, deps, guard);
   registerTop(router, deps, guard);
   registerSeries(router, deps, guard);
+  registerFlowCompleteRoute(router, deps);
 }

@@ -538,3 +538,9 @@ CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_dims_1h_mv ON CLUSTER '{clus
   SELECT org_id, bucket AS minute, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id, bytes, packets, flows FROM (
   SELECT org_id, toDateTime(toStartOfInterval(minute, INTERVAL 3600 SECOND)) AS bucket, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id, sum(bytes) AS bytes, sum(packets) AS packets, sum(flows) AS flows
   FROM nettel.flows_dims_5m GROUP BY org_id, bucket, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id);
+
+-- 0060_saved_views
+CREATE TABLE IF NOT EXISTS nettel.saved_views ON CLUSTER '{cluster}' (
+  org_id String, id String, version UInt64, name String, state String, deleted UInt8,
+  created_at Int64, updated_at Int64, created_by String, updated_by String
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.saved_views', '{replica}') ORDER BY (org_id, id, version);

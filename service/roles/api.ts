@@ -36,6 +36,8 @@ import { KeysRepo } from '../../storage/keys-repo';
 import { PlaybooksRepo } from '../../storage/playbooks-repo';
 import { NetworksRepo } from '../../storage/enrichment/networks-repo';
 import { NetworksService } from '../../application/enrichment/networks-service';
+import { SavedViewsService } from '../../application/saved-views-service';
+import { SavedViewsRepo } from '../../storage/saved-views-repo';
 import { PoliciesRepo } from '../../storage/policies-repo';
 import { GuardrailsRepo } from '../../storage/guardrails-repo';
 import type { OperatorBounds, PlaybooksDocument } from '../../core/playbooks';
@@ -102,6 +104,16 @@ function guardedServices(a: Adapters, audit: AuditLedger, withLock: WithLock, po
   return { guardrails, policies: policyService, playbooks: playbookService };
 }
 
+/** The analysts' queries, their budget, and their saved views. */
+function analystServices(config: Config, a: Adapters, queryBudgetBucket: QueryBudgetBucket, audit: AuditLedger, withLock: WithLock) {
+  return {
+    analytics: new AnalyticsRepo(a.clickhouse, config.analytics.limits),
+    analyticsLimits: config.analytics,
+    queryBudget: new QueryBudget({ config: config.queryBudget, bucket: queryBudgetBucket, registry: a.registry }),
+    views: new SavedViewsService({ repo: new SavedViewsRepo(a.clickhouse), audit, withLock }),
+  };
+}
+
 /** The domain services the API calls, over this process's adapters. */
 function apiServices(config: Config, a: Adapters, heads: AuditHeads, queryBudgetBucket: QueryBudgetBucket) {
   const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry, config.audit.chainKey);
@@ -133,9 +145,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads, queryBudget
     metricsToken: config.auth.metricsToken,
     ingest: new IngestService({ publisher, rateLimiter: recordRateLimiter(config.rateLimit, a.registry), registry: a.registry, enricher: a.enrichment }),
     incidents: new IncidentService({ incidents, signals: new IncidentSignals(a.clickhouse), correlator, audit }),
-    analytics: new AnalyticsRepo(a.clickhouse, config.analytics.limits),
-    analyticsLimits: config.analytics,
-    queryBudget: new QueryBudget({ config: config.queryBudget, bucket: queryBudgetBucket, registry: a.registry }),
+    ...analystServices(config, a, queryBudgetBucket, audit, withLock),
     auditVerifyMaxEntries: config.auditVerify.maxEntries,
     replays: new ReplayService({
       client: () => a.temporal.client,

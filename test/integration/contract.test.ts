@@ -9,7 +9,7 @@ import { createLogger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
 import { sessionCookieName, setCookies, signInThroughConsole } from '../support/console-sign-in';
 import { startTestOidcProvider, type TestOidcProvider } from '../support/oidc-provider';
-import { enrichmentCalls, networkCalls, type ContractCall as Call } from '../support/contract-enrichment';
+import { analystCalls, enrichmentCalls, networkCalls, type ContractCall as Call } from '../support/contract-enrichment';
 import { callGuardrailRoutes } from '../support/contract-guardrails';
 import { ContractChecker, type OpenApiDoc } from '../support/openapi-check';
 import { startTestStack, type TestStack } from '../support/test-stack';
@@ -151,6 +151,7 @@ describe('the API against its OpenAPI document', () => {
     expect(byExporter.res.body).toMatchObject({ data: [expect.objectContaining({ exporter: null })] });
     expect(byExporter.problems).toEqual([]);
     expect((await call('GET', '/v1/telemetry/flows/series', { key, query: '?step=60&split_by=exporter' })).problems).toEqual([]);
+    await analystCalls(both);
   });
 
   /** Create, list, get, patch, delete, each with its refusals (a second delete is 409). */

@@ -1,6 +1,9 @@
 import { randomInt } from 'node:crypto';
 import type { RequestOptions, TestStack } from './test-stack';
 
+/** The analyst API's calls, imported by the contract test from here with the others. */
+export { analystCalls } from './contract-analyst';
+
 /** A call of the contract test (test/integration/contract.test.ts): its key, body, query and path ids. */
 export type ContractCall = RequestOptions & { query?: string; fill?: Record<string, string> };
 type Both = (method: string, path: string, ok: ContractCall & { status: number }, ...bad: ContractCall[]) => Promise<unknown>;

@@ -44,11 +44,12 @@ describe('query limits', () => {
     expect((await answerTo(new ClickHouseError('clickhouse query failed: Code: 62. Syntax error', 62))).status).toBe(500);
   });
 
-  test('a query on the rollups costs one unit; one on the raw flows one more and four a started day', () => {
+  test('a query on the rollups costs one unit; one on the raw flows one more and one per six hours started', () => {
     const day = 86_400_000;
     expect(queryCost('dst', { from: 0, to: 31 * day })).toBe(1);
     expect(queryCost('metrics', { from: 0, to: 31 * day })).toBe(1);
-    expect(queryCost('raw', { from: 0, to: 3_600_000 })).toBe(5);
+    expect(queryCost('raw', { from: 0, to: 3_600_000 })).toBe(2);
+    expect(queryCost('raw', { from: 0, to: day })).toBe(5);
     expect(queryCost('raw', { from: 0, to: 7 * day })).toBe(29);
     expect([auditVerifyCost(0), auditVerifyCost(3), auditVerifyCost(50_000)]).toEqual([1, 2, 6]);
   });

@@ -17,8 +17,12 @@ describe('roles', () => {
     expect(permissions.filter((p) => roleAllows('ingest', p))).toEqual(['telemetry:write']);
   });
 
-  test('an analyst may only read', () => {
-    expect(permissions.filter((p) => roleAllows('analyst', p))).toEqual(['read']);
+  test('an analyst may read, and save the views the workspace shares', () => {
+    expect(permissions.filter((p) => roleAllows('analyst', p))).toEqual(['read', 'views:manage']);
+  });
+
+  test('admin, operator and analyst save views; approver and ingest do not', () => {
+    expect(roles.filter((r) => roleAllows(r, 'views:manage'))).toEqual(['admin', 'operator', 'analyst']);
   });
 
   test('an approver may read, approve and read the audit ledger but not run replays or manage policies', () => {
@@ -51,6 +55,6 @@ describe('roles', () => {
   });
 
   test("several roles' permissions are the union of each role's, in the order of the permissions", () => {
-    expect(permissionsOfRoles(['analyst', 'ingest'])).toEqual(['telemetry:write', 'read']);
+    expect(permissionsOfRoles(['analyst', 'ingest'])).toEqual(['telemetry:write', 'read', 'views:manage']);
   });
 });

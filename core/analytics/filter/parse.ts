@@ -17,7 +17,9 @@ import { describeToken, tokenize, type Token } from './tokens';
  * Depth, conditions and values are counted as they are read, so a hostile
  * text stops at its first excess.
  */
-const keywords = new Set(['and', 'or', 'not', 'in', 'notin', 'like', 'ilike', 'unlike', 'iunlike']);
+/** The language's keywords (any case), as completion offers them. */
+export const filterKeywords = ['AND', 'OR', 'NOT', 'IN', 'NOTIN', 'LIKE', 'ILIKE', 'UNLIKE', 'IUNLIKE'] as const;
+const keywords = new Set(filterKeywords.map((k) => k.toLowerCase()));
 const isKeyword = (t: Token, word: string) => t.kind === 'word' && t.text.toLowerCase() === word;
 const isDimensionWord = (t: Token) => t.kind === 'word' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(t.text) && !keywords.has(t.text.toLowerCase());
 
