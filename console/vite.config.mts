@@ -11,5 +11,7 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     assetsInlineLimit: 0,
     target: 'es2022',
+    // The visualize page's chunk (ECharts) is loaded only when that page is opened.
+    chunkSizeWarningLimit: 700,
   },
 });

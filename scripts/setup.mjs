@@ -316,6 +316,9 @@ function buildConsole() {
   run(process.execPath, [path.join(root, 'scripts', 'console-types.mjs')]);
   const dir = path.join(root, 'console');
   const sources = fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((f) => mtime(path.join(dir, f)));
+  // The pure core code the console imports (the visualize page's filter language and its catalog) is its source too.
+  const filterDir = path.join(root, 'core', 'analytics', 'filter');
+  sources.push(...fs.readdirSync(filterDir).map((f) => mtime(path.join(filterDir, f))), mtime(path.join(root, 'core', 'flow-dimensions.ts')), mtime(path.join(root, 'core', 'enrichment', 'dimensions.ts')));
   if (mtime(path.join(root, 'dist', 'console', 'index.html')) >= Math.max(...sources)) return;
   // Vite strips types without checking them: the console's own tsc run is what fails on an API change.
   run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'console/tsconfig.json']);

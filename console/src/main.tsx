@@ -18,6 +18,7 @@ const views: { path: string; label: string; allowed: (me: Me) => boolean }[] = [
   { path: 'replays', label: 'Replays', allowed: (me) => can(me, 'read') },
   { path: 'automations', label: 'Automations', allowed: (me) => can(me, 'read') },
   { path: 'telemetry', label: 'Telemetry', allowed: (me) => can(me, 'read') },
+  { path: 'visualize', label: 'Visualize', allowed: (me) => can(me, 'read') },
   { path: 'exporters', label: 'Exporters', allowed: (me) => can(me, 'exporters:manage') },
   { path: 'exporter-approvals', label: 'Exporter approvals', allowed: (me) => me.kind === 'platform_admin' },
   { path: 'keys', label: 'API keys', allowed: (me) => can(me, 'keys:manage') },
@@ -25,7 +26,8 @@ const views: { path: string; label: string; allowed: (me: Me) => boolean }[] = [
 ];
 
 function useHashRoute(): string[] {
-  const parse = () => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
+  // A view's own state may follow its path as a query (`#/visualize?v=1&…`): the route is the path alone.
+  const parse = () => location.hash.replace(/^#\/?/, '').split('?')[0]!.split('/').filter(Boolean);
   const [route, setRoute] = useState(parse);
   useEffect(() => {
     const onChange = () => setRoute(parse());
@@ -84,12 +86,24 @@ function View({ name, id, me }: { name: string; id?: string; me: Me }) {
     case 'replays': return <ReplaysView id={id} />;
     case 'automations': return <AutomationsView me={me} />;
     case 'telemetry': return <TelemetryView />;
+    case 'visualize': return <LazyVisualize />;
     case 'exporters': return <ExportersView canManage={can(me, 'exporters:manage')} />;
     case 'exporter-approvals': return <PendingExportersView />;
     case 'keys': return <KeysView />;
     case 'audit': return <AuditView />;
     default: return <IncidentsView me={me} id={id} />;
   }
+}
+
+/** The visualize page, loaded when first opened: its charting library stays out of the first view's bundle. */
+function LazyVisualize() {
+  const [view, setView] = useState<{ C: () => preact.JSX.Element }>();
+  const [failed, setFailed] = useState<ApiError>();
+  useEffect(() => {
+    import('./views/visualize/visualize').then((m) => setView({ C: m.VisualizeView }), (err: unknown) => setFailed(asApiError(err)));
+  }, []);
+  if (failed) return <ErrorNote error={failed} retry={() => location.reload()} />;
+  return view ? <view.C /> : <p role="status">Loading…</p>;
 }
 
 /** A sign-in that failed at the provider's end comes back as `#/sign-in-failed?reason=…` (see /auth/callback). */

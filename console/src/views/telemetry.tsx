@@ -2,9 +2,11 @@ import { useMemo, useState } from 'preact/hooks';
 import { get } from '../api';
 import { Bars, TimeChart } from '../chart';
 import { ErrorNote, number, Section, useLoad } from '../ui';
+import { InterfaceTraffic, RecentFlows } from './flow-details';
 
 const ranges: [string, number][] = [['last 15 minutes', 900_000], ['last hour', 3600_000], ['last 6 hours', 6 * 3600_000], ['last 24 hours', 86_400_000], ['last 7 days', 7 * 86_400_000]];
 const dimensions: [string, string][] = [['src_ip', 'source'], ['dst_ip', 'destination'], ['protocol', 'protocol'], ['exporter', 'exporter'], ['in_if', 'input interface'], ['out_if', 'output interface'], ['src_as', 'source AS'], ['dst_as', 'destination AS'],
+  ['src_country', 'source country'], ['dst_country', 'destination country'],
   // Interface names and classification, resolved when read (docs/enrichment.md).
   ['in_if_name', 'input interface name'], ['out_if_name', 'output interface name'], ['in_if_boundary', 'input boundary'],
   ['in_if_connectivity', 'input connectivity'], ['in_if_provider', 'input provider'], ['exporter_site', 'exporter site'], ['exporter_group', 'exporter group']];
@@ -38,6 +40,8 @@ export function TelemetryView() {
         </label>
       </form>
       <TopTalkers by={by} metric={metric} window={window} />
+      <RecentFlows window={window} />
+      <InterfaceTraffic window={window} />
       <TrafficSeries window={window} />
       <MetricSeries window={window} />
     </Section>
@@ -50,7 +54,7 @@ type Metric = 'bytes' | 'packets' | 'flows';
 function TopTalkers({ by, metric, window }: { by: string; metric: Metric; window: Window }) {
   const top = useLoad(() => get('/v1/telemetry/flows/top', { query: { by, metric, limit: 10, ...window } }), [by, metric, window]);
   const label = dimensions.find(([d]) => d === by)?.[1] ?? by;
-  const rows = (top.data?.data ?? []).map((r) => ({ label: String(r[by]), value: Number(r[metric]), text: `${number(Number(r[metric]))} ${metric === 'bytes' ? 'B' : metric}` }));
+  const rows = (top.data?.data ?? []).map((r) => ({ label: typeof r[`${by}_name`] === 'string' ? `${String(r[by])} ${String(r[`${by}_name`])}` : String(r[by]), value: Number(r[metric]), text: `${number(Number(r[metric]))} ${metric === 'bytes' ? 'B' : metric}` }));
   return (
     <>
       <h3>Top talkers by {label}</h3>
