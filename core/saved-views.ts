@@ -30,6 +30,7 @@ export const viewStateSchema = z
     range: rangeSchema.meta({ description: '`{last_seconds}` (relative to when the view is opened) or `{from, to}`' }),
     previous: z.boolean().default(false),
     direction: z.enum(['in', 'out', 'both']).default('both').meta({ description: "traffic into, out of, or both ways of the workspace's networks" }),
+    bidirectional: z.boolean().default(false).meta({ description: 'the reverse traffic (source and destination swapped) drawn beside' }),
     limit: z.number().int().min(1).max(50).default(10),
     step: z.number().int().min(60).max(31 * day).optional(),
   })

@@ -57,7 +57,7 @@ describe.each(transports)('saved views on %s', (transport) => {
 
   test('a view left to its defaults is stored with them, so every release reads the same state', async () => {
     const created = await as<SavedView>(analyst, 'POST', '/v1/views', { name: 'defaults', state: { v: 1, chart: 'lines', range: { last_seconds: 3600 } } });
-    expect(created.body.state).toEqual({ v: 1, filter: '', dimensions: [], chart: 'lines', unit: 'bytes', range: { last_seconds: 3600 }, previous: false, direction: 'both', limit: 10 });
+    expect(created.body.state).toEqual({ v: 1, filter: '', dimensions: [], chart: 'lines', unit: 'bytes', range: { last_seconds: 3600 }, previous: false, direction: 'both', bidirectional: false, limit: 10 });
   });
 
   test('a change names the version it edited: the next version keeps when the view was created, a stale version is 409', async () => {

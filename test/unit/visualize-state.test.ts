@@ -1,5 +1,6 @@
 import { completionContext, filterProblem, reverseDimension, reverseFilter } from '../../console/src/views/visualize/filter-text';
-import { defaultState, hashState, readState, stateHash, type VisualizeState } from '../../console/src/views/visualize/state';
+import { viewStateSchema } from '../../core/saved-views';
+import { defaultState, fromSavedState, hashState, readState, stateHash, toSavedState, type VisualizeState } from '../../console/src/views/visualize/state';
 
 /** The visualize page's pure parts: its versioned URL, the reverse direction, and what completion completes. */
 const known = (d: string) => ['src_as', 'dst_as', 'src_country', 'in_if_name', 'protocol'].includes(d);
@@ -9,6 +10,17 @@ describe("the visualize page's state", () => {
 
   test('a state written into the URL reads back the same', () => {
     expect(hashState(stateHash(state), known)).toEqual({ state });
+  });
+
+  test("a state saved as a view is a document the API's schema takes, and opens as the same state", () => {
+    const saved = viewStateSchema.parse(toSavedState(state));
+    expect(saved).toMatchObject({ dimensions: ['src_as', 'in_if_name'], range: { last_seconds: 86_400 }, bidirectional: true });
+    expect(fromSavedState(saved, known)).toEqual({ state });
+  });
+
+  test('a saved view whose range the page does not offer opens on the default range', () => {
+    const saved = viewStateSchema.parse({ ...toSavedState(state), range: { last_seconds: 1234 } });
+    expect(fromSavedState(saved, known).state.range).toBe(defaultState.range);
   });
 
   test('a link without a version is read as version 1', () => {

@@ -2,13 +2,13 @@ import { useState } from 'preact/hooks';
 import { request } from '../../api';
 import { asApiError, ErrorNote, Section, useLoad, when } from '../../ui';
 import type { ApiError } from '../../api';
-import { readState, type VisualizeState } from './state';
+import { fromSavedState, toSavedState, type VisualizeState } from './state';
 import { isDimension } from './filter-text';
 
 /**
  * Saved views (GET/POST /v1/views, DELETE /v1/views/{id}): named states of
- * the page, shared with the workspace. A view's state is read like a URL's,
- * so one saved by an older console opens in this one.
+ * the page, shared with the workspace, in the API's document (toSavedState);
+ * read back like a URL's state, so one saved by an older console opens in this one.
  */
 export interface SavedView {
   id: string;
@@ -34,7 +34,7 @@ export function SavedViews({ state, onOpen }: { state: VisualizeState; onOpen: (
   const save = (e: Event) => {
     e.preventDefault();
     if (!name.trim()) return;
-    act(request('POST', '/v1/views', { name: name.trim(), state }), `Saved "${name.trim()}".`);
+    act(request('POST', '/v1/views', { name: name.trim(), state: toSavedState(state) }), `Saved "${name.trim()}".`);
     setName('');
   };
   return (
@@ -53,7 +53,7 @@ export function SavedViews({ state, onOpen }: { state: VisualizeState; onOpen: (
             <tr key={v.id}>
               <td>{v.name}</td><td><code>{v.created_by}</code></td><td>{when(v.updated_at)}</td>
               <td class="actions">
-                <button type="button" class="secondary" aria-label={`Open ${v.name}`} onClick={() => { onOpen(readState(v.state, isDimension).state); setDone(`Opened "${v.name}".`); }}>Open</button>
+                <button type="button" class="secondary" aria-label={`Open ${v.name}`} onClick={() => { onOpen(fromSavedState(v.state, isDimension).state); setDone(`Opened "${v.name}".`); }}>Open</button>
                 <button type="button" class="secondary" aria-label={`Delete ${v.name}`} onClick={() => act(request('DELETE', `/v1/views/${encodeURIComponent(v.id)}`), `Deleted "${v.name}".`)}>Delete</button>
               </td>
             </tr>

@@ -91,3 +91,29 @@ export function hashState(hash: string, known: (dimension: string) => boolean): 
   const q = new URLSearchParams(hash.slice(at + 1));
   return readState(Object.fromEntries(q.entries()), known);
 }
+
+/**
+ * A saved view's state as the API keeps it (core/saved-views.ts, `v: 1`): the
+ * dimensions under `dimensions`, the range as `{last_seconds}`. The page's
+ * own fields map one to one; the API's `direction` (in, out of, or both ways
+ * of the workspace's networks) and `limit` keep their defaults from here.
+ */
+export function toSavedState(state: VisualizeState): Record<string, unknown> {
+  return {
+    v: 1,
+    filter: state.filter,
+    dimensions: state.by,
+    chart: state.chart,
+    unit: state.unit,
+    range: { last_seconds: (ranges[state.range] ?? ranges[defaultState.range]!).ms / 1000 },
+    previous: state.previous,
+    bidirectional: state.bidirectional,
+  };
+}
+
+/** A saved view's state (any version this console reads) as the page's: a range the page does not offer becomes its default, as any field it cannot read. */
+export function fromSavedState(saved: Record<string, unknown>, known: (dimension: string) => boolean): { state: VisualizeState; note?: string } {
+  const range = saved.range as { last_seconds?: unknown } | undefined;
+  const named = Object.entries(ranges).find(([, r]) => typeof range?.last_seconds === 'number' && r.ms === range.last_seconds * 1000)?.[0];
+  return readState({ ...saved, by: saved.dimensions, range: named }, known);
+}
