@@ -16,16 +16,24 @@ import { serviceStore, type ClickHouseSettings } from './storage-scenarios';
  * `GET /v1/telemetry/flows/top` by source and by destination over the last
  * hour, day and 30 days of that history, timed from the bench; beside them
  * top-N by destination AS and by source country (issue 33), which the
- * dimension rollups answer.
+ * dimension rollups answer, a top-N filtered in the analysts' language and a
+ * sankey of three dimensions (issue 34).
  */
 const hour = 3_600_000;
 const day = 24 * hour;
 export const topRanges = { '1h': hour, '1d': day, '30d': 30 * day } as const;
 type RangeName = keyof typeof topRanges;
-/** Top talkers (the targets' keys), then the analysts' dimensions timed beside them. */
+/** Top talkers (the targets' keys), then the analysts' queries timed beside them, each by its name and its parameters. */
 const talkers = ['src_ip', 'dst_ip'] as const;
 const analystDimensions = ['dst_as', 'src_country'] as const;
-const dimensions = [...talkers, ...analystDimensions] as const;
+/** A filter on the dimension rollups' keys (the seed's destination ASes and source countries), and a sankey of source AS, input interface name (joined in when read) and destination network. */
+const filtered = 'filtered';
+const sankey = 'sankey';
+const queries: Record<string, string> = {
+  ...Object.fromEntries([...talkers, ...analystDimensions].map((by) => [by, `by=${by}`])),
+  [filtered]: `by=src_as&filter=${encodeURIComponent("dst_as IN (64500, 64501) AND NOT src_country IN ('NL', 'DE') AND protocol != 'icmp'")}`,
+  [sankey]: 'by=src_as,in_if_name,dst_net_name',
+};
 
 /** Each range and dimension is called up to `runs` times, but stops after this long (after at least 5 calls). */
 const budgetMs = 60_000;
@@ -44,11 +52,11 @@ async function measureRanges(url: string, key: string, to: number, runs: number)
   const out = {} as Record<RangeName, Record<string, { p50_ms: number; p99_ms: number; calls: number }>>;
   for (const [name, span] of Object.entries(topRanges) as Array<[RangeName, number]>) {
     out[name] = {};
-    for (const by of dimensions) {
-      const route = `/v1/telemetry/flows/top?by=${by}&metric=bytes&limit=10&from=${to - span}&to=${to}`;
+    for (const [query, params] of Object.entries(queries)) {
+      const route = `/v1/telemetry/flows/top?${params}&metric=bytes&limit=10&from=${to - span}&to=${to}`;
       await timedCalls(url, key, route, 1);
       const samples = await timedCalls(url, key, route, runs);
-      out[name][by] = { p50_ms: percentile(samples, 50), p99_ms: percentile(samples, 99), calls: samples.length };
+      out[name][query] = { p50_ms: percentile(samples, 50), p99_ms: percentile(samples, 99), calls: samples.length };
     }
   }
   return out;
@@ -81,7 +89,7 @@ export async function topTalkersOverSeededFlows(stack: BenchStack, settings: Cli
     const ranges = await measureRanges(service.url, key.key, to, sizes.queryRuns);
     const p99 = (name: RangeName, of: readonly string[]) => Math.max(...of.map((by) => ranges[name][by]!.p99_ms));
     const perRange = (of: readonly string[]) => ({ '1h': p99('1h', of), '1d': p99('1d', of), '30d': p99('30d', of) });
-    return { p99_ms: perRange(talkers), dimensions_p99_ms: perRange(analystDimensions), ranges, seed };
+    return { p99_ms: perRange(talkers), dimensions_p99_ms: perRange(analystDimensions), filtered_p99_ms: perRange([filtered]), sankey_p99_ms: perRange([sankey]), ranges, seed };
   } finally {
     await service.stop();
     if (settings.url) await dropDatabase(settings, database);
