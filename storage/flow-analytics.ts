@@ -105,7 +105,7 @@ function withEnrichment(ch: AnalystClickHouse, scope: FlowScope, rows: { table: 
   if (!usesEnrichment(used)) return { table: rows.table, where: [...rows.where, ...filters].join(' AND ') };
   const columns = [...rows.columns, ...used.filter((x) => !usesEnrichment([x]))];
   const source = `SELECT ${[...new Set([...columns, 'exporter', 'in_if', 'out_if'])].join(', ')} FROM ${rows.table} WHERE ${rows.where.join(' AND ')}`;
-  return { table: enrichedFlows(ch.dialect, ch.database, scope.orgId, source, columns), where: filters.length ? filters.join(' AND ') : '1' };
+  return { table: enrichedFlows(ch.dialect, ch.database, scope.orgId, source, columns, used), where: filters.length ? filters.join(' AND ') : '1' };
 }
 
 /** `grouped`: the dimensions the query groups by; with the filters', they say whether interface enrichment is joined in. */

@@ -1,5 +1,5 @@
 import {
-  enrichedDimensions, exporterDimensions, interfaceDimensionColumns, isEnrichedDimension, type EnrichedDimension,
+  enrichedDimensions, exporterDimensions, interfaceDimensionColumns, isEnrichedDimension,
 } from '../../core/enrichment/dimensions';
 import type { Dialect } from '../dialect';
 import { str } from '../sql';
@@ -30,27 +30,34 @@ const interfaceSide = (db: string, orgId: string, side: 'in' | 'out') => {
 const exporterSide = (db: string, orgId: string) =>
   `SELECT exporter AS exporter_key, ${exporterDimensions.join(', ')} FROM ${db}.exporter_classes FINAL WHERE org_id = ${str(orgId)}`;
 
-const joined = (kept: readonly string[], added: readonly EnrichedDimension[]) => [...kept, ...added].join(', ');
+const joined = (kept: readonly string[], added: readonly string[]) => [...kept, ...added].join(', ');
 
 /**
- * A subquery (to put after FROM) of the flows `source` selects, with every
- * enriched dimension as a column. `source` must select `exporter` (the
- * stored address), `in_if`, `out_if` and the `columns` named; the result
- * has those columns and the enriched ones. `source` reads the raw flows or
- * a dimension rollup (flows_dims_*, which keeps the same three columns):
- * each row is kept once, so a rollup's `flows` column passes through to be
- * summed where raw flows are counted (storage/flow-analytics.ts).
+ * A subquery (to put after FROM) of the flows `source` selects, with the
+ * enriched dimensions `wanted` names as columns. `source` must select
+ * `exporter` (the stored address), `in_if`, `out_if` and the `columns`
+ * named; the result has those columns and the enriched ones wanted. Only the
+ * sides a wanted dimension needs are joined (input interfaces, output
+ * interfaces, the exporter's class): each join costs a pass over every row.
+ * `source` reads the raw flows or a dimension rollup (flows_dims_*, which
+ * keeps the same three columns): each row is kept once, so a rollup's
+ * `flows` column passes through to be summed where raw flows are counted
+ * (storage/flow-analytics.ts).
  */
-export function enrichedFlows(d: Dialect, db: string, orgId: string, source: string, columns: readonly string[]): string {
+export function enrichedFlows(d: Dialect, db: string, orgId: string, source: string, columns: readonly string[], wanted: readonly string[] = enrichedDimensions): string {
   const base = [...new Set([...columns, 'exporter', 'in_if', 'out_if'])];
-  const inDims = enrichedDimensions.filter((x) => x.startsWith('in_if_'));
-  const outDims = enrichedDimensions.filter((x) => x.startsWith('out_if_'));
-  const withKey = `SELECT ${base.join(', ')}, ${d.addressText('exporter')} AS exporter_key FROM (${source})`;
+  const inDims = enrichedDimensions.filter((x) => x.startsWith('in_if_') && wanted.includes(x));
+  const outDims = enrichedDimensions.filter((x) => x.startsWith('out_if_') && wanted.includes(x));
+  const classDims = exporterDimensions.filter((x) => wanted.includes(x));
+  let rows = `SELECT ${base.join(', ')}, ${d.addressText('exporter')} AS exporter_key FROM (${source})`;
+  let kept = [...base, 'exporter_key'];
   // Current ClickHouse requires an alias on every joined subquery (joined_subquery_requires_alias); 18.16 takes them too.
-  const withIn = `SELECT ${joined([...base, 'exporter_key'], inDims)} FROM (${withKey}) AS f
-    ANY LEFT JOIN (${interfaceSide(db, orgId, 'in')}) AS i USING (exporter_key, in_if)`;
-  const withOut = `SELECT ${joined([...base, 'exporter_key', ...inDims], outDims)} FROM (${withIn}) AS f
-    ANY LEFT JOIN (${interfaceSide(db, orgId, 'out')}) AS o USING (exporter_key, out_if)`;
-  return `(SELECT ${joined([...base, ...inDims, ...outDims], exporterDimensions)} FROM (${withOut}) AS f
-    ANY LEFT JOIN (${exporterSide(db, orgId)}) AS e USING (exporter_key))`;
+  const join = (added: readonly string[], side: string, using: string) => {
+    rows = `SELECT ${joined(kept, added)} FROM (${rows}) AS f ANY LEFT JOIN (${side}) AS j USING (${using})`;
+    kept = [...kept, ...added];
+  };
+  if (inDims.length) join(inDims, interfaceSide(db, orgId, 'in'), 'exporter_key, in_if');
+  if (outDims.length) join(outDims, interfaceSide(db, orgId, 'out'), 'exporter_key, out_if');
+  if (classDims.length) join(classDims, exporterSide(db, orgId), 'exporter_key');
+  return `(SELECT ${[...base, ...inDims, ...outDims, ...classDims].join(', ')} FROM (${rows}) AS f)`;
 }
