@@ -1,5 +1,6 @@
 import { validationError, type ErrorDetail } from './errors';
 import { dimensionSpecs, flowDimensions, isFlowDimension, type DimensionSpec, type FlowDimension, type RollupFamily } from './flow-dimensions';
+import { bucketMs, flowResolutions, type Resolution } from './resolution';
 import { isAddressText, protocolSchema } from './telemetry';
 
 /**
@@ -137,8 +138,12 @@ export function parseDimensionList(text: string, param: string, max: number): Fl
   return names as FlowDimension[];
 }
 
-/** Where a query is answered: a rollup family, or the raw flows and the dimensions that send it there. */
-export type FlowQueryPlan = { source: RollupFamily } | { source: 'raw'; because: string[] };
+/**
+ * Where a query is answered: a rollup family, or the raw flows and the
+ * dimensions that send it there (with `stepSeconds`, a series step that no
+ * level of their rollup divides).
+ */
+export type FlowQueryPlan = { source: RollupFamily } | { source: 'raw'; because: string[]; stepSeconds?: number };
 
 /** What the plan needs of a filter expression (core/analytics/filter/check.ts): its dimensions and the tables that answer it. */
 export interface FilterNeeds {
@@ -150,6 +155,18 @@ const keptBy = (d: string) => (isFlowDimension(d) ? dimensionSpecs[d].families :
 
 /** The rollup families, in the order a query tries them (a query on no dimension, or on protocol alone, reads the destination rollups). */
 export const rollupFamilies: readonly RollupFamily[] = ['dst', 'src', 'dims'];
+
+/**
+ * The resolutions each family answers from: its rollups' levels and the raw
+ * flows for the edges. The dimension rollups keep hours only (migration
+ * 0049, docs/enrichment.md), so a dimension query's unaligned edges, and a
+ * series whose step is not whole hours, read the raw flows.
+ */
+export const familyResolutions: Readonly<Record<RollupFamily, readonly Resolution[]>> = {
+  dst: flowResolutions,
+  src: flowResolutions,
+  dims: ['1h', 'raw'],
+};
 
 /**
  * A rollup answers a query only when it answers every dimension the query
@@ -166,10 +183,24 @@ export function planFlowQuery(grouped: readonly FlowDimension[], filters: readon
   return { source: 'raw', because: unkept.length ? unkept : all };
 }
 
+/**
+ * A series' plan: a rollup family none of whose levels divides the step
+ * would read the raw flows over the whole range (the dimension rollups keep
+ * whole hours), so the series is planned on the raw flows, with their range
+ * bound and cost. `dimensions`: those the series splits and filters by.
+ */
+export function seriesPlan(plan: FlowQueryPlan, stepSeconds: number, dimensions: readonly string[]): FlowQueryPlan {
+  if (plan.source === 'raw') return plan;
+  const levels = familyResolutions[plan.source].filter((r): r is Exclude<Resolution, 'raw'> => r !== 'raw');
+  if (levels.some((r) => (stepSeconds * 1000) % bucketMs[r] === 0)) return plan;
+  return { source: 'raw', because: [...new Set(dimensions)], stepSeconds };
+}
+
 /** Why a plan reads the raw flows, for an error that explains a range bound. */
 export function rawReason(plan: FlowQueryPlan): string {
   if (plan.source !== 'raw') return '';
   const names = plan.because.join(', ');
+  if (plan.stepSeconds !== undefined) return `the rollup of ${names} keeps whole hours, not steps of ${plan.stepSeconds / 60} minutes`;
   return plan.because.some((d) => keptBy(d) === undefined)
     ? `${names} ${plan.because.length > 1 ? 'are' : 'is'} kept by no rollup`
     : `${names} are kept together by no rollup`;

@@ -24,12 +24,12 @@ export function clusterDdl(ctx: MigrationContext = defaultContext): string {
 }
 
 function toCluster(sql: string): string {
-  const dropped = /^DROP VIEW IF EXISTS (\S+)$/.exec(sql)?.[1];
+  const dropped = /^DROP (?:VIEW|TABLE) IF EXISTS (\S+)$/.exec(sql)?.[1];
   if (dropped) return `${sql} ON CLUSTER '{cluster}'`;
   const altered = /^ALTER TABLE (\S+)/.exec(sql)?.[1];
   if (altered) return sql.replace(`ALTER TABLE ${altered}`, `ALTER TABLE ${altered} ON CLUSTER '{cluster}'`);
   const table = /CREATE (?:TABLE|MATERIALIZED VIEW) IF NOT EXISTS (\S+)/.exec(sql)?.[1];
-  if (!table) throw new Error(`not a CREATE, ALTER or DROP VIEW statement: ${sql.slice(0, 60)}`);
+  if (!table) throw new Error(`not a CREATE, ALTER, DROP VIEW or DROP TABLE statement: ${sql.slice(0, 60)}`);
   const path = `'/clickhouse/tables/{shard}/${table}', '{replica}'`;
   return sql
     .replace(`IF NOT EXISTS ${table}`, `IF NOT EXISTS ${table} ON CLUSTER '{cluster}'`)

@@ -2,7 +2,7 @@ import type { CheckedFilter } from '../core/analytics/filter/check';
 import type { StepTotals } from '../core/analytics/rates';
 import { flowFilterCatalog } from '../core/analytics/filter/catalog';
 import { dimensionSpecs, type FlowDimension, type RollupFamily } from '../core/flow-dimensions';
-import type { FlowFilter, FlowQueryPlan } from '../core/flow-query';
+import { familyResolutions, type FlowFilter, type FlowQueryPlan } from '../core/flow-query';
 import { bucketMs, coarsestOf, flowResolutions, planSegments, type Resolution, type Segment, type TimeSpan } from '../core/resolution';
 import { filterSql } from './analytics/filter-sql';
 import type { Dialect } from './dialect';
@@ -79,9 +79,11 @@ function presented(dimension: FlowDimension, value: unknown): DimensionValue {
   return dimension === 'exporter' && (text === '' || text === '::') ? null : text;
 }
 
-/** The segments a plan reads: the rollups of its family at the resolutions given, or the raw flows alone. */
+/** The segments a plan reads: the rollups of its family at the resolutions given that the family keeps, or the raw flows alone. */
 function segmentsOf(plan: FlowQueryPlan, range: TimeSpan, available: readonly Resolution[] = flowResolutions): Segment[] {
-  return plan.source === 'raw' ? [{ ...range, resolution: 'raw' }] : planSegments(range, available);
+  if (plan.source === 'raw') return [{ ...range, resolution: 'raw' }];
+  const kept = familyResolutions[plan.source];
+  return planSegments(range, available.filter((r) => kept.includes(r)));
 }
 
 interface SegmentSource {

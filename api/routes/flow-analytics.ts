@@ -13,6 +13,7 @@ import {
   planFlowQuery,
   rawReason,
   rollupRangeDays,
+  seriesPlan,
   stepCount,
   type FlowFilter,
   type FlowQueryPlan,
@@ -167,9 +168,11 @@ function registerSeries(router: Router, deps: ApiDeps, guard: Guard): void {
     const q = parseOrThrow(seriesSchema, params, 'query');
     const unit = q.unit;
     const split = q.split_by === undefined ? undefined : parseDimensionList(q.split_by, 'split_by', 1)[0];
-    const plan = planFlowQuery(split ? [split] : [], filters, filter);
+    const planned = planFlowQuery(split ? [split] : [], filters, filter);
+    const step = q.step ?? defaultStep(flowRange(q, planned, deps.analyticsLimits));
+    // A step no level of the plan's rollups divides reads the raw flows: their range bound and cost apply.
+    const plan = seriesPlan(planned, step, [...(split ? [split] : []), ...filters.map((f) => f.dimension), ...(filter?.dimensions ?? [])]);
     const range = flowRange(q, plan, deps.analyticsLimits);
-    const step = q.step ?? defaultStep(range);
     const seriesCount = split ? q.limit + 1 : 1;
     if (stepCount(range, step * 1000) * seriesCount > maxSeriesPoints) {
       throw validationError('at most 10,000 points (steps × series): widen the step, narrow the range or lower the limit', [

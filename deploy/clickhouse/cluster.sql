@@ -539,6 +539,27 @@ CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_dims_1h_mv ON CLUSTER '{clus
   SELECT org_id, toDateTime(toStartOfInterval(minute, INTERVAL 3600 SECOND)) AS bucket, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id, sum(bytes) AS bytes, sum(packets) AS packets, sum(flows) AS flows
   FROM nettel.flows_dims_5m GROUP BY org_id, bucket, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id);
 
+-- 0049_dimension_rollup_hourly
+DROP VIEW IF EXISTS nettel.flows_dims_1m_mv ON CLUSTER '{cluster}';
+
+-- 0049_dimension_rollup_hourly
+DROP VIEW IF EXISTS nettel.flows_dims_5m_mv ON CLUSTER '{cluster}';
+
+-- 0049_dimension_rollup_hourly
+DROP VIEW IF EXISTS nettel.flows_dims_1h_mv ON CLUSTER '{cluster}';
+
+-- 0049_dimension_rollup_hourly
+CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_dims_1h_mv ON CLUSTER '{cluster}' TO nettel.flows_dims_1h AS
+  SELECT org_id, if(write_id = 0, bucket, toDateTime(toStartOfInterval(now(), INTERVAL 3600 SECOND))) AS minute, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id, bytes, packets, flows FROM (
+  SELECT org_id, toDateTime(toStartOfInterval(ts, INTERVAL 3600 SECOND)) AS bucket, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id, sum(bytes) AS bytes, sum(packets) AS packets, count() AS flows
+  FROM nettel.flows GROUP BY GROUPING SETS ((org_id, bucket, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name), (write_id)) HAVING write_id != 0 OR org_id != '');
+
+-- 0049_dimension_rollup_hourly
+DROP TABLE IF EXISTS nettel.flows_dims_1m ON CLUSTER '{cluster}';
+
+-- 0049_dimension_rollup_hourly
+DROP TABLE IF EXISTS nettel.flows_dims_5m ON CLUSTER '{cluster}';
+
 -- 0060_saved_views
 CREATE TABLE IF NOT EXISTS nettel.saved_views ON CLUSTER '{cluster}' (
   org_id String, id String, version UInt64, name String, state String, deleted UInt8,

@@ -1,12 +1,14 @@
 import type { ClickHouse } from '../clickhouse';
+import { RollupRepair } from '../rollup-repair';
 import { dimensionRollups, keyColumns, receiptRollupView, rollupFromFlows, rollupTable, type Rollup } from './flow-tables';
 import type { Migration, MigrationContext } from './migration';
 
 /**
- * The rollups by the analysts' dimensions (flows_dims_1m, _5m, _1h: see
- * flow-tables.ts dimensionRollups and docs/enrichment.md), with receipts
+ * Migration 0048: the rollups by the analysts' dimensions (flows_dims_1m,
+ * _5m, _1h, as rollupsOf0048 lists them; docs/enrichment.md), with receipts
  * from the start, cascaded on current ClickHouse and fed by the raw flows on
  * 18.16 like the other rollups, then back-filled from the flows stored.
+ * Migration 0049 (below) keeps the hourly one only.
  *
  * The back-fill empties the tables first, so a run cut short is run again
  * whole. It runs while writes may go on: a write the views fed since the
@@ -20,8 +22,15 @@ import type { Migration, MigrationContext } from './migration';
  */
 const day = 86_400_000;
 
+/** The rollups migration 0048 created, as it created them (0049 keeps the hourly one only: see flow-tables.ts dimensionRollups). */
+const rollupsOf0048: Rollup[] = [
+  { table: 'flows_dims_1m', seconds: 60, from: 'flows', retentionDays: (c) => c.retention.minute },
+  { table: 'flows_dims_5m', seconds: 300, from: 'flows_dims_1m', retentionDays: (c) => c.retention.fiveMinutes },
+  { table: 'flows_dims_1h', seconds: 3600, from: 'flows_dims_5m', retentionDays: (c) => c.retention.hour },
+];
+
 /** The rollups the back-fill inserts into: on current ClickHouse the 1-minute one, whose views fill the coarser; on 18.16 each. */
-const filledDirectly = (ctx: MigrationContext): Rollup[] => (ctx.dialect.generation === 'legacy' ? dimensionRollups : dimensionRollups.slice(0, 1));
+const filledDirectly = (ctx: MigrationContext): Rollup[] => (ctx.dialect.generation === 'legacy' ? rollupsOf0048 : rollupsOf0048.slice(0, 1));
 
 async function days(ch: ClickHouse, sql: string): Promise<number[]> {
   return (await ch.query<{ day: string }>(sql)).map((r) => Number(r.day)).sort((a, b) => a - b);
@@ -41,7 +50,7 @@ async function slices(ch: ClickHouse, ctx: MigrationContext): Promise<string[]> 
 
 async function backfill(ch: ClickHouse, ctx: MigrationContext): Promise<void> {
   const { db } = ctx;
-  for (const r of dimensionRollups) await ch.exec(`TRUNCATE TABLE ${db}.${r.table}`);
+  for (const r of rollupsOf0048) await ch.exec(`TRUNCATE TABLE ${db}.${r.table}`);
   for (const slice of await slices(ch, ctx)) {
     for (const r of filledDirectly(ctx)) {
       const fedByViews = `SELECT write_id FROM ${db}.${r.table} WHERE org_id = '' AND write_id != 0`;
@@ -51,11 +60,42 @@ async function backfill(ch: ClickHouse, ctx: MigrationContext): Promise<void> {
   }
 }
 
+/**
+ * Migration 0049: the hourly dimension rollup fed by the raw flows, the
+ * minute and 5-minute ones dropped (measured in docs/enrichment.md: their
+ * views cost the insert more than they saved the reads). The hourly table
+ * keeps its rows; on current ClickHouse only its view changes, from the
+ * cascade to the raw flows (18.16 fed it from them already). A write whose
+ * flows were inserted while the views were being swapped may have missed
+ * the hourly rollup: the recent writes are completed from their receipts,
+ * as a repair does (storage/rollup-repair.ts), once the new view is in.
+ */
+const dropped = rollupsOf0048.filter((r) => !dimensionRollups.some((kept) => kept.table === r.table));
+const recentMs = 15 * 60_000;
+
+function hourlyFromRaw(ctx: MigrationContext): string[] {
+  const { db } = ctx;
+  const views = ctx.dialect.generation === 'legacy' ? dropped : rollupsOf0048;
+  return [
+    // 18.16 knows no DROP VIEW: a view is dropped as a table there.
+    ...views.map((r) => `DROP ${ctx.dialect.generation === 'legacy' ? 'TABLE' : 'VIEW'} IF EXISTS ${db}.${r.table}_mv`),
+    ...dimensionRollups.map((r) => receiptRollupView(ctx, r)),
+    ...dropped.map((r) => `DROP TABLE IF EXISTS ${db}.${r.table}`),
+  ];
+}
+
+async function completeRecentWrites(ch: ClickHouse, ctx: MigrationContext): Promise<void> {
+  const since = (BigInt(Date.now() - recentMs) << 20n).toString();
+  const rows = await ch.query<{ w: string }>(`SELECT DISTINCT toString(write_id) AS w FROM ${ctx.db}.flows WHERE write_id >= ${since}`);
+  await new RollupRepair(ch).complete(rows.map((r) => r.w));
+}
+
 export const dimensionRollupMigrations: Migration[] = [
   {
     id: '0048_dimension_rollups',
     // Tables first, views last: a view never feeds a table that does not exist yet.
-    statements: (ctx) => [...dimensionRollups.map((r) => rollupTable(ctx, r, r.table, true)), ...dimensionRollups.map((r) => receiptRollupView(ctx, r))],
+    statements: (ctx) => [...rollupsOf0048.map((r) => rollupTable(ctx, r, r.table, true)), ...rollupsOf0048.map((r) => receiptRollupView(ctx, r))],
     run: backfill,
   },
+  { id: '0049_dimension_rollup_hourly', statements: hourlyFromRaw, run: completeRecentWrites },
 ];

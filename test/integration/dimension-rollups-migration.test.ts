@@ -5,7 +5,6 @@ import { createLogger } from '../../observability/logger';
 import { ChdbClickHouse } from '../../storage/chdb-clickhouse';
 import { HttpClickHouse, type ClickHouse } from '../../storage/clickhouse';
 import { migrate, migrations } from '../../storage/migrations';
-import { dimensionRollups } from '../../storage/migrations/flow-tables';
 import { RollupRepair } from '../../storage/rollup-repair';
 import { seededRandom } from '../support/malformed';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
@@ -16,11 +15,16 @@ import { startTestStack, transports, type TestStack } from '../support/test-stac
  * (write id 0) or after (a write id each), spread over days. The dimension
  * rollups are back-filled from them on both generations, every flow read
  * with empty enrichment, and a back-fill run again (after a crash) leaves
- * the same sums.
+ * the same sums. Then migration 0049 on the same database: the hourly
+ * dimension rollup keeps its rows and is fed by the raw flows, the minute
+ * and 5-minute ones are gone, and a recent write the hourly one lacks is
+ * completed.
  */
 const retention = { raw: 30, minute: 30, fiveMinutes: 90, hour: 400 };
 const day = 86_400_000;
 const lastBeforeEnrichment = '0028_guardrails';
+/** The dimension rollups migration 0048 created; 0049 keeps the hourly one. */
+const rollupsOf0048 = ['flows_dims_1m', 'flows_dims_5m', 'flows_dims_1h'];
 
 interface OldFlow {
   org_id: string;
@@ -86,7 +90,7 @@ describe.each(transports)('the dimension rollups back-filled by migration 0048 o
     await migrate(ch, { retention, log: createLogger('silent'), through: lastBeforeEnrichment });
     flows = oldFlows(3_000, Date.now());
     await ch.insertJsonEachRow('flows', flows.map((f) => row({ ...f, received_at: f.ts, src_port: 0, dst_port: 443 })).join('\n') + '\n');
-    applied = await migrate(ch, { retention, log: createLogger('silent') });
+    applied = await migrate(ch, { retention, log: createLogger('silent'), through: '0048_dimension_rollups' });
   });
   afterAll(async () => {
     await ch.exec(`DROP DATABASE IF EXISTS ${ch.database}`);
@@ -106,12 +110,17 @@ describe.each(transports)('the dimension rollups back-filled by migration 0048 o
     return Object.fromEntries(rows.map((r) => [r.k, `${r.n} flows, ${r.b} bytes`]));
   }
 
-  const everyRollup = async () => Object.fromEntries(await Promise.all(dimensionRollups.map(async (r) => [r.table, await sums(r.table)] as const)));
-  const allLike = (value: Record<string, string>) => Object.fromEntries(dimensionRollups.map((r) => [r.table, value]));
+  const everyRollup = async () => Object.fromEntries(await Promise.all(rollupsOf0048.map(async (r) => [r, await sums(r)] as const)));
+  const allLike = (value: Record<string, string>) => Object.fromEntries(rollupsOf0048.map((r) => [r, value]));
+  /** Each write's receipt in a rollup: the flows it counts. */
+  const receipts = async (table: string) =>
+    (await ch.query<{ w: string; n: string }>(
+      `SELECT toString(write_id) AS w, sum(flows) AS n FROM ${ch.database}.${table} WHERE org_id = '' AND write_id != 0 GROUP BY w ORDER BY w`,
+    )).map((x) => ({ w: x.w, n: Number(x.n) }));
 
   test('the upgrade applies the enrichment migrations and then the dimension rollups', () => {
-    expect(applied).toEqual(migrations.map((m) => m.id).slice(migrations.findIndex((m) => m.id === lastBeforeEnrichment) + 1));
-    expect(applied[applied.length - 1]).toBe('0048_dimension_rollups');
+    const ids = migrations.map((m) => m.id);
+    expect(applied).toEqual(ids.slice(ids.indexOf(lastBeforeEnrichment) + 1, ids.indexOf('0048_dimension_rollups') + 1));
   });
 
   test('flows stored before enrichment read with empty countries and network names, never an error', async () => {
@@ -124,12 +133,9 @@ describe.each(transports)('the dimension rollups back-filled by migration 0048 o
 
   test('the back-filled writes have their receipts, so a repair finds nothing to add', async () => {
     const writes = [...new Set(flows.map((f) => f.write_id).filter((w) => w !== '0'))].sort();
-    for (const r of dimensionRollups) {
-      const rows = await ch.query<{ w: string; n: string }>(
-        `SELECT toString(write_id) AS w, sum(flows) AS n FROM ${ch.database}.${r.table} WHERE org_id = '' AND write_id != 0 GROUP BY w ORDER BY w`,
-      );
+    for (const table of rollupsOf0048) {
       const expected = writes.map((w) => ({ w, n: flows.filter((f) => f.write_id === w).length }));
-      expect({ table: r.table, receipts: rows.map((x) => ({ w: x.w, n: Number(x.n) })) }).toEqual({ table: r.table, receipts: expected });
+      expect({ table, receipts: await receipts(table) }).toEqual({ table, receipts: expected });
     }
     expect(await new RollupRepair(ch).complete(writes)).toEqual([]);
   });
@@ -143,8 +149,59 @@ describe.each(transports)('the dimension rollups back-filled by migration 0048 o
     const ts = Date.now();
     const flow = { org_id: 'org_new', ts, received_at: ts, event_id: 'evt_new', src_ip: '10.9.9.9', dst_ip: '2001:db8::9', src_port: 0, dst_port: 53, protocol: 'udp', bytes: 700, packets: 7, exporter: '192.0.2.1', in_if: 4, src_as: 64500, src_country: 'DE', write_id: newWriteId() };
     await ch.insertJsonEachRow('flows', row(flow) + '\n');
-    expect(Object.fromEntries(await Promise.all(dimensionRollups.map(async (r) => [r.table, await sums(r.table, ['org_new'])] as const)))).toEqual(
+    expect(Object.fromEntries(await Promise.all(rollupsOf0048.map(async (r) => [r, await sums(r, ['org_new'])] as const)))).toEqual(
       allLike({ 'org_new 192.0.2.1 4 64500 udp [DE] [] [] []': '1 flows, 700 bytes' }),
     );
+  });
+
+  describe('then migration 0049', () => {
+    const orgs = ['org_a', 'org_b', 'org_new'];
+    let hourlyBefore: Record<string, string>;
+    let receiptsBefore: Array<{ w: string; n: number }>;
+    let cut: { flow: Record<string, unknown>; writeId: string };
+    let applied0049: string[];
+    beforeAll(async () => {
+      hourlyBefore = await sums('flows_dims_1h', orgs);
+      receiptsBefore = await receipts('flows_dims_1h');
+      // A write the dimension views missed just before the upgrade (cut between its parts, or while the views were swapped).
+      const writeId = newWriteId();
+      const ts = Date.now();
+      const flow = { org_id: 'org_cut', ts, received_at: ts, event_id: 'evt_cut', src_ip: '10.7.7.7', dst_ip: '172.16.0.7', src_port: 0, dst_port: 443, protocol: 'tcp', bytes: 900, packets: 9, exporter: '198.51.100.9', in_if: 2, src_as: 3320, write_id: writeId };
+      for (const r of rollupsOf0048) await ch.exec(`DETACH TABLE ${ch.database}.${r}_mv`);
+      await ch.insertJsonEachRow('flows', row(flow) + '\n');
+      for (const r of rollupsOf0048) await ch.exec(`ATTACH TABLE ${ch.database}.${r}_mv`);
+      cut = { flow, writeId };
+      applied0049 = await migrate(ch, { retention, log: createLogger('silent') });
+    });
+
+    test('the upgrade applies 0049 and every migration after 0048', () => {
+      expect(applied0049[0]).toBe('0049_dimension_rollup_hourly');
+      expect(applied0049).toEqual(migrations.map((m) => m.id).slice(migrations.findIndex((m) => m.id === '0048_dimension_rollups') + 1));
+    });
+
+    test('the hourly dimension rollup keeps every row it stored', async () => {
+      expect(await sums('flows_dims_1h', orgs)).toEqual(hourlyBefore);
+      expect((await receipts('flows_dims_1h')).filter((r) => r.w !== cut.writeId)).toEqual(receiptsBefore);
+    });
+
+    test('the minute and 5-minute dimension rollups are dropped with their views, and the hourly view reads the raw flows', async () => {
+      const tables = await ch.query<{ name: string; q: string }>(
+        `SELECT name, create_table_query AS q FROM system.tables WHERE database = '${ch.database}' AND startsWith(name, 'flows_dims_') ORDER BY name`,
+      );
+      expect(tables.map((r) => r.name)).toEqual(['flows_dims_1h', 'flows_dims_1h_mv']);
+      expect(tables[1]!.q).toMatch(new RegExp(`FROM ${ch.database}\\.flows[ )\\n]`));
+    });
+
+    test('a recent write the hourly dimension rollup lacked is completed by the migration, with its receipt', async () => {
+      expect(await sums('flows_dims_1h', ['org_cut'])).toEqual({ 'org_cut 198.51.100.9 2 3320 tcp [] [] [] []': '1 flows, 900 bytes' });
+      expect((await receipts('flows_dims_1h')).filter((r) => r.w === cut.writeId)).toEqual([{ w: cut.writeId, n: 1 }]);
+    });
+
+    test('a flow written after 0049 reaches the hourly dimension rollup from the raw flows', async () => {
+      const ts = Date.now();
+      const flow = { org_id: 'org_after', ts, received_at: ts, event_id: 'evt_after', src_ip: '10.8.8.8', dst_ip: '2001:db8::8', src_port: 0, dst_port: 53, protocol: 'udp', bytes: 500, packets: 5, exporter: '192.0.2.1', in_if: 3, src_as: 13335, dst_country: 'NL', write_id: newWriteId() };
+      await ch.insertJsonEachRow('flows', row(flow) + '\n');
+      expect(await sums('flows_dims_1h', ['org_after'])).toEqual({ 'org_after 192.0.2.1 3 13335 udp [] [NL] [] []': '1 flows, 500 bytes' });
+    });
   });
 });

@@ -5,9 +5,9 @@ import { startTestStack, transports, type TestStack } from '../support/test-stac
 
 /**
  * Top-N and series on the analysts' dimensions over more than the raw
- * flows' 7 days, answered by the dimension rollups (flows_dims_*), with the
- * same numbers as the raw flows over the few hours that hold the flows, and
- * as the sums computed here. Interface names are joined in over a rollup as
+ * flows' 7 days, answered by the hourly dimension rollup (flows_dims_1h)
+ * and the raw flows at the edges, with the same numbers as the raw flows
+ * over the few hours that hold the flows, and as the sums computed here. Interface names are joined in over a rollup as
  * over the raw flows. On both ClickHouse generations.
  */
 const hour = 3_600_000;
@@ -16,6 +16,8 @@ const day = 24 * hour;
 const end = Math.floor(Date.now() / hour) * hour - hour;
 const short = { from: end - 3 * hour, to: end };
 const long = { from: end - 20 * day, to: end };
+/** Eight days ending half an hour into the flows' second hour: its edges are not whole hours, the later one holds flows. */
+const eightDays = { from: end - 90 * 60_000 - 8 * day, to: end - 90 * 60_000 };
 
 interface StoredFlow {
   ts: number;
@@ -126,6 +128,15 @@ describe.each(transports)('the dimension rollups answer analysts on %s', (transp
     expect((await top(by, long)).data).toEqual(raw.data);
   });
 
+  test('top-N by src_as over 8 days reads the hourly dimension rollup and its unaligned edges from the raw flows, with the raw flows\' numbers', async () => {
+    const answer = await top('src_as', eightDays);
+    expect(answer.segments.map((s) => s.resolution)).toEqual(['raw', '1h', 'raw']);
+    const raw = await top('src_as', { from: short.from, to: eightDays.to }, 'src_port >= 0');
+    expect(raw.segments.map((s) => s.resolution)).toEqual(['raw']);
+    expect(answer.data).toEqual(raw.data);
+    expect(answer.data).toEqual(expectedTop(flows.filter((f) => f.ts < eightDays.to), 'src_as'));
+  });
+
   test('a filter on an AS and an interface name over 20 days is answered by the dimension rollup', async () => {
     const answer = await top('dst_country', long, "src_as = AS13335 AND in_if_name = 'et-0/0/1'");
     expect(answer.resolution).toBe('1h');
@@ -145,6 +156,23 @@ describe.each(transports)('the dimension rollups answer analysts on %s', (transp
       expected[k] = (expected[k] ?? 0) + f.bytes;
     }
     expect(totals).toEqual(expected);
+  });
+
+  test('a series split by source country at 5-minute steps reads the raw flows, which the hourly rollup cannot split, and sums to each country', async () => {
+    const q = `split_by=src_country&limit=10&step=300&from=${short.from}&to=${short.to}`;
+    const res = await t.request<{ resolution: string; series: Array<{ key: unknown; points: Array<{ bytes: number }> }> }>('GET', `/v1/telemetry/flows/series?${q}`, { key });
+    expect(res.status).toBe(200);
+    expect(res.body.resolution).toBe('raw');
+    const totals = Object.fromEntries(res.body.series.map((s) => [JSON.stringify(s.key), s.points.reduce((n, p) => n + p.bytes, 0)]));
+    const expected: Record<string, number> = { [JSON.stringify({ other: true })]: 0 };
+    for (const f of flows) expected[JSON.stringify({ src_country: f.src_country || null })] = (expected[JSON.stringify({ src_country: f.src_country || null })] ?? 0) + f.bytes;
+    expect(totals).toEqual(expected);
+  });
+
+  test('a series on a dimension at 5-minute steps over more than the raw flows\' 7 days is refused, naming the step', async () => {
+    const res = await t.request<{ error: { code: string; message: string } }>('GET', `/v1/telemetry/flows/series?split_by=src_as&step=300&from=${eightDays.from}&to=${eightDays.to}`, { key });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toMatch(/at most 7 days .*keeps whole hours, not steps of 5 minutes/);
   });
 
   test('top-N by source address over 20 days is still refused: addresses are kept by no rollup with the dimensions', async () => {

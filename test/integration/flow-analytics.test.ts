@@ -202,8 +202,8 @@ describe.each(transports)('flow analytics on any dimension on %s', (transport) =
     expect(fine.body.resolution).toBe('5m');
     const byDefault = await get<FlowSeriesView>(`/v1/telemetry/flows/series?${span(whole)}&dst_as=64501`);
     expect(byDefault.body.step).toBe(60);
-    // The dimension rollups keep dst_as: a one-minute step reads their 1-minute rollup.
-    expect(byDefault.body.resolution).toBe('1m');
+    // The dimension rollup keeps dst_as by the hour only: a one-minute step reads the raw flows.
+    expect(byDefault.body.resolution).toBe('raw');
     expect(byDefault.body.series[0]!.points).toEqual(expectedPoints(flows.filter((f) => f.dst_as === 64501), whole, minute));
   });
 

@@ -77,18 +77,18 @@ describe('retention on current ClickHouse (chDB)', () => {
     const job = new RetentionJob({ retention, intervalMs: 3_600_000 }, { clickhouse: ch, log: createLogger('silent'), registry: createRegistry() });
     expect(await job.runOnce()).toEqual([]);
     const tables = await ch.query<{ name: string; engine_full: string }>(
-      `SELECT name, engine_full FROM system.tables WHERE database = '${ch.database}' AND name IN ('flows', 'flows_1m', 'flows_5m', 'flows_1h', 'flows_src_1h', 'flows_dims_1m', 'flows_dims_5m', 'flows_dims_1h')`,
+      `SELECT name, engine_full FROM system.tables WHERE database = '${ch.database}' AND name IN ('flows', 'flows_1m', 'flows_5m', 'flows_1h', 'flows_src_1h', 'flows_dims_1h')`,
     );
     const ttlDays = Object.fromEntries(tables.map((r) => [r.name, /TTL .*?(?:INTERVAL (\d+) DAY|toIntervalDay\((\d+)\))/.exec(r.engine_full)?.slice(1).find(Boolean)]));
     expect(ttlDays).toEqual({
-      flows: '30', flows_1m: '30', flows_5m: '90', flows_1h: '400', flows_src_1h: '400', flows_dims_1m: '30', flows_dims_5m: '90', flows_dims_1h: '400',
+      flows: '30', flows_1m: '30', flows_5m: '90', flows_1h: '400', flows_src_1h: '400', flows_dims_1h: '400',
     });
   });
 
   test('a changed retention setting reaches the existing tables at the next start, and an unchanged one alters nothing', async () => {
     const ch = t.stack.clickhouse;
     expect(await applyRetentionTtl(ch, retention)).toEqual([]);
-    expect(await applyRetentionTtl(ch, { ...retention, fiveMinutes: 120 })).toEqual(['flows_5m', 'flows_src_5m', 'flows_dims_5m', 'metrics_5m']);
+    expect(await applyRetentionTtl(ch, { ...retention, fiveMinutes: 120 })).toEqual(['flows_5m', 'flows_src_5m', 'metrics_5m']);
     const rows = await ch.query<{ engine_full: string }>(`SELECT engine_full FROM system.tables WHERE database = '${ch.database}' AND name = 'flows_5m'`);
     expect(rows[0]?.engine_full).toMatch(/toIntervalDay\(120\)|INTERVAL 120 DAY/);
     expect(await applyRetentionTtl(ch, { ...retention, fiveMinutes: 120 })).toEqual([]);

@@ -7,7 +7,7 @@ import { startTestStack, transports, type TestStack, type Transport } from '../s
  * partitions. Read from system.columns and system.tables.
  */
 const rollups = ['flows_1m', 'flows_5m', 'flows_1h', 'flows_src_1m', 'flows_src_5m', 'flows_src_1h'];
-const dimensionRollups = ['flows_dims_1m', 'flows_dims_5m', 'flows_dims_1h'];
+const dimensionRollups = ['flows_dims_1h'];
 
 const expected = {
   chdb: {

@@ -10,6 +10,7 @@ import {
   parseFilters,
   planFlowQuery,
   rawReason,
+  seriesPlan,
   seriesPoints,
   stepStarts,
   type FlowFilter,
@@ -185,6 +186,22 @@ describe('where a query is answered', () => {
   test('the dimension rollups keep as keys exactly the stored dimensions the dims family names', () => {
     const family = flowDimensions.filter((d) => dimensionSpecs[d].families?.includes('dims') && !isEnrichedDimension(d));
     expect([...family].sort()).toEqual([...dimensionKeys].sort());
+  });
+
+  test('a series on the dimension rollups whose step is whole hours reads them', () => {
+    expect(seriesPlan({ source: 'dims' }, 3600, ['src_as'])).toEqual({ source: 'dims' });
+    expect(seriesPlan({ source: 'dims' }, 86_400, ['src_as'])).toEqual({ source: 'dims' });
+  });
+
+  test('a series on the dimension rollups whose step is not whole hours reads the raw flows, and says why', () => {
+    const plan = seriesPlan({ source: 'dims' }, 300, ['src_as', 'src_as', 'protocol']);
+    expect(plan).toEqual({ source: 'raw', because: ['src_as', 'protocol'], stepSeconds: 300 });
+    expect(rawReason(plan)).toBe('the rollup of src_as, protocol keeps whole hours, not steps of 5 minutes');
+  });
+
+  test('a series on the destination or source rollups reads them at any whole-minute step', () => {
+    expect(seriesPlan({ source: 'dst' }, 60, [])).toEqual({ source: 'dst' });
+    expect(seriesPlan({ source: 'src' }, 420, ['src_ip'])).toEqual({ source: 'src' });
   });
 
   test('network roles, sites and tenants, ports, TCP flags and ToS are kept by no rollup', () => {
