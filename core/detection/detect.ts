@@ -1,0 +1,134 @@
+import { classify, type AttackType } from './classify';
+import { defaultWindowSettings, RateWindows, type ClosedWindow, type WindowSettings } from './rate-window';
+import { crossedBounds, RateRuleBook, type RateRules } from './rules';
+import { counterSlots, ratesOf, type RateFlow, type Rates } from './traffic-class';
+import { rateDetectorVersion, rateRule } from './version';
+
+/**
+ * What the rate detectors decide for one closed window: each destination
+ * whose rates reach a bound of its thresholds (its host group's or the
+ * workspace's; a whitelisted destination never), then each carpet prefix
+ * none of whose destinations crossed, whose summed rates reach the carpet
+ * thresholds over at least `min_addresses` destinations. Decisions come out
+ * ordered by window end, then host before prefix, then target, so the same
+ * windows give the same list.
+ */
+export interface RateDecision {
+  detector_version: number;
+  scope: 'host' | 'prefix';
+  /** The destination address, or the prefix (CIDR) of a carpet crossing. */
+  target: string;
+  /** The host group whose thresholds judged it; '' for the workspace's. */
+  host_group: string;
+  /** Event time the window ends at (exclusive). */
+  window_end: number;
+  rates: Rates;
+  /** The bounds reached, `class.measure>=bound`. */
+  crossed: string[];
+  type: AttackType;
+  /** The shape's own type (equal to `type` but for carpet). */
+  vector: AttackType;
+  /** Destinations with traffic in the window: 1 for a host. */
+  addresses: number;
+  /** The window's buckets dropped destinations past the memory bound. */
+  saturated: boolean;
+  rule: string;
+}
+
+function decision(scope: 'host' | 'prefix', target: string, group: string, w: ClosedWindow, rates: Rates, crossed: string[], addresses: number): RateDecision {
+  const { type, vector } = classify(rates, scope);
+  return {
+    detector_version: rateDetectorVersion,
+    scope,
+    target,
+    host_group: group,
+    window_end: w.end,
+    rates,
+    crossed,
+    type,
+    vector,
+    addresses,
+    saturated: w.saturated,
+    rule: rateRule(rateDetectorVersion, scope, type, crossed),
+  };
+}
+
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The decisions of one closed window under the rules. */
+export function judgeWindow(w: ClosedWindow, book: RateRuleBook): RateDecision[] {
+  const hosts: RateDecision[] = [];
+  const prefixes = new Map<string, { counters: Float64Array; addresses: number; crossed: boolean }>();
+  for (const dst of [...w.byDestination.keys()].sort(byText)) {
+    if (book.isWhitelistedDestination(dst)) continue;
+    const counters = w.byDestination.get(dst)!;
+    const rates = ratesOf(counters, w.seconds);
+    const judged = book.hostThresholds(dst);
+    const crossed = crossedBounds(rates, judged.thresholds);
+    if (crossed.length) hosts.push(decision('host', dst, judged.group, w, rates, crossed, 1));
+    const prefix = book.carpetPrefixOf(dst);
+    if (!prefix) continue;
+    let p = prefixes.get(prefix);
+    if (!p) prefixes.set(prefix, (p = { counters: new Float64Array(counterSlots), addresses: 0, crossed: false }));
+    for (let k = 0; k < counterSlots; k++) p.counters[k] = p.counters[k]! + counters[k]!;
+    p.addresses += 1;
+    p.crossed ||= crossed.length > 0;
+  }
+  const carpets: RateDecision[] = [];
+  for (const prefix of [...prefixes.keys()].sort(byText)) {
+    const p = prefixes.get(prefix)!;
+    if (p.crossed || p.addresses < book.rules.carpet.min_addresses) continue;
+    const rates = ratesOf(p.counters, w.seconds);
+    const judged = book.carpetThresholds(prefix);
+    const crossed = crossedBounds(rates, judged.thresholds);
+    if (crossed.length) carpets.push(decision('prefix', prefix, judged.group, w, rates, crossed, p.addresses));
+  }
+  return [...hosts, ...carpets];
+}
+
+/**
+ * The streaming detector of one workspace: flows in (any batches), the
+ * decisions of the windows they close out. The stream workers keep one per
+ * workspace and rules version; a replay runs detectRates on the stored flows.
+ */
+export class RateDetector {
+  readonly book: RateRuleBook;
+  private readonly windows: RateWindows;
+
+  constructor(rules: RateRules, settings: WindowSettings = defaultWindowSettings) {
+    this.book = new RateRuleBook(rules);
+    this.windows = new RateWindows(settings, (f) => this.book.isWhitelistedSource(f.src_ip));
+  }
+
+  /** Counts the flows and returns the decisions of the windows the watermark has now closed. */
+  add(flows: Iterable<RateFlow>): RateDecision[] {
+    this.windows.add(flows);
+    return this.windows.advance().flatMap((w) => judgeWindow(w, this.book));
+  }
+
+  /** Closes every window: the decisions still pending at the end of the flows. */
+  flush(): RateDecision[] {
+    return this.windows.flush().flatMap((w) => judgeWindow(w, this.book));
+  }
+
+  /** Flows left out for arriving after their bucket closed, and flows past the destination bound. */
+  get dropped(): { late: number; untracked: number } {
+    return { late: this.windows.late, untracked: this.windows.untracked };
+  }
+}
+
+/** Version 1 on a whole set of flows, as a replay runs it: every window closed at the end. */
+function detectV1(flows: readonly RateFlow[], rules: RateRules, settings: WindowSettings = defaultWindowSettings): RateDecision[] {
+  const sorted = [...flows].sort((a, b) => a.ts - b.ts);
+  const detector = new RateDetector(rules, settings);
+  return [...detector.add(sorted), ...detector.flush()];
+}
+
+/** Every detector version still runnable, by version: a replay runs the one its incident's rule names (core/detection/version.ts). */
+export const rateDetectors: Readonly<Record<number, typeof detectV1>> = { 1: detectV1 };
+
+/** The decisions of a version on a set of flows, or undefined when that version is no longer runnable. */
+export function detectRates(version: number, flows: readonly RateFlow[], rules: RateRules, settings?: WindowSettings): RateDecision[] | undefined {
+  const run = Object.hasOwn(rateDetectors, version) ? rateDetectors[version] : undefined;
+  return run?.(flows, rules, settings);
+}

@@ -1,0 +1,131 @@
+import { addFlow, counterSlots, type RateFlow } from './traffic-class';
+
+/**
+ * Per-destination counters over a sliding window of event time: 1-second
+ * buckets, judged over the last 5 (a 5-second moving average, as
+ * FastNetMon's), the rates always divided by the whole window's seconds.
+ *
+ * Determinism (the rule): a bucket closes once the watermark, the newest
+ * event time seen less `latenessMs`, reaches its end; a window is reported
+ * for each closed bucket, over it and the buckets before it, all closed, so
+ * its sums no longer change. A flow whose bucket has already closed when it
+ * arrives is late: left out and counted in `late`. Hence the same flows in
+ * any order and batching give the same windows as long as no flow arrives
+ * more than `latenessMs` behind the newest event time seen before it;
+ * `flush()` closes every bucket (a replay's end).
+ *
+ * Memory: only the buckets a future window still reads are kept (the open
+ * ones and the window's last closed ones), and a bucket tracks at most
+ * `maxDestinations` destinations: a flow to one more is counted in the
+ * bucket's `untracked` flows only, and every window over that bucket says
+ * `saturated` (its destinations may be missing some, so determinism is not
+ * promised for it).
+ */
+export interface WindowSettings {
+  bucketMs: number;
+  windowBuckets: number;
+  latenessMs: number;
+  maxDestinations: number;
+}
+
+export const defaultWindowSettings: WindowSettings = { bucketMs: 1000, windowBuckets: 5, latenessMs: 5000, maxDestinations: 100_000 };
+
+interface Bucket {
+  byDestination: Map<string, Float64Array>;
+  untracked: number;
+}
+
+/** One closed window: the sums of its buckets per destination. */
+export interface ClosedWindow {
+  /** Event time the window ends at (exclusive): its last bucket's end. */
+  end: number;
+  seconds: number;
+  byDestination: Map<string, Float64Array>;
+  saturated: boolean;
+}
+
+export class RateWindows {
+  private readonly buckets = new Map<number, Bucket>();
+  private newest = Number.NEGATIVE_INFINITY;
+  /** Start of the last bucket closed; flows in it or before it are late. */
+  private closedThrough = Number.NEGATIVE_INFINITY;
+  late = 0;
+  untracked = 0;
+
+  constructor(
+    readonly settings: WindowSettings = defaultWindowSettings,
+    /** Flows it leaves out before counting (a whitelisted source). */
+    private readonly skip: (f: RateFlow) => boolean = () => false,
+  ) {}
+
+  private startOf = (ts: number) => ts - (((ts % this.settings.bucketMs) + this.settings.bucketMs) % this.settings.bucketMs);
+
+  add(flows: Iterable<RateFlow>): void {
+    for (const f of flows) {
+      const start = this.startOf(f.ts);
+      if (start <= this.closedThrough) {
+        this.late += 1;
+        continue;
+      }
+      this.newest = Math.max(this.newest, f.ts);
+      if (this.skip(f)) continue;
+      let bucket = this.buckets.get(start);
+      if (!bucket) this.buckets.set(start, (bucket = { byDestination: new Map(), untracked: 0 }));
+      let counters = bucket.byDestination.get(f.dst_ip);
+      if (!counters) {
+        if (bucket.byDestination.size >= this.settings.maxDestinations) {
+          bucket.untracked += 1;
+          this.untracked += 1;
+          continue;
+        }
+        bucket.byDestination.set(f.dst_ip, (counters = new Float64Array(counterSlots)));
+      }
+      addFlow(counters, f);
+    }
+  }
+
+  /** Closes the buckets the watermark has passed and returns their windows, oldest first. */
+  advance(): ClosedWindow[] {
+    return this.closeThrough(this.newest - this.settings.latenessMs);
+  }
+
+  /** Closes every bucket (no more flows will come) and returns their windows. */
+  flush(): ClosedWindow[] {
+    const last = Math.max(this.newest, ...this.buckets.keys());
+    return this.closeThrough(last + this.settings.bucketMs * this.settings.windowBuckets);
+  }
+
+  /** The buckets, ending at or before `watermark`, whose window holds some traffic: each kept bucket closes the windows of itself and the next buckets. */
+  private closeThrough(watermark: number): ClosedWindow[] {
+    const { bucketMs, windowBuckets } = this.settings;
+    const ends = new Set<number>();
+    for (const start of this.buckets.keys()) {
+      for (let i = 0; i < windowBuckets; i++) {
+        const s = start + i * bucketMs;
+        if (s > this.closedThrough && s + bucketMs <= watermark) ends.add(s);
+      }
+    }
+    const out = [...ends].sort((a, b) => a - b).map((s) => this.windowAt(s));
+    const lastClosed = Math.max(this.closedThrough, this.startOf(watermark) - bucketMs);
+    if (Number.isFinite(lastClosed)) this.closedThrough = lastClosed;
+    for (const start of [...this.buckets.keys()]) if (start <= this.closedThrough - (windowBuckets - 1) * bucketMs) this.buckets.delete(start);
+    return out;
+  }
+
+  private windowAt(lastStart: number): ClosedWindow {
+    const { bucketMs, windowBuckets } = this.settings;
+    const byDestination = new Map<string, Float64Array>();
+    let saturated = false;
+    for (let i = windowBuckets - 1; i >= 0; i--) {
+      const bucket = this.buckets.get(lastStart - i * bucketMs);
+      if (!bucket) continue;
+      if (bucket.untracked > 0) saturated = true;
+      for (const [dst, counters] of bucket.byDestination) {
+        const sum = byDestination.get(dst);
+        if (sum) for (let k = 0; k < counterSlots; k++) sum[k] = sum[k]! + counters[k]!;
+        else byDestination.set(dst, Float64Array.from(counters));
+      }
+    }
+    return { end: lastStart + bucketMs, seconds: (windowBuckets * bucketMs) / 1000, byDestination, saturated };
+  }
+}
