@@ -179,7 +179,10 @@ describe('stream worker resilience', () => {
     try {
       await progress(load, 40, 'posts before the deletion');
       await t.stack.nats.jsm.consumers.delete(n().stream, n().writers);
-      await waitFor(async () => ((await restarts('consumer_deleted')) > before ? true : undefined), 15_000, 'the worker to re-open');
+      await waitFor(async () => ((await restarts('consumer_deleted')) > before ? true : undefined), 15_000, 'the worker to re-open').catch(async (err: Error) => {
+        const metric = t.stack.registry.getSingleMetric('nettel_worker_consume_restarts_total');
+        throw new Error(`${err.message}; restarts by reason: ${JSON.stringify((await metric!.get()).values.map((v) => [v.labels.reason, v.value]))}`);
+      });
       await waitFor(async () => (await t.stack.nats.jsm.consumers.info(n().stream, n().writers)) && true, 15_000, 'the consumer to be recreated');
       await healthy();
       await progress(load, 40, 'posts after the consumer came back');
