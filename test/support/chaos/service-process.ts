@@ -45,10 +45,19 @@ export class ServiceProcess {
     this.exited = new Promise((resolve) => child.once('exit', resolve));
     this.url = `http://127.0.0.1:${this.env.PORT}`;
     await waitFor(async () => {
-      if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}; see ${this.dataDir}/service.log`);
+      if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}; the end of its log:\n${this.logTail()}`);
       const res = await fetch(`${this.url}/healthz`).catch(() => undefined);
       return res?.status === 200 ? true : undefined;
     }, 120_000, 'the service to be healthy');
+  }
+
+  /** The last lines of the service's log: the test's folder is gone when a failure is read. */
+  private logTail(lines = 15): string {
+    try {
+      return fs.readFileSync(path.join(this.dataDir, 'service.log'), 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+    } catch {
+      return '(no log)';
+    }
   }
 
   private async environment(): Promise<Record<string, string>> {
