@@ -65,37 +65,12 @@ async function errorOf(res: Response): Promise<ApiError> {
   return new ApiError(res.status, body?.error?.code ?? `HTTP_${res.status}`, body?.error?.message ?? res.statusText);
 }
 
-export async function call<M extends Method, P extends PathsWith<M>>(method: M, path: P, opts: CallOptions<Op<P, M>> = {}): Promise<Answer<Op<P, M>>> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (method !== 'get' && csrfToken) headers['x-csrf-token'] = csrfToken;
-  if (opts.body !== undefined) headers['content-type'] = 'application/json';
-  let res: Response;
-  try {
-    res = await fetch(urlOf(path, opts.params, opts.query ?? {}), {
-      method: method.toUpperCase(),
-      headers,
-      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-      cache: 'no-store',
-      credentials: 'same-origin',
-    });
-  } catch {
-    throw new ApiError(0, 'NETWORK', 'the service could not be reached');
-  }
-  if (res.status === 401 && csrfToken) {
-    session.forget();
-    onEnded();
-  }
-  if (!res.ok) throw await errorOf(res);
-  return (await res.json()) as Answer<Op<P, M>>;
-}
-
 /**
- * A call the generated types do not describe yet (routes another branch adds:
- * the visualize page's completion and saved views), typed by its caller;
- * the same session, CSRF token and errors as `call`. `accept` asks for
- * another representation (`text/csv`), answered as text.
+ * One request with the session's CSRF token on a change, JSON in and out
+ * (or `accept`'s representation): a network failure, a 401 that ends the
+ * session and any other refusal thrown as an ApiError.
  */
-export async function request<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown, accept = 'application/json'): Promise<T> {
+async function send(method: string, url: string, body: unknown, accept: string): Promise<Response> {
   const headers: Record<string, string> = { accept };
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -110,6 +85,21 @@ export async function request<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url:
     onEnded();
   }
   if (!res.ok) throw await errorOf(res);
+  return res;
+}
+
+export async function call<M extends Method, P extends PathsWith<M>>(method: M, path: P, opts: CallOptions<Op<P, M>> = {}): Promise<Answer<Op<P, M>>> {
+  const res = await send(method.toUpperCase(), urlOf(path, opts.params, opts.query ?? {}), opts.body, 'application/json');
+  return (await res.json()) as Answer<Op<P, M>>;
+}
+
+/**
+ * A call typed by its caller rather than by the generated types (the
+ * visualize page's completion, saved views and CSV answers); `accept` asks
+ * for another representation (`text/csv`), answered as text.
+ */
+export async function request<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown, accept = 'application/json'): Promise<T> {
+  const res = await send(method, url, body, accept);
   if (res.status === 204) return undefined as T;
   return (accept === 'application/json' ? await res.json() : await res.text()) as T;
 }

@@ -154,6 +154,17 @@ describe('stream worker resilience', () => {
     return (await metric!.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
   }
 
+  /**
+   * Restarts for a consumer that is gone, whichever status said so: 409 to a pull waiting when it was
+   * deleted, 404 to one asked for after, or 503 no responders to a pull published before it is made again.
+   */
+  const goneReasons = ['consumer_deleted', 'consumer_not_found', 'no_responders'];
+  async function consumerGone(): Promise<number> {
+    let sum = 0;
+    for (const reason of goneReasons) sum += await restarts(reason);
+    return sum;
+  }
+
   async function stored(orgId: string): Promise<{ flows: number; distinctEvents: number; bytes: number }> {
     const rows = await t.stack.clickhouse.query<{ n: string; ids: string; b: string }>(
       `SELECT count() AS n, uniqExact(event_id) AS ids, sum(bytes) AS b FROM ${t.stack.clickhouse.database}.flows WHERE org_id = '${orgId}'`,
@@ -172,14 +183,14 @@ describe('stream worker resilience', () => {
 
   test('a deleted durable consumer is recreated and every acknowledged record is stored exactly once', async () => {
     const minted = await t.mintKey({ role: 'operator' });
-    const before = await restarts('consumer_deleted');
+    const before = await consumerGone();
     const health = healthWatch(t);
     const metrics = metricsWatch(t);
     const load = new SteadyLoad(t, minted.key);
     try {
       await progress(load, 40, 'posts before the deletion');
       await t.stack.nats.jsm.consumers.delete(n().stream, n().writers);
-      await waitFor(async () => ((await restarts('consumer_deleted')) > before ? true : undefined), 15_000, 'the worker to re-open').catch(async (err: Error) => {
+      await waitFor(async () => ((await consumerGone()) > before ? true : undefined), 15_000, 'the worker to re-open').catch(async (err: Error) => {
         const metric = t.stack.registry.getSingleMetric('nettel_worker_consume_restarts_total');
         throw new Error(`${err.message}; restarts by reason: ${JSON.stringify((await metric!.get()).values.map((v) => [v.labels.reason, v.value]))}`);
       });
@@ -196,7 +207,7 @@ describe('stream worker resilience', () => {
 
     expect(await stored(minted.org_id)).toEqual({ flows: load.acknowledgedFlows, distinctEvents: load.acknowledgedFlows, bytes: load.acknowledgedBytes });
     expect(states).toEqual(['up', 'down', 'up']);
-    expect(metricOf(scraped, 'nettel_worker_consume_restarts_total{reason="consumer_deleted"}')).toBeGreaterThan(before);
+    expect(goneReasons.map((r) => metricOf(scraped, `nettel_worker_consume_restarts_total{reason="${r}"}`)).reduce((a, b) => a + b, 0)).toBeGreaterThan(before);
     expect([...scraped.keys()]).toContain(`nettel_stream_consumer_pending_messages{consumer="${n().writers}"}`);
     expect(metricOf(scraped, 'nettel_stream_consumer_ack_pending_messages')).toBeGreaterThan(0);
     expect(metricOf(scraped, 'nettel_stream_oldest_unwritten_age_seconds')).toBeGreaterThan(0);
