@@ -8,10 +8,10 @@ module.exports = {
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 120000,
   maxWorkers: 2,
-  // Integration files start stacks in the worker's own process, chDB's native engine among them (one data folder a
-  // process, but its threads and caches outlive a session): every worker is replaced after each file (any worker is
-  // past 1 MB), so no file runs on what an earlier one left. Two full runs of 2026-11-29 saw stream-resilience's worker
-  // stop consuming only after other files in its process; the same file alone, or after the files suspected, passed.
+  // Integration files start stacks in the worker's own process, and chDB binds one data folder a process: a file whose
+  // stack fails to stop leaves its session open, and every later file in that process failed (nine files in one run
+  // of 2026-11-29). Every worker is replaced after each file (any worker is past 1 MB), so no file runs on what an
+  // earlier one left; the run is no slower for it (a fresh process starts leaner than one that hosted many stacks).
   workerIdleMemoryLimit: '1MB',
   verbose: true,
 };
