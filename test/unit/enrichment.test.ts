@@ -43,6 +43,33 @@ describe('the AS range table', () => {
     expect(table.names.get(13335)).toBe('Cloudflare, Inc.');
     expect(table.names.get(2500)).toBe('WIDE "Project"');
   });
+  test('answers as a plain scan of every range for random addresses, ranges spanning /16 blocks and gaps included', () => {
+    // Ranges of random lengths (some across many /16 blocks, some a single address) with gaps between.
+    const ranges: Array<[number, number, number]> = [];
+    let random = 7;
+    const next = () => (random = (Math.imul(random, 1_103_515_245) + 12_345) >>> 0);
+    for (let at = 5; at < 0xffff_ff00 && ranges.length < 1500; ) {
+      const length = next() % 4 === 0 ? next() % 0x40_0000 : next() % 600;
+      const last = Math.min(at + length, 0xffff_fffe);
+      ranges.push([at, last, (next() % 60_000) + 1]);
+      at = last + 1 + (next() % 3 === 0 ? 0 : next() % 0x10_0000);
+    }
+    const wide = AddressRanges.fromAsCsv(ranges.map(([f, l, v]) => `${f},${l},${v},x`).join('\n'), '');
+    const scan = (ip: number) => ranges.find(([f, l]) => f <= ip && ip <= l)?.[2] ?? 0;
+    const probes = [0, 0xffff_ffff, ...ranges.flatMap(([f, l]) => [f - 1, f, l, l + 1].filter((ip) => ip >= 0 && ip <= 0xffff_ffff))];
+    for (let i = 0; i < 5000; i++) probes.push(next());
+    const wrong = probes.filter((ip) => wide.lookupV4(ip) !== scan(ip));
+    expect(wrong).toEqual([]);
+  });
+  test('an IPv6 range spanning many /16 blocks holds the addresses of the blocks after its first', () => {
+    const spanning = AddressRanges.fromAsCsv('', ['2001::,2003:ffff:ffff:ffff:ffff:ffff:ffff:ffff,64500,a', '2a00::,2a00::ff,64501,b'].join('\n'));
+    expect(spanning.lookup('2002:abcd::1')).toBe(64500);
+    expect(spanning.lookup('2003:ffff::')).toBe(64500);
+    expect(spanning.lookup('2004::')).toBe(0);
+    expect(spanning.lookup('2a00::100')).toBe(0);
+    expect(spanning.lookup('2a00::80')).toBe(64501);
+    expect(spanning.lookup('::1')).toBe(0);
+  });
 });
 
 describe('the country range table', () => {
