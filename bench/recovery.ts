@@ -39,8 +39,9 @@ async function backlogMessages(natsUrl: string, prefix: string): Promise<number>
  * the moment the last is acknowledged, so the stream workers die mid-batch
  * with the backlog they had not written. A new start on the same folder
  * then drains it; every backlog message is checked for stored rows first.
- * The drain is timed from the new start's first health answer until every
- * flow is stored, beside scenario 1's rate of the same run.
+ * The drain is timed from the new process's launch (its stream workers
+ * consume before it answers its first health check) until every flow is
+ * stored, beside scenario 1's rate of the same run.
  */
 export async function recoveryDrain(stack: BenchStack, data: FlowBatches, range: { from: number; to: number }): Promise<RecoveryResult> {
   const dataDir = path.join(stack.dir, 'recovery');
@@ -65,7 +66,7 @@ export async function recoveryDrain(stack: BenchStack, data: FlowBatches, range:
     let stored = 0;
     await waitUntil(async () => (stored = await storedFlows(second.url, key, range.from, range.to)) > 0, 60_000, 'the final count', 500);
     if (stored !== data.flows) throw new Error(`recovery stored ${stored} flows of ${data.flows} acknowledged: lost or doubled`);
-    const drainSeconds = (drained - up) / 1000;
+    const drainSeconds = (drained - restarted) / 1000;
     return {
       backlog_flows: backlog,
       drain_flows_per_s: backlog / drainSeconds,

@@ -7,6 +7,7 @@ import { migrate } from '../storage/migrations';
 import type { Retention } from '../storage/migrations/migration';
 import { str } from '../storage/sql';
 import { createLogger } from '../observability/logger';
+import { defaultStreamWorkerConfig } from '../workers/telemetry/stream-worker';
 import type { FlowBatches } from './data';
 
 /**
@@ -45,7 +46,12 @@ async function migrated(ch: ClickHouse, retention: Retention): Promise<ClickHous
   return ch;
 }
 
-/** Baseline: the same rows, stamped as the API stamps them, inserted as JSONEachRow (5,000 a statement) from this process. */
+/**
+ * Baseline: the same rows, stamped as the API stamps them, inserted as
+ * JSONEachRow from this process in the service's shape: statements of up to
+ * the stream workers' batch bytes (WORKER_MAX_BATCH_BYTES' default, 32 MiB),
+ * one at a time, as one lane of the stream workers writes them.
+ */
 export async function rawClickHouse(dir: string, data: FlowBatches, settings: ClickHouseSettings) {
   const database = `bench_raw_${randomBytes(4).toString('hex')}`;
   const ch = await migrated(
@@ -54,13 +60,31 @@ export async function rawClickHouse(dir: string, data: FlowBatches, settings: Cl
       : new ChdbClickHouse({ dataDir: path.join(dir, 'raw-chdb'), database }),
     settings.retention,
   );
-  const stamped = stampedBodies(data, Date.now());
+  const statements = inBatchesOf(stampedBodies(data, Date.now()), defaultStreamWorkerConfig('bench').maxBatchBytes);
   const started = performance.now();
-  for (const body of stamped) await ch.insertJsonEachRow('flows', body);
+  for (const statement of statements) await ch.insertJsonEachRow('flows', statement);
   const seconds = (performance.now() - started) / 1000;
   await ch.exec(`DROP DATABASE IF EXISTS ${database}`);
   await ch.stop();
   return data.flows / seconds;
+}
+
+/** Bodies joined into statements of at most `maxBytes` (a body larger than that is a statement of its own). */
+function inBatchesOf(bodies: readonly string[], maxBytes: number): string[] {
+  const out: string[] = [];
+  let current: string[] = [];
+  let bytes = 0;
+  for (const body of bodies) {
+    if (current.length > 0 && bytes + body.length > maxBytes) {
+      out.push(current.join(''));
+      current = [];
+      bytes = 0;
+    }
+    current.push(body);
+    bytes += body.length;
+  }
+  if (current.length > 0) out.push(current.join(''));
+  return out;
 }
 
 /** Times one INSERT … SELECT into a table of `ch`, and checks that every row reached it (and, for flows, the 1-minute rollup). */

@@ -89,10 +89,8 @@ describe('an active mitigation across kill -9 of the service and of the speaker'
       expect(Date.now()).toBeLessThan(endsAt);
 
       await routeIs(false, 'the route gone at its end', 90_000);
-      // Not before its end, and not long after: the reconciler withdraws it within its 1-second interval (the bench
-      // measures the lag: automation_withdraw_lag_p99_ms); the bound here only leaves room for a loaded machine.
+      // Not before its end; how soon after is the bench's to say (automation_withdraw_lag_p99_ms).
       expect(Date.now()).toBeGreaterThanOrEqual(endsAt);
-      expect(Date.now() - endsAt).toBeLessThan(10_000);
       await waitFor(async () => ((await t.request<AutomationView>('GET', `/v1/automations/${run.automation_id}`, { key: operator.key })).body.status === 'completed' ? true : undefined), 30_000, 'the run completed by the restarted worker');
     } finally {
       worker.child.kill('SIGKILL');
