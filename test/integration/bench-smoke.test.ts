@@ -21,24 +21,31 @@ const keys = [
   'synced_nats_publish_ack_p50_ms', 'unsynced_nats_publish_ack_p50_ms',
 ];
 const fullRunOnly = ['automation_detect_to_announce_p99_ms', 'automation_withdraw_lag_p99_ms'];
+/** Measured under scenario 3's background load: null, with the reason in the details, when that load fell short. */
+const underLoad = ['incident_latency_p50_ms', 'incident_latency_p99_ms', 'webhook_delivery_p99_ms'];
 
 describe('the benchmark harness', () => {
   test('npm run bench -- --quick prints one JSON object with every key as its last line', async () => {
-    const stdout = await new Promise<string>((resolve, reject) => {
+    const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
       execFile('npm', ['run', '--silent', 'bench', '--', '--quick'], { cwd: path.resolve(__dirname, '../..'), maxBuffer: 64 * 1024 * 1024, timeout: 290_000 }, (err, out, errOut) =>
-        err ? reject(new Error(`${err.message}\n${errOut.slice(-3000)}`)) : resolve(out),
+        err ? reject(new Error(`${err.message}\n${errOut.slice(-3000)}`)) : resolve({ stdout: out, stderr: errOut }),
       );
     });
     const last = stdout.trim().split('\n').pop()!;
     const result = JSON.parse(last) as Record<string, unknown>;
+    const detailsLine = stderr.split('\n').filter((l) => l.startsWith('[bench] {')).pop()!;
+    const details = JSON.parse(detailsLine.slice('[bench] '.length)) as { incidents: { background_load: { short?: string } } };
+    const loadShort = details.incidents.background_load.short;
     expect(Object.keys(result).sort()).toEqual([...keys, ...fullRunOnly].sort());
-    for (const key of keys) expect(Number.isFinite(result[key])).toBe(true);
+    for (const key of keys.filter((k) => !underLoad.includes(k))) expect(Number.isFinite(result[key])).toBe(true);
+    // A loaded CI machine may not carry the background load: then the figures are void and the details say why.
+    for (const key of underLoad) expect(loadShort === undefined ? Number.isFinite(result[key]) : result[key] === null).toBe(true);
     for (const key of fullRunOnly) expect(result[key]).toBeNull();
     // Sanity bounds, not targets: a rate is positive, a p99 is at least its p50, a loss is a share.
     const figures = result as Record<string, number>;
     expect(keys.filter((k) => k.endsWith('_per_s') || k.endsWith('_rps')).filter((k) => !(figures[k]! > 0))).toEqual([]);
     expect(figures.single_ingest_p99_ms).toBeGreaterThanOrEqual(figures.single_ingest_p50_ms!);
-    expect(figures.incident_latency_p99_ms).toBeGreaterThanOrEqual(figures.incident_latency_p50_ms!);
+    if (loadShort === undefined) expect(figures.incident_latency_p99_ms).toBeGreaterThanOrEqual(figures.incident_latency_p50_ms!);
     expect(figures.collector_loss_pct).toBeGreaterThanOrEqual(0);
     expect(figures.collector_loss_pct).toBeLessThanOrEqual(100);
   }, 300_000);
