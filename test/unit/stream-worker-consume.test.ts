@@ -184,6 +184,29 @@ describe('stream worker consume loop', () => {
     await expect(loop.start()).rejects.toThrow('consuming stopped: stream_not_found');
   });
 
+  test('a start waits out a busy server: opens that time out are tried again, each counted, until one opens', async () => {
+    const first = new FakePull();
+    const { loop, events, restartsBy } = harness([() => Promise.reject(new ConsumeInterrupted('timeout')), () => Promise.reject(new ConsumeInterrupted('no_responders')), opening(first)]);
+    await loop.start();
+    first.push(m(1));
+    await until(() => events.length >= 3);
+    expect(events.slice(0, 3)).toEqual(['open', 'open', 'open']);
+    expect(await restartsBy()).toEqual({ timeout: 1, no_responders: 1 });
+    await expect(loop.probe()).resolves.toEqual({ detail: 'consuming' });
+    await loop.stop();
+  });
+
+  test('a start that a busy server keeps refusing past its patience fails', async () => {
+    let clock = 0;
+    const timeouts = Array.from({ length: 100 }, () => () => {
+      clock += 20_000;
+      return Promise.reject(new ConsumeInterrupted('timeout'));
+    });
+    const { loop, events } = harness(timeouts, () => clock);
+    await expect(loop.start()).rejects.toThrow('consuming stopped: timeout');
+    expect(events).toEqual(['open', 'open', 'open']);
+  });
+
   test('a pull the server ended because the consumer was deleted is labelled consumer_deleted', () => {
     expect(interruptionReason({ code: '409', message: 'consumer deleted' })).toBe('consumer_deleted');
   });

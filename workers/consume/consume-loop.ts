@@ -18,6 +18,17 @@ interface BatchSink<M> {
 type State = { consuming: true } | { consuming: false; reason: string };
 
 /**
+ * Why a first open may fail on a server that is busy or still electing its
+ * leaders (a restart on a large backlog, a cluster node killed): such an open
+ * is tried again until `startPatienceMs`; any other reason (no stream, no
+ * permission) fails the start at once.
+ */
+const busyServerReasons: ReadonlySet<string> = new Set(['timeout', 'no_responders', 'disconnected', 'connection_closed', 'heartbeats_missed']);
+
+/** How long a start waits out a busy server by default. */
+export const defaultStartPatienceMs = 60_000;
+
+/**
  * The one consume loop of the code base: every JetStream consumer (the
  * telemetry lanes, the webhook fan-out and deliveries) is read through it.
  * It keeps consuming until it is stopped. When the pull ends or fails (the
@@ -47,14 +58,32 @@ export class ConsumeLoop<M> {
       /** The consumer, as logs name it. */
       consumer: string;
       now?: () => number;
+      /** How long the first open waits out a busy server (busyServerReasons); defaultStartPatienceMs. */
+      startPatienceMs?: number;
     },
   ) {}
 
-  /** Opens the first pull: a worker that cannot consume at all fails its start. */
+  /**
+   * Opens the first pull: a worker that cannot consume at all fails its
+   * start, but a busy server is waited out (each try counted in `restarts`).
+   */
   async start(): Promise<void> {
-    const first = await this.deps.source.open();
-    this.running = true;
-    this.loop = this.run(first);
+    const now = this.deps.now ?? Date.now;
+    const deadline = now() + (this.deps.startPatienceMs ?? defaultStartPatienceMs);
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        const first = await this.deps.source.open();
+        this.running = true;
+        this.loop = this.run(first);
+        return;
+      } catch (err) {
+        const reason = err instanceof ConsumeInterrupted ? err.reason : undefined;
+        if (reason === undefined || !busyServerReasons.has(reason) || now() >= deadline) throw err;
+        this.deps.restarts.inc({ reason });
+        this.deps.log.warn({ consumer: this.deps.consumer, reason, attempt, retryInMs: reopenDelayMs(attempt, this.backoff) }, 'unable to open the consumer at start; the server is busy, retrying');
+        await new Promise((resolve) => setTimeout(resolve, reopenDelayMs(attempt, this.backoff)));
+      }
+    }
   }
 
   async stop(): Promise<void> {
