@@ -9,6 +9,7 @@ import type { AttackWindow } from '../../storage/attack-windows-repo';
 import { detectionMetrics } from '../../workers/detection/detection-metrics';
 import { DetectionSink, type DetectionMessage } from '../../workers/detection/detection-sink';
 import { parseFlowLines } from '../../workers/detection/flow-lines';
+import { RateFeed } from '../../workers/detection/rate-feed';
 import { batched, flow, seeded, syn, t0 } from '../support/detection-flows';
 
 /** A message of the detection feed as a plain object that records what the sink did with it. */
@@ -151,6 +152,19 @@ describe('the detection consumer: determinism over the wiring', () => {
       const random = seeded(seed);
       expect(await outcome(batched(arrivalOrder(flows, random), random, 300))).toEqual(expected);
     }
+  });
+});
+
+describe('the detection consumer: rules versions', () => {
+  test('a new rules version first closes and judges the windows counted under the previous one, and acknowledges their messages', () => {
+    const feed = new RateFeed<FakeMessage>();
+    const before = new FakeMessage(synFlood(4));
+    feed.take('org1', { version: 1, rates }, before, before.flows);
+    const after = new FakeMessage([flow({ ts: t0 + 4_500 })]);
+    const step = feed.take('org1', { version: 2, rates: defaultRateRules }, after, after.flows);
+    expect(step.ackable).toEqual([before]);
+    expect(new Set(step.decisions.map((d) => d.rules_version))).toEqual(new Set([1]));
+    expect(step.decisions.length).toBeGreaterThan(0);
   });
 });
 

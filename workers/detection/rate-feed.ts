@@ -137,7 +137,13 @@ export class RateFeed<M extends AckableMessage> {
   }
 
   private step(w: Workspace<M>, decisions: RateDecision[]): FeedStep<M> {
-    const out = decisions.map((decision) => ({ org: w.org, rules_version: w.rules.version, decision, details: this.detailsOf(w, decision) }));
+    const flowsOf = decisions.length ? this.flowsByTarget(w, decisions) : new Map<string, RateFlow[]>();
+    const out = decisions.map((decision) => ({
+      org: w.org,
+      rules_version: w.rules.version,
+      decision,
+      details: attackDetails(inWindow(flowsOf.get(decision.target) ?? [], decision.window_end - this.windowMs, decision.window_end), [decision]),
+    }));
     const watermark = w.watermark;
     const ackable: M[] = [];
     w.held = w.held.filter((h) => {
@@ -151,20 +157,39 @@ export class RateFeed<M extends AckableMessage> {
     return step;
   }
 
-  /** The attack's details from the held flows the decision's window counted for its target. */
-  private detailsOf(w: Workspace<M>, d: RateDecision): AttackDetails {
-    const from = d.window_end - this.settings.windowBuckets * this.settings.bucketMs;
+  private get windowMs(): number {
+    return this.settings.windowBuckets * this.settings.bucketMs;
+  }
+
+  /**
+   * The held flows of the decisions' targets within their windows, by target
+   * (an address, or a carpet's prefix): one pass over the held flows per step,
+   * whatever the number of decisions, each destination's prefix found once.
+   */
+  private flowsByTarget(w: Workspace<M>, decisions: RateDecision[]): Map<string, RateFlow[]> {
     const book = w.detector.book;
-    const ofTarget = d.scope === 'host' ? (f: RateFlow) => f.dst_ip === d.target : (f: RateFlow) => book.carpetPrefixOf(f.dst_ip) === d.target;
-    const flows: RateFlow[] = [];
+    const hosts = new Set(decisions.filter((d) => d.scope === 'host').map((d) => d.target));
+    const prefixes = new Set(decisions.filter((d) => d.scope === 'prefix').map((d) => d.target));
+    const from = Math.min(...decisions.map((d) => d.window_end)) - this.windowMs;
+    const to = Math.max(...decisions.map((d) => d.window_end));
+    const prefixOf = new Map<string, string | undefined>();
+    const out = new Map<string, RateFlow[]>();
+    const put = (target: string, f: RateFlow) => (out.get(target) ?? out.set(target, []).get(target)!).push(f);
     for (const h of w.held) {
       for (const f of h.flows) {
-        if (f.ts >= from && f.ts < d.window_end && ofTarget(f) && !book.isWhitelistedSource(f.src_ip)) flows.push(f);
+        if (f.ts < from || f.ts >= to || book.isWhitelistedSource(f.src_ip)) continue;
+        if (hosts.has(f.dst_ip)) put(f.dst_ip, f);
+        if (prefixes.size === 0) continue;
+        if (!prefixOf.has(f.dst_ip)) prefixOf.set(f.dst_ip, book.carpetPrefixOf(f.dst_ip));
+        const prefix = prefixOf.get(f.dst_ip);
+        if (prefix !== undefined && prefixes.has(prefix)) put(prefix, f);
       }
     }
-    return attackDetails(flows, [d]);
+    return out;
   }
 }
+
+const inWindow = (flows: RateFlow[], from: number, to: number) => flows.filter((f) => f.ts >= from && f.ts < to);
 
 function merged<M>(steps: Array<FeedStep<M>>): FeedStep<M> {
   return {
