@@ -38,23 +38,38 @@ function rateFlowOf(row: Record<string, unknown>): RateFlow | undefined {
 
 export function parseFlowLines(data: Uint8Array): ParsedFlows {
   const text = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
+  // One parse of the whole message as an array (NDJSON rows hold no raw newline) costs less than one
+  // parse a row; a message with an unreadable row is read again row by row, to skip only that row.
+  let rows: unknown;
+  try {
+    rows = JSON.parse(`[${text.trimEnd().replaceAll('\n', ',')}]`);
+  } catch {
+    return parseRowByRow(text);
+  }
   const flows: RateFlow[] = [];
   let skipped = 0;
-  for (let start = 0; start < text.length; ) {
-    let end = text.indexOf('\n', start);
-    if (end === -1) end = text.length;
-    if (end > start) {
-      let row: unknown;
-      try {
-        row = JSON.parse(text.slice(start, end));
-      } catch {
-        row = undefined;
-      }
-      const flow = row !== null && typeof row === 'object' ? rateFlowOf(row as Record<string, unknown>) : undefined;
-      if (flow) flows.push(flow);
-      else skipped += 1;
+  for (const row of rows as unknown[]) {
+    const flow = row !== null && typeof row === 'object' ? rateFlowOf(row as Record<string, unknown>) : undefined;
+    if (flow) flows.push(flow);
+    else skipped += 1;
+  }
+  return { flows, skipped };
+}
+
+function parseRowByRow(text: string): ParsedFlows {
+  const flows: RateFlow[] = [];
+  let skipped = 0;
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    let row: unknown;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      row = undefined;
     }
-    start = end + 1;
+    const flow = row !== null && typeof row === 'object' ? rateFlowOf(row as Record<string, unknown>) : undefined;
+    if (flow) flows.push(flow);
+    else skipped += 1;
   }
   return { flows, skipped };
 }
