@@ -80,6 +80,19 @@ export interface WrittenFlowMessage {
   readonly info: { readonly streamSequence: number };
 }
 
+/**
+ * A copy JetStream did not take. The stream workers retry the batch (its
+ * rows are found stored) for as long as it lasts, as for a transient write
+ * failure (core/write-failure.ts): a written message is never dead-lettered
+ * for its copy.
+ */
+export class DetectionFeedError extends Error {
+  constructor(cause: unknown) {
+    super(`unable to copy written flows to the rate detectors: ${String((cause as Error | undefined)?.message ?? cause)}`, { cause });
+    this.name = 'DetectionFeedError';
+  }
+}
+
 /** Publishes the copies of written flow messages, and resolves once JetStream holds each. */
 export class DetectionFeed {
   private readonly copied;
@@ -93,10 +106,15 @@ export class DetectionFeed {
     const js = this.deps.nats.js();
     const n = names(this.deps.prefix);
     const acks = await Promise.all(
-      messages.map(({ orgId, message }) => {
+      messages.map(async ({ orgId, message }) => {
         const h = natsHeaders();
         for (const [name, values] of message.headers ?? []) for (const v of values) h.append(name, v);
-        return js.publish(n.detectionSubject(orgId), message.data, { msgID: `tel-${message.info.streamSequence}`, headers: h, timeout: this.deps.timeoutMs ?? 5_000 });
+        try {
+          return await js.publish(n.detectionSubject(orgId), message.data, { msgID: `tel-${message.info.streamSequence}`, headers: h, timeout: this.deps.timeoutMs ?? 5_000 });
+        } catch (err) {
+          this.copied.inc({ outcome: 'failed' });
+          throw new DetectionFeedError(err);
+        }
       }),
     );
     for (const ack of acks) this.copied.inc({ outcome: ack.duplicate ? 'duplicate' : 'stored' });
