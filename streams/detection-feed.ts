@@ -97,12 +97,18 @@ export class DetectionFeedError extends Error {
 export class DetectionFeed {
   private readonly copied;
 
-  constructor(private readonly deps: { nats: Pick<NatsClient, 'js'>; prefix: string; registry: Registry; timeoutMs?: number }) {
+  constructor(private readonly deps: { nats: Pick<NatsClient, 'js' | 'isConnected'>; prefix: string; registry: Registry; timeoutMs?: number }) {
     this.copied = counter(deps.registry, { name: 'nettel_detection_feed_copies_total', help: 'Flow messages copied to the rate detectors, by outcome', labelNames: ['outcome'] as const });
   }
 
   async copy(messages: ReadonlyArray<{ orgId: string; message: WrittenFlowMessage }>): Promise<void> {
     if (messages.length === 0) return;
+    // While reconnecting, a publish would wait out its timeout for each message of a batch retried one by one,
+    // holding the writers back long after the server is back: refuse at once, as the telemetry publisher does.
+    if (!this.deps.nats.isConnected) {
+      this.copied.inc({ outcome: 'failed' }, messages.length);
+      throw new DetectionFeedError(new Error('not connected to NATS'));
+    }
     const js = this.deps.nats.js();
     const n = names(this.deps.prefix);
     const acks = await Promise.all(
