@@ -1,7 +1,10 @@
 import { correlate, correlationKey, type Incident } from '../core/correlation';
 import { historyOf, inForce, rulesOfIncidents, widestWindowMs, type RulesHistory } from '../core/detection-rules';
 import { revivedVersion, tombstoneVersion } from '../core/incident-version';
-import { recomputeEvents } from '../core/webhook-events';
+import { incidentAttack } from '../core/detection/incident-attack';
+import { versionOfRule } from '../core/detection/version';
+import { recomputeEvents, type EventAttack, type IncidentWrite } from '../core/webhook-events';
+import type { AttackWindowsRepo } from '../storage/attack-windows-repo';
 import { counter, type Registry } from '../observability/metrics';
 import type { IncidentsRepo } from '../storage/incidents-repo';
 import type { KeyOfSignal, TelemetryStore } from '../storage/telemetry-store';
@@ -46,6 +49,8 @@ export class Correlator {
       now?: () => number;
       /** Where the notifications of incident changes go (the webhook outbox); none: no notifications. */
       events?: EventOutbox;
+      /** The rate detectors' judged windows: events of an incident they opened carry its attack's type and peak rates. */
+      attacks?: Pick<AttackWindowsRepo, 'ofTarget'>;
     },
   ) {
     this.incidentsWritten = counter(deps.registry, { name: 'nettel_incidents_written_total', help: 'Incident versions written by the correlator' });
@@ -90,10 +95,22 @@ export class Correlator {
     const now = (this.deps.now ?? Date.now)();
     // Published before the write: a crash between them recomputes the same change, whose events (same ids) the outbox drops.
     // After the write, a recomputation would see no change and notify nobody.
-    if (this.deps.events) await this.deps.events.publish(recomputeEvents(writes, storedById, now));
+    if (this.deps.events) await this.deps.events.publish(recomputeEvents(writes, storedById, now, await this.attacksOf(orgId, writes)));
     await this.deps.incidents.write(writes, now);
     this.incidentsWritten.inc(writes.length);
     return computed;
+  }
+
+  /** The attack of each written incident a rate decision opened (its rule names a detector version), read from its judged windows. */
+  private async attacksOf(orgId: string, writes: readonly IncidentWrite[]): Promise<Map<string, EventAttack>> {
+    const out = new Map<string, EventAttack>();
+    if (!this.deps.attacks) return out;
+    for (const { incident, superseded } of writes) {
+      if (superseded || versionOfRule(incident.rule) === undefined) continue;
+      const attack = incidentAttack(await this.deps.attacks.ofTarget(orgId, incident.service, incident.first_seen + 1, incident.last_seen + 1));
+      if (attack) out.set(incident.id, { type: attack.type, peak: attack.peak });
+    }
+    return out;
   }
 
   private rulesOf(orgId: string, through?: number): Promise<RulesHistory> {

@@ -1,4 +1,7 @@
 import type { Transition } from '../core/correlation';
+import { incidentAttack, type IncidentAttack } from '../core/detection/incident-attack';
+import { trafficVolumeDestination } from '../core/detectors';
+import type { AttackWindowsRepo } from '../storage/attack-windows-repo';
 import { conflict, notFound } from '../core/errors';
 import type { SignalRow } from '../core/telemetry';
 import type { IncidentSignals, SignalCursor } from '../storage/incident-signals';
@@ -21,6 +24,8 @@ export class IncidentService {
       signals: IncidentSignals;
       correlator: Correlator;
       audit: AuditLedger;
+      /** The rate detectors' judged windows; none: incidents carry no attack. */
+      attacks?: Pick<AttackWindowsRepo, 'ofTarget'>;
       now?: () => number;
     },
   ) {}
@@ -33,6 +38,18 @@ export class IncidentService {
     const incident = await this.deps.incidents.get(orgId, id);
     if (!incident) throw notFound('incident');
     return incident;
+  }
+
+  /**
+   * The attack a rate detector saw on the incident's key (service = the
+   * target, environment `network`, region `global`: core/detectors.ts) over
+   * its span; undefined for an incident no rate decision joined.
+   */
+  async attack(orgId: string, incident: StoredIncident): Promise<IncidentAttack | undefined> {
+    const onTrafficKey = trafficVolumeDestination(incident) !== undefined || (incident.environment === 'network' && incident.region === 'global');
+    if (!this.deps.attacks || !onTrafficKey) return undefined;
+    // A signal's event time is its window's last millisecond (core/detection/signals.ts).
+    return incidentAttack(await this.deps.attacks.ofTarget(orgId, incident.service, incident.first_seen + 1, incident.last_seen + 1));
   }
 
   /** The incident's signals in event-time order, a page at a time. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defaultRules, type CorrelationRules, type RulesOfIncident } from './correlation';
 import { defaultDetectorRules, type DetectorRules, type MetricThreshold } from './detectors';
+import { defaultRateRules, rateRulesSchema, type RateRules } from './detection/rules';
 import { normalizeAddress } from './exporter';
 import { isAddressText, labelSchema } from './telemetry';
 
@@ -20,6 +21,7 @@ import { isAddressText, labelSchema } from './telemetry';
  * | metric_thresholds | up to 256 metric names, each `{at_least?, at_most?}` | latency_ms ≥ 1000, error_rate ≥ 0.05, packet_loss ≥ 0.02, cpu_utilization ≥ 0.95 |
  * | traffic_bytes_per_minute | 1–2^53-1 | 1000000000 |
  * | traffic_bytes_per_minute_by_exporter | up to 1000 exporter addresses, each 1–2^53-1 | none |
+ * | rates | the rate detectors' rules (core/detection/rules.ts: thresholds, host groups, whitelists, carpet) | FastNetMon's defaults |
  */
 export interface MetricBound {
   at_least?: number;
@@ -33,6 +35,7 @@ export interface DetectionRules {
   metric_thresholds: Record<string, MetricBound>;
   traffic_bytes_per_minute: number;
   traffic_bytes_per_minute_by_exporter: Record<string, number>;
+  rates: RateRules;
 }
 
 /** One version of a workspace's rules; version 0 is the defaults, never stored. */
@@ -62,6 +65,7 @@ export const defaultDetectionRules: DetectionRules = {
   metric_thresholds: Object.fromEntries(Object.entries(defaultDetectorRules.metricThresholds).map(([m, t]) => [m, boundsOfMetric(t)])),
   traffic_bytes_per_minute: defaultDetectorRules.bytesPerMinute,
   traffic_bytes_per_minute_by_exporter: {},
+  rates: defaultRateRules,
 };
 
 export const defaultVersion: VersionedRules = { version: 0, rules: defaultDetectionRules, created_at: 0, actor: '' };
@@ -116,6 +120,8 @@ export const detectionRulesSchema = z
     metric_thresholds: metricThresholds.default(() => ({ ...defaultDetectionRules.metric_thresholds })),
     traffic_bytes_per_minute: bytesPerMinute.default(defaultDetectionRules.traffic_bytes_per_minute),
     traffic_bytes_per_minute_by_exporter: byExporter.default(() => ({})),
+    // A version stored before the rate rules existed reads back with their defaults.
+    rates: rateRulesSchema.default(() => rateRulesSchema.parse({})),
   })
   .strict();
 

@@ -5,7 +5,7 @@ import { isAddressText, type MetricRow, type SignalRow } from './telemetry';
 export const defaultEnvironment = 'default';
 
 /** The key of a traffic-volume incident: service = the destination address, in this environment and region. */
-const trafficVolumeKey = { environment: 'network', region: 'global' } as const;
+export const trafficVolumeKey = { environment: 'network', region: 'global' } as const;
 
 /** The destination a correlation key watches, when it is a traffic-volume key. */
 export function trafficVolumeDestination(key: { service: string; environment: string; region: string }): string | undefined {

@@ -127,8 +127,15 @@ export function incidentEventTypesOf(before: IncidentFacts | undefined, after: I
   return types;
 }
 
-export function incidentEvents(before: Incident | undefined, after: Incident, at: number, previousId?: string): CloudEvent[] {
-  return incidentEventTypesOf(before, after).map((type) => cloudEvent(after.org_id, 'incidents', after.id, type, at, incidentPayload(after, previousId)));
+/** What an incident event says of the attack a rate detector saw (core/detection/incident-attack.ts): its type and peak total rates. */
+export interface EventAttack {
+  type: string;
+  peak: { pps: number; bps: number; fps: number };
+}
+
+export function incidentEvents(before: Incident | undefined, after: Incident, at: number, previousId?: string, attack?: EventAttack): CloudEvent[] {
+  const data = { ...incidentPayload(after, previousId), ...(attack ? { attack } : {}) };
+  return incidentEventTypesOf(before, after).map((type) => cloudEvent(after.org_id, 'incidents', after.id, type, at, data));
 }
 
 /** One incident write of a recomputation: the computed incident, or a tombstone (`superseded`). */
@@ -143,7 +150,13 @@ export interface IncidentWrite {
  * tombstoned in the same write whose start it now covers: that one is its
  * `before`, so moving an incident notifies nobody of an opening again.
  */
-export function recomputeEvents(writes: readonly IncidentWrite[], stored: ReadonlyMap<string, Incident>, at: number): CloudEvent[] {
+export function recomputeEvents(
+  writes: readonly IncidentWrite[],
+  stored: ReadonlyMap<string, Incident>,
+  at: number,
+  /** By incident id: the attack of an incident a rate detector opened or joined. */
+  attacks: ReadonlyMap<string, EventAttack> = new Map(),
+): CloudEvent[] {
   const tombstoned = writes.filter((w) => w.superseded).map((w) => w.incident);
   const events: CloudEvent[] = [];
   for (const { incident, superseded } of writes) {
@@ -155,7 +168,7 @@ export function recomputeEvents(writes: readonly IncidentWrite[], stored: Readon
           (t) => t.service === incident.service && t.environment === incident.environment && t.region === incident.region &&
             t.first_seen >= incident.first_seen && t.first_seen <= incident.last_seen,
         );
-    events.push(...incidentEvents(existing ?? replaced, incident, at, replaced?.id));
+    events.push(...incidentEvents(existing ?? replaced, incident, at, replaced?.id, attacks.get(incident.id)));
   }
   return events;
 }

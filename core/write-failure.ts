@@ -26,7 +26,7 @@ export interface FailureFacts {
   clickhouseCode?: number;
   /** A Node system error code of the failed connection (ECONNREFUSED, ETIMEDOUT, …). */
   systemCode?: string;
-  /** The error's class name (UnreadableMessageError: the message body is not NDJSON; UnsafeInsertError: rows refused before the engine). */
+  /** The error's class name (UnreadableMessageError: the message body is not NDJSON; UnsafeInsertError: rows refused before the engine; DetectionFeedError: written, not copied to the rate detectors). */
   name?: string;
 }
 
@@ -139,6 +139,8 @@ const systemCodes: Readonly<Record<string, string>> = {
 export function classifyWriteFailure(facts: FailureFacts): FailureVerdict {
   if (facts.name === 'UnreadableMessageError') return { class: 'permanent', reason: 'unreadable' };
   if (facts.name === 'UnsafeInsertError') return { class: 'permanent', reason: 'unsafe_rows' };
+  // Written, but not yet copied to the rate detectors (streams/detection-feed.ts): retried, never dead-lettered.
+  if (facts.name === 'DetectionFeedError') return { class: 'transient', reason: 'detection_feed' };
   const code = facts.clickhouseCode;
   if (code !== undefined) {
     const transient = transientCodes[code];

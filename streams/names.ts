@@ -23,6 +23,11 @@ export const names = (prefix: string) => {
     writersSubjects: [`${prefix}.tel.flow.>`, `${prefix}.tel.metric.>`],
     signals: `${upper}_SIGNALS`,
     signalsSubjects: [`${prefix}.tel.signal.>`],
+    /** The rate detectors' feed (streams/detection-feed.ts): a copy of each written flow message, read by one detector at a time. */
+    detection: `${upper}_DETECTION`,
+    detectionSubjects: `${prefix}.detect.flow.>`,
+    detectionSubject: (orgId: string) => `${prefix}.detect.flow.${orgId}`,
+    detector: `${upper}_DETECTOR`,
     deadLetter: `${upper}_DEAD_LETTER`,
     deadLetterSubjects: `${prefix}.dead.>`,
     deadLetterSubject: (kind: string, orgId: string) => `${prefix}.dead.${kind}.${orgId}`,

@@ -90,7 +90,7 @@ export const natsSettings = defineSettings(
     NATS_SERVER: setting(optionalText(), 'the nats-server binary the embedded server runs', "the set-up's build"),
     EMBEDDED_NATS_MAX_FILE_STORE: setting(
       z.coerce.number().int().positive().default(20 * 1024 ** 3),
-      "the embedded server's bound on its JetStream store (`max_file_store`). The streams reserve their byte limits in it at creation: `NATS_STREAM_MAX_BYTES` plus 3 GiB (dead letters and the outbox), so it must be at least that; a bound too small fails the start with an error naming the stream, its reservation and this setting",
+      "the embedded server's bound on its JetStream store (`max_file_store`). The streams reserve their byte limits in it at creation: `NATS_STREAM_MAX_BYTES` plus 4 GiB (dead letters, the outbox and the rate detectors' feed), so it must be at least that; a bound too small fails the start with an error naming the stream, its reservation and this setting",
     ),
   },
   (e) => {

@@ -37,7 +37,7 @@ export class StoreTooSmallError extends Error {
     super(
       `nats-server has no room to reserve ${maxBytes ?? 'the'} bytes for stream ${streamName}: its store bound ` +
         '(max_file_store; EMBEDDED_NATS_MAX_FILE_STORE for the embedded server) must hold the byte limits of every stream ' +
-        '(NATS_STREAM_MAX_BYTES, NATS_DEAD_LETTER_MAX_BYTES and the outbox), with NATS_REPLICAS copies on a cluster',
+        '(NATS_STREAM_MAX_BYTES, NATS_DEAD_LETTER_MAX_BYTES, the outbox and the rate detectors feed), with NATS_REPLICAS copies on a cluster',
       { cause },
     );
     this.name = 'StoreTooSmallError';

@@ -9,6 +9,7 @@ import {
   type StreamConfig,
 } from 'nats';
 import { ensureAutomationTriggers } from './automation-triggers';
+import { defaultDetectionFeedConfig, ensureDetectionFeed } from './detection-feed';
 import { ensureOutboxTopology } from './outbox';
 import { names } from './names';
 import { putConsumer, putStream } from './put-stream';
@@ -27,6 +28,9 @@ import { putConsumer, putStream } from './put-stream';
  *   signals (`<PREFIX>_SIGNALS`), so a flow backlog after an outage never
  *   holds a fresh signal back (issue 19). Their subjects do not overlap, as a
  *   work-queue stream requires.
+ * - Stream `<PREFIX>_DETECTION` and its consumer `<PREFIX>_DETECTOR`: the
+ *   copies of written flow messages the rate detectors read
+ *   (streams/detection-feed.ts says why a copy and not a third consumer here).
  * - Stream `<PREFIX>_DEAD_LETTER` keeps messages ClickHouse refused
  *   `maxDeliveries` times, for an operator to inspect and replay. `discard:
  *   new`: when full it refuses the next dead letter (which then stays in the
@@ -82,6 +86,9 @@ export async function ensureTopology(jsm: JetStreamManager, config: TopologyConf
   // The notification outbox and its deliveries (streams/outbox.ts).
   await ensureOutboxTopology(jsm, config.prefix, config.maxBytes, config.replicas);
   await ensureAutomationTriggers(jsm, config.prefix, config.replicas);
+  // The rate detectors' copy of written flows (streams/detection-feed.ts), never larger than the telemetry stream.
+  const feed = defaultDetectionFeedConfig(config.prefix);
+  await ensureDetectionFeed(jsm, { ...feed, maxBytes: Math.min(feed.maxBytes, config.maxBytes), replicas: config.replicas }, config.ackWaitMs);
 
   for (const lane of lanes) await ensureWritersConsumer(jsm, config, lane);
 }

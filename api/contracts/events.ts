@@ -11,7 +11,13 @@ import { replayAnswer } from './replay-answers';
  */
 const incidentEventData = incidentAnswer
   .omit({ updated_at: true })
-  .extend({ previous_id: z.string().optional().meta({ description: 'the id the incident had before a late, earlier signal moved its start' }) })
+  .extend({
+    previous_id: z.string().optional().meta({ description: 'the id the incident had before a late, earlier signal moved its start' }),
+    attack: z
+      .object({ type: z.string(), peak: z.object({ pps: z.number(), bps: z.number(), fps: z.number() }) })
+      .optional()
+      .meta({ description: 'an incident a rate detector opened: the attack type and the peak total packets, bits and flows a second so far' }),
+  })
   .meta({ title: 'IncidentEventData' });
 
 const testEventData = z.object({ webhook_id: z.string(), message: z.string() }).meta({ title: 'WebhookTestEventData' });

@@ -11,6 +11,7 @@ import * as a from './answers';
 import { completionAnswer, flowSeriesAnswer, topAnswer } from './analyst-answers';
 import * as complete from '../routes/flow-complete';
 import type { RouteContract } from './contract';
+import { incidentWithAttackAnswer } from './attack-answers';
 
 /** Health, keys, audit, ingestion, incidents and analyst queries. */
 const json = (description: string, schema: z.ZodType) => ({ description, schema });
@@ -94,7 +95,7 @@ export const dataContracts: RouteContract[] = [
   },
   {
     method: 'get', path: '/v1/incidents/{id}', summary: 'One incident', tag: 'Incidents', access: 'workspace', permission: 'read',
-    params: { id }, responses: { 200: json('the incident', a.incidentAnswer) },
+    params: { id }, responses: { 200: json('the incident, with the attack a rate detector saw', incidentWithAttackAnswer) },
   },
   {
     method: 'get', path: '/v1/incidents/{id}/signals', summary: "An incident's signals in event-time order", tag: 'Incidents', access: 'workspace',

@@ -2,6 +2,7 @@ import { incidentPayload } from '../../core/webhook-events';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
+import type { IncidentAttack } from '../../core/detection/incident-attack';
 import { labelSchema, type SignalRow } from '../../core/telemetry';
 import { iso } from '../../core/time';
 import type { StoredIncident } from '../../storage/incidents-repo';
@@ -48,6 +49,13 @@ function incidentView(i: StoredIncident) {
   return { ...incidentPayload(i), updated_at: iso(i.updated_at) };
 }
 
+/** One incident with the attack a rate detector saw on its target (null for an incident of another detector). */
+function attackView(a: IncidentAttack | undefined) {
+  if (!a) return null;
+  const { details, peak_window_end, ...rest } = a;
+  return { ...rest, peak_window_end: iso(peak_window_end), ...details };
+}
+
 const incidentId = (ctx: Context) => knownIdForm('inc', pathParam(ctx, 'id'), 'incident');
 
 export function registerIncidentRoutes(router: Router, deps: ApiDeps): void {
@@ -59,7 +67,8 @@ export function registerIncidentRoutes(router: Router, deps: ApiDeps): void {
   });
 
   router.get('/v1/incidents/:id', requirePermission('read'), async (ctx) => {
-    ctx.body = incidentView(await deps.incidents.get(orgOf(ctx), incidentId(ctx)));
+    const incident = await deps.incidents.get(orgOf(ctx), incidentId(ctx));
+    ctx.body = { ...incidentView(incident), attack: attackView(await deps.incidents.attack(orgOf(ctx), incident)) };
   });
 
   router.get('/v1/incidents/:id/signals', requirePermission('read'), async (ctx) => {

@@ -565,3 +565,9 @@ CREATE TABLE IF NOT EXISTS nettel.saved_views ON CLUSTER '{cluster}' (
   org_id String, id String, version UInt64, name String, state String, deleted UInt8,
   created_at Int64, updated_at Int64, created_by String, updated_by String
   ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.saved_views', '{replica}') ORDER BY (org_id, id, version);
+
+-- 0061_attack_windows
+CREATE TABLE IF NOT EXISTS nettel.attack_windows ON CLUSTER '{cluster}' (
+  org_id String, event_id String, scope String, target String, host_group String, window_end Int64,
+  type String, vector String, detector_version UInt32, rules_version UInt64, rates String, details String, created_at Int64
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.attack_windows', '{replica}') ORDER BY (org_id, target, window_end, event_id);

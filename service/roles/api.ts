@@ -31,6 +31,7 @@ import { DetectionRulesRepo } from '../../storage/detection-rules-repo';
 import { SsoRepo } from '../../storage/sso-repo';
 import { ExportersRepo } from '../../storage/exporters-repo';
 import { IncidentSignals } from '../../storage/incident-signals';
+import { AttackWindowsRepo } from '../../storage/attack-windows-repo';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { KeysRepo } from '../../storage/keys-repo';
 import { PlaybooksRepo } from '../../storage/playbooks-repo';
@@ -125,7 +126,8 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads, queryBudget
   const rules = detectionRulesCacheOf(a);
   // A person's acknowledgement or resolution changes an incident here: its events go to the outbox too.
   const events = new JetStreamOutbox({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry });
-  const correlator = new Correlator({ store: new TelemetryStore(a.clickhouse), incidents, registry: a.registry, events, rules });
+  const attacks = new AttackWindowsRepo(a.clickhouse);
+  const correlator = new Correlator({ store: new TelemetryStore(a.clickhouse), incidents, registry: a.registry, events, rules, attacks });
   const publisher = new TelemetryPublisher({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry, writes: a.telemetryWrites });
   const identity = identityServices(config, a, audit, withLock);
   const keys: KeysService = new KeysService({
@@ -144,7 +146,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads, queryBudget
     trustedProxies: new TrustedProxies(config.auth.trustedProxies),
     metricsToken: config.auth.metricsToken,
     ingest: new IngestService({ publisher, rateLimiter: recordRateLimiter(config.rateLimit, a.registry), registry: a.registry, enricher: a.enrichment }),
-    incidents: new IncidentService({ incidents, signals: new IncidentSignals(a.clickhouse), correlator, audit }),
+    incidents: new IncidentService({ incidents, signals: new IncidentSignals(a.clickhouse), correlator, audit, attacks }),
     ...analystServices(config, a, queryBudgetBucket, audit, withLock),
     auditVerifyMaxEntries: config.auditVerify.maxEntries,
     replays: new ReplayService({

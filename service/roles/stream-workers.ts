@@ -1,4 +1,7 @@
 import { Correlator } from '../../application/correlator';
+import { AttackWindowsRepo } from '../../storage/attack-windows-repo';
+import { DetectionFeed } from '../../streams/detection-feed';
+import { DetectionWorker, defaultDetectionWorkerConfig } from '../../workers/detection/detection-worker';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { TelemetryStore } from '../../storage/telemetry-store';
 import { WebhooksRepo } from '../../storage/webhooks-repo';
@@ -22,10 +25,25 @@ export function streamWorkersRole(config: Config, a: Adapters) {
   const outbox = new JetStreamOutbox({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry });
   // An opened or escalated incident may start automation runs: its events go to the triggers too.
   const events = bothOutboxes(outbox, new AutomationTriggers({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry }));
-  const correlator = new Correlator({ store, incidents: new IncidentsRepo(a.clickhouse), registry: a.registry, events, rules });
+  const attacks = new AttackWindowsRepo(a.clickhouse);
+  const correlator = new Correlator({ store, incidents: new IncidentsRepo(a.clickhouse), registry: a.registry, events, rules, attacks });
   const worker = new StreamWorker(
     { ...defaultStreamWorkerConfig(config.nats.prefix), ...config.workers, maxDeliveries: config.deadLetter.afterDeliveries, ackWaitMs: config.nats.ackWaitMs },
-    { nats: a.nats, store, correlator, rules, registry: a.registry, log: a.log, topology: a.topology },
+    { nats: a.nats, store, correlator, rules, registry: a.registry, log: a.log, topology: a.topology, detectionFeed: new DetectionFeed({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry }) },
+  );
+  // The rate detectors: every process of the role contends, the lock's holder consumes the copies of written flows.
+  const detection = new DetectionWorker(
+    { ...defaultDetectionWorkerConfig(config.nats.prefix), ackWaitMs: a.topology.ackWaitMs },
+    {
+      nats: a.nats,
+      locks: a.locks,
+      rules,
+      signals: { existingEventIds: (table, org, minTs, maxTs, ids) => store.existingEventIds(table, org, minTs, maxTs, ids), insertSignals: (ndjson) => store.insert('signals', ndjson) },
+      attacks,
+      correlator,
+      registry: a.registry,
+      log: a.log,
+    },
   );
   const retention = new RetentionJob(
     { retention: config.clickhouse.retention, intervalMs: retentionIntervalMs },
@@ -37,6 +55,6 @@ export function streamWorkersRole(config: Config, a: Adapters) {
   );
   // Interface names by SNMP: the stream workers hold the key the agents' credentials are sealed with.
   const snmpPoller = snmpPollerOf(config, a);
-  const components: Component[] = [worker, retention, notifier, snmpPoller];
-  return { components, worker, notifier, snmpPoller };
+  const components: Component[] = [worker, detection, retention, notifier, snmpPoller];
+  return { components, worker, detection, notifier, snmpPoller };
 }

@@ -1,4 +1,5 @@
 import type { AuditEntryView, ErrorBody, IncidentView, Page, ReplayRequested, ReplayView } from '../support/api-types';
+import { defaultRateRules } from '../../core/detection/rules';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
 
@@ -47,6 +48,7 @@ describe.each(transports)('detection rules per workspace on %s', (transport) => 
         },
         traffic_bytes_per_minute: 1_000_000_000,
         traffic_bytes_per_minute_by_exporter: {},
+        rates: defaultRateRules,
       },
     });
 
@@ -86,6 +88,27 @@ describe.each(transports)('detection rules per workspace on %s', (transport) => 
     expect(bad.body.error.details?.map((d) => d.path).sort()).toEqual(['(root)', 'correlation_window_seconds', 'metric_thresholds.cpu']);
     expect((await put(analyst.key, {})).status).toBe(403);
     expect((await t.request<RulesView>('GET', '/v1/detection-rules', { key: operator.key })).body.version).toBe(0);
+  });
+
+  test('the rate rules are set with the rest (versioned and audited), and bad ones are refused with 400 naming each path', async () => {
+    const operator = await t.mintKey({ role: 'operator' });
+    const rates = {
+      thresholds: { tcp_syn: { pps: 5000 } },
+      host_groups: [{ name: 'web', prefixes: ['198.51.100.0/24', '2001:db8:1::/48'], thresholds: { total: { pps: 50_000 } } }],
+      whitelist: { sources: ['192.0.2.53'], destinations: ['2001:db8::/64'] },
+    };
+    const set = await put(operator.key, { rates });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ version: 1, rules: { rates: { ...rates, carpet: defaultRateRules.carpet } } });
+    const bad = await t.request<ErrorBody>('PUT', '/v1/detection-rules', {
+      key: operator.key,
+      body: { rates: { thresholds: { tcp_syn: { pps: -1 } }, whitelist: { sources: ['not-an-address'] }, carpet: { ipv4_prefix_length: 40 } } },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details?.map((d) => d.path).sort()).toEqual(['rates.carpet.ipv4_prefix_length', 'rates.thresholds.tcp_syn.pps', 'rates.whitelist.sources.0']);
+    expect((await t.request<RulesView>('GET', '/v1/detection-rules', { key: operator.key })).body.version).toBe(1);
+    const audit = await t.request<Page<AuditEntryView>>('GET', '/v1/audit', { key: operator.key });
+    expect(audit.body.data.filter((e) => e.action === 'detection_rules.update').map((e) => e.target)).toEqual(['v1']);
   });
 
   test('two workspaces with different thresholds get different incidents from the same data', async () => {

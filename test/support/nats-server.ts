@@ -4,7 +4,7 @@ import type { Logger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
 
 /**
- * Every test file's streams share one server, and each test stack's streams reserve about 1.75 GiB of the
+ * Every test file's streams share one server, and each test stack's streams reserve about 2 GiB of the
  * store's bound while they exist (a bound, not bytes written): room for many stacks at once.
  */
 const testMaxFileStoreBytes = 64 * 1024 ** 3;

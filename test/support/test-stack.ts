@@ -171,7 +171,7 @@ export async function startTestStack(transport: Transport, extraEnv: Record<stri
       // Streams of a finished test file are removed, so JetStream's storage reservations do not pile up.
       const { prefix } = config.nats;
       const outbox = outboxNames(prefix);
-      const streams = [names(prefix).stream, names(prefix).deadLetter, outbox.outbox, outbox.deliveries, automationNames(prefix).triggers];
+      const streams = [names(prefix).stream, names(prefix).deadLetter, names(prefix).detection, outbox.outbox, outbox.deliveries, automationNames(prefix).triggers];
       const n = names(prefix);
       const buckets = [n.auditHeadsBucket, n.locksBucket, n.mitigationsBucket, n.sessionsBucket, n.signInsBucket, n.queryBudgetBucket].map((b) => `KV_${b}`);
       for (const stream of [...streams, ...buckets]) {

@@ -38,6 +38,17 @@ export async function waitForTelemetryDrained(jsm: JetStreamManager, prefix: str
 }
 
 /**
+ * Waits until the rate detectors hold nothing: the detection feed's copies
+ * are all acknowledged (work-queue retention), which the detector does once
+ * every window they count in is closed and its decisions are written (the
+ * open windows close after 5 s without a flow).
+ */
+export async function waitForDetectionDrained(jsm: JetStreamManager, prefix: string, timeoutMs = 60_000): Promise<void> {
+  const n = names(prefix);
+  await waitFor(async () => ((await jsm.streams.info(n.detection)).state.messages === 0 ? true : undefined), timeoutMs, 'the detection feed to drain');
+}
+
+/**
  * Waits until a workspace's webhook events have all gone through: its
  * subjects of the outbox and of the deliveries hold no message. Both streams
  * keep a message until it is acknowledged (work-queue retention): the fan-out

@@ -13,6 +13,7 @@ import {
   type DetectionRules,
   type VersionedRules,
 } from '../../core/detection-rules';
+import { defaultRateRules } from '../../core/detection/rules';
 import { defaultDetectorRules, metricThresholdSignals, trafficVolumeSignals } from '../../core/detectors';
 import { zodIssueDetails } from '../../core/errors';
 import { roleAllows, roles } from '../../core/roles';
@@ -55,6 +56,17 @@ describe('detection rules: the schema', () => {
       escalation_latency_ms: 250,
       metric_thresholds: { queue_depth: { at_least: 100 } },
     });
+  });
+
+  test('the rate rules take their defaults when left out, as a version stored before they existed reads back', () => {
+    const older: Partial<DetectionRules> = { ...defaultDetectionRules };
+    delete older.rates;
+    expect(rules(JSON.parse(JSON.stringify(older)) as object).rates).toEqual(defaultRateRules);
+  });
+
+  test('rate rules are checked with the rest: a bad threshold, address or prefix length is refused with its path', () => {
+    const details = problems({ rates: { thresholds: { udp: { bps: 0 } }, host_groups: [{ name: 'a b', prefixes: ['10.0.0.0/8'], thresholds: {} }], carpet: { min_addresses: 1 } } });
+    expect(details.map((d) => d.path).sort()).toEqual(['rates.carpet.min_addresses', 'rates.host_groups.0.name', 'rates.thresholds.udp.bps']);
   });
 
   test('out-of-range values are refused with the path of each', () => {

@@ -60,6 +60,10 @@ describe('write failure classification', () => {
     expect(classifyWriteFailure({ systemCode: 'EWHATEVER' })).toEqual({ class: 'transient', reason: 'no_code' });
   });
 
+  test('a written batch whose copy to the rate detectors failed is retried, never dead-lettered', () => {
+    expect(classifyWriteFailure({ name: 'DetectionFeedError' })).toEqual({ class: 'transient', reason: 'detection_feed' });
+  });
+
   test('a message body that is not NDJSON is a permanent refusal', () => {
     expect(classifyWriteFailure({ name: 'UnreadableMessageError' })).toEqual({ class: 'permanent', reason: 'unreadable' });
   });

@@ -1,12 +1,11 @@
 import type { z } from 'zod';
-import { correlationKey } from '../../core/correlation';
 import { detectorRulesOf, historyOf, inForce } from '../../core/detection-rules';
 import { metricThresholdSignals, trafficVolumeSignals, type DestinationMinute, type DetectorRules } from '../../core/detectors';
 import { metricRowSchema, signalRowSchema, type MetricRow, type SignalRow } from '../../core/telemetry';
 import { readTelemetryHeaders } from '../../core/telemetry-headers';
 import type { Logger } from '../../observability/logger';
 import type { TelemetryTable } from '../../storage/telemetry-store';
-import type { KeyChange } from '../../application/correlator';
+import { correlateSignals, groupBy, storeDerivedSignals } from '../../application/derived-signals';
 import type { DetectionRulesSource } from '../../application/detection-rules-service';
 import { storedRows, type RowCheck, type StoredRows } from './stored-rows';
 import type { StreamWorkerMetrics } from './stream-worker-metrics';
@@ -203,41 +202,17 @@ export class BatchWriter {
     return out;
   }
 
-  /**
-   * Derived signals have ids from their inputs: stores those not stored yet
-   * and returns those to correlate: the fresh ones, or on a retry all of them
-   * (the attempt that stored them may have failed before correlating).
-   */
-  private async writeDerivedSignals(signals: SignalRow[], retry: boolean): Promise<SignalRow[]> {
-    const fresh: SignalRow[] = [];
-    const all: SignalRow[] = [];
-    for (const [org, group] of groupBy(signals, (s) => s.org_id)) {
-      const minTs = group.reduce((m, s) => Math.min(m, s.ts), Number.MAX_SAFE_INTEGER);
-      const maxTs = group.reduce((m, s) => Math.max(m, s.ts), 0);
-      const existing = await this.deps.store.existingEventIds('signals', org, minTs, maxTs, group.map((s) => s.event_id));
-      const seen = new Set<string>();
-      for (const s of group) {
-        if (seen.has(s.event_id)) continue;
-        seen.add(s.event_id);
-        all.push(s);
-        if (!existing.has(s.event_id)) fresh.push(s);
-      }
-    }
-    if (fresh.length) await this.insert('signals', fresh.map((s) => JSON.stringify(s)).join('\n') + '\n', fresh.length);
-    return retry ? all : fresh;
+  /** Derived signals are stored once (ids from their inputs) and correlated as every detector's are (application/derived-signals.ts). */
+  private writeDerivedSignals(signals: SignalRow[], retry: boolean): Promise<SignalRow[]> {
+    const writes = {
+      existingEventIds: (table: 'signals', org: string, minTs: number, maxTs: number, ids: string[]) => this.deps.store.existingEventIds(table, org, minTs, maxTs, ids),
+      insertSignals: (ndjson: string, rows: number) => this.insert('signals', ndjson, rows),
+    };
+    return storeDerivedSignals(writes, signals, retry);
   }
 
-  private async correlate(signals: SignalRow[]): Promise<void> {
-    for (const [org, group] of groupBy(signals, (s) => s.org_id)) {
-      const changes = new Map<string, KeyChange>();
-      for (const s of group) {
-        const key = correlationKey(s);
-        const known = changes.get(key);
-        if (known) known.since = Math.min(known.since, s.ts);
-        else changes.set(key, { service: s.service, environment: s.environment, region: s.region, since: s.ts });
-      }
-      await this.deps.correlator.recompute(org, [...changes.values()]);
-    }
+  private correlate(signals: SignalRow[]): Promise<void> {
+    return correlateSignals(this.deps.correlator, signals);
   }
 }
 
@@ -272,15 +247,4 @@ function countLines(data: Buffer): number {
   let n = 0;
   for (let i = data.indexOf(10); i !== -1; i = data.indexOf(10, i + 1)) n += 1;
   return n;
-}
-
-function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const list = out.get(key);
-    if (list) list.push(item);
-    else out.set(key, [item]);
-  }
-  return out;
 }

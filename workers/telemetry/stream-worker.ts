@@ -1,7 +1,9 @@
 import type { DetectionRulesSource } from '../../application/detection-rules-service';
+import { readTelemetryHeaders } from '../../core/telemetry-headers';
 import type { Logger } from '../../observability/logger';
 import type { Registry } from '../../observability/metrics';
 import { consumerLagMetrics } from '../../streams/consumer-lag';
+import type { DetectionFeed } from '../../streams/detection-feed';
 import type { NatsClient } from '../../streams/nats-client';
 import { defaultTopology, laneConsumer, lanes, type Lane, type TopologyConfig } from '../../streams/topology';
 import { BatchWriter } from './batch-writer';
@@ -52,6 +54,8 @@ export interface StreamWorkerDeps {
   rules?: DetectionRulesSource;
   /** The topology the consumer is recreated from; defaults to the default one with this worker's ack wait. */
   topology?: Pick<TopologyConfig, 'prefix' | 'ackWaitMs' | 'maxAckPending'>;
+  /** Where written flow messages are copied for the rate detectors (streams/detection-feed.ts); none: no copy. */
+  detectionFeed?: Pick<DetectionFeed, 'copy'>;
 }
 
 /**
@@ -68,6 +72,7 @@ export interface StreamWorkerDeps {
  */
 export class StreamWorker {
   private readonly writer: BatchWriter;
+  private readonly detectionFeed?: Pick<DetectionFeed, 'copy'>;
   private readonly lanes: Array<{ lane: Lane; loop: ConsumeLoop<WorkMessage>; handler: BatchHandler }>;
 
   constructor(
@@ -75,6 +80,7 @@ export class StreamWorker {
     deps: StreamWorkerDeps,
   ) {
     const metrics = streamWorkerMetrics(deps.registry);
+    this.detectionFeed = deps.detectionFeed;
     const topology = deps.topology ?? { ...defaultTopology(config.prefix), ackWaitMs: config.ackWaitMs };
     const sources = lanes.map((lane) => new JetStreamSource({ topology, maxMessages: config.maxMessages, lane }, { nats: deps.nats, log: deps.log }));
     this.writer = new BatchWriter({
@@ -87,7 +93,7 @@ export class StreamWorker {
     });
     const deadLetters = new JetStreamDeadLetters(deps.nats, config.prefix);
     this.lanes = lanes.map((lane, i) => {
-      const handler = new BatchHandler(config, { process: (batch, opts) => this.writer.process(batch, opts), deadLetters, metrics, log: deps.log });
+      const handler = new BatchHandler(config, { process: (batch, opts) => this.process(batch, opts), deadLetters, metrics, log: deps.log });
       // Signals wait less for their batch to fill: they are few, and an incident should open at once.
       const maxWaitMs = lane === 'signals' ? Math.min(config.maxWaitMs, signalsMaxWaitMs) : config.maxWaitMs;
       const batcher = new Batcher<WorkMessage>(
@@ -136,8 +142,11 @@ export class StreamWorker {
    * message as redelivered (its rows may be stored already). Exposed for
    * tests that drive a batch directly.
    */
-  process(batch: WorkMessage[], opts: { retry?: boolean } = {}): Promise<void> {
-    return this.writer.process(batch, opts);
+  async process(batch: WorkMessage[], opts: { retry?: boolean } = {}): Promise<void> {
+    await this.writer.process(batch, opts);
+    // Written, not yet acknowledged: the rate detectors get their copy now. A failed copy fails
+    // the batch, whose retry finds its rows stored (not written twice) and copies again.
+    if (this.detectionFeed) await this.detectionFeed.copy(flowMessagesOf(batch));
   }
 
   /**
@@ -149,4 +158,14 @@ export class StreamWorker {
   private publishedLongAgo(m: WorkMessage): boolean {
     return Date.now() - Number(m.info.timestampNanos) / 1e6 > this.config.ackWaitMs / 2;
   }
+}
+
+/** The batch's flow messages, each with its workspace, as the detection feed takes them. */
+function flowMessagesOf(batch: WorkMessage[]): Array<{ orgId: string; message: WorkMessage }> {
+  const out: Array<{ orgId: string; message: WorkMessage }> = [];
+  for (const message of batch) {
+    const { kind, org } = readTelemetryHeaders(message.headers);
+    if (kind === 'flow') out.push({ orgId: org, message });
+  }
+  return out;
 }

@@ -1,0 +1,83 @@
+import { historyOf } from '../core/detection-rules';
+import { flowRowJson, type FlowInput } from '../core/flow';
+import { telemetryHeaderNames } from '../core/telemetry-headers';
+import { createLogger } from '../observability/logger';
+import { createRegistry } from '../observability/metrics';
+import { detectionMetrics } from '../workers/detection/detection-metrics';
+import { DetectionSink, type DetectionMessage } from '../workers/detection/detection-sink';
+
+/**
+ * `node dist/bench/detection-feed.js`: the rate detectors' consumer on
+ * 100,000 collected flows (exporter fields present) in 20 messages of
+ * 5,000, 5,000 flows a second of event time to 5,000 destinations, then
+ * to 500: parsing
+ * each copy's rows, counting them, closing and judging windows and
+ * acknowledging, with the writes faked. Ordinary traffic: no window crosses
+ * the default thresholds, as almost always. Prints the CPU time per flow;
+ * the machine is shared, so CPU time, not wall time.
+ */
+const org = 'org_3kq9v2m8x1';
+const flowsPerMessage = 5_000;
+const messages = 20;
+const t0 = 1_796_000_000_000;
+
+function message(m: number, destinations: number): DetectionMessage {
+  const lines: string[] = [];
+  for (let j = 0; j < flowsPerMessage; j += 1) {
+    const i = m * flowsPerMessage + j;
+    const input: FlowInput = {
+      src_ip: `10.${i % 256}.${(i >> 8) % 256}.7`,
+      dst_ip: `203.0.${(i % destinations) >> 8}.${i % destinations % 256}`,
+      src_port: 1024 + (i % 50_000),
+      dst_port: 443,
+      protocol: i % 3 ? 'tcp' : 'udp',
+      bytes: 1_000 * (1 + (i % 9)),
+      packets: 1 + (i % 9),
+      timestamp: t0 + Math.floor(i / 5),
+      exporter: '192.0.2.17',
+      in_if: 3,
+      out_if: 7,
+      tcp_flags: 24,
+    };
+    lines.push(flowRowJson(input, { org_id: org, event_id: `evt_${i.toString(36).padStart(12, '0')}`, ts: 0, received_at: t0 }).json);
+  }
+  const headers: Record<string, string> = { [telemetryHeaderNames.kind]: 'flow', [telemetryHeaderNames.org]: org };
+  return { data: Buffer.from(lines.join('\n') + '\n'), headers: { get: (k) => headers[k] ?? '' }, ack: () => undefined, nak: () => undefined, working: () => undefined };
+}
+
+async function run(copies: DetectionMessage[]): Promise<void> {
+  const history = historyOf([]);
+  const sink = new DetectionSink<DetectionMessage>(
+    { idleFlushMs: 5_000 },
+    {
+      rules: { history: () => Promise.resolve(history) },
+      signals: { existingEventIds: () => Promise.resolve(new Map()), insertSignals: () => Promise.resolve() },
+      attacks: { insert: () => Promise.resolve() },
+      correlator: { recompute: () => Promise.resolve() },
+      metrics: detectionMetrics(createRegistry()),
+      log: createLogger('silent', 'bench'),
+      now: () => 0,
+    },
+  );
+  for (const m of copies) await sink.add(m);
+}
+
+async function measure(destinations: number): Promise<void> {
+  const copies = Array.from({ length: messages }, (_, m) => message(m, destinations));
+  await run(copies);
+  await run(copies);
+  const rounds = 5;
+  const before = process.cpuUsage();
+  for (let r = 0; r < rounds; r += 1) await run(copies);
+  const used = process.cpuUsage(before);
+  const flows = rounds * messages * flowsPerMessage;
+  console.log(`detection consumer, ${destinations} destinations: ${((used.user + used.system) / flows).toFixed(2)} µs CPU a flow over ${flows} flows`);
+}
+
+async function main(): Promise<void> {
+  // One flow a second to each destination (the costliest shape: every window judges every destination), then ten.
+  await measure(5_000);
+  await measure(500);
+}
+
+void main();

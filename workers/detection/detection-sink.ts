@@ -1,0 +1,166 @@
+import type { DetectionRulesSource } from '../../application/detection-rules-service';
+import { correlateSignals, storeDerivedSignals, type DerivedSignalWrites } from '../../application/derived-signals';
+import { inForce } from '../../core/detection-rules';
+import type { WindowSettings } from '../../core/detection/rate-window';
+import { rateSignal } from '../../core/detection/signals';
+import { readTelemetryHeaders } from '../../core/telemetry-headers';
+import type { Logger } from '../../observability/logger';
+import type { AttackWindow } from '../../storage/attack-windows-repo';
+import type { DetectionMetrics } from './detection-metrics';
+import { parseFlowLines } from './flow-lines';
+import { RateFeed, type AckableMessage, type FeedDecision, type FeedStep } from './rate-feed';
+
+/** A message of the detection feed: the part of a JetStream message the sink uses. */
+export interface DetectionMessage extends AckableMessage {
+  readonly data: Uint8Array;
+  readonly headers?: { get(key: string): string };
+}
+
+export interface DetectionSinkDeps {
+  rules: DetectionRulesSource;
+  signals: DerivedSignalWrites;
+  attacks: { insert(rows: readonly AttackWindow[]): Promise<void> };
+  correlator: { recompute(orgId: string, changes: Array<{ service: string; environment: string; region: string; since: number }>): Promise<unknown> };
+  metrics: DetectionMetrics;
+  log: Logger;
+  now?: () => number;
+}
+
+/**
+ * Takes the detection feed's messages one at a time (the feed's state is one
+ * sequence): parses each one's flows, counts them under its workspace's rules
+ * in force, writes the decisions of the windows that closed (their attack
+ * windows, then their signals, then the incidents of their keys, as the
+ * stream workers do for derived signals), and only then acknowledges the
+ * messages whose windows are all closed (rate-feed.ts). A failed write
+ * offers every held message again and starts the state afresh: the
+ * redelivered messages rebuild it.
+ */
+export class DetectionSink<M extends DetectionMessage> {
+  private readonly feed: RateFeed<M>;
+  private chain: Promise<void> = Promise.resolve();
+  private lastMessageAt = 0;
+
+  constructor(
+    private readonly config: { idleFlushMs: number; settings?: WindowSettings },
+    private readonly deps: DetectionSinkDeps,
+  ) {
+    this.feed = new RateFeed<M>(config.settings);
+  }
+
+  private now(): number {
+    return (this.deps.now ?? Date.now)();
+  }
+
+  /** Handles a message after those before it; resolves once it is counted (and what it closed written). */
+  add(message: M): Promise<void> {
+    this.lastMessageAt = this.now();
+    return this.enqueue(() => this.handle(message));
+  }
+
+  /** Waits for every message in hand (their acks may wait for later windows). */
+  flush(): Promise<void> {
+    return this.chain;
+  }
+
+  /**
+   * Called on a timer: when no message came for `idleFlushMs` (the
+   * lateness) of wall time, every open window is closed and judged, so a
+   * flood that stops is still judged, and the held messages are acknowledged.
+   */
+  tick(): Promise<void> {
+    if (this.feed.heldMessages === 0 || this.now() - this.lastMessageAt < this.config.idleFlushMs) return this.chain;
+    return this.enqueue(() => this.apply(this.feed.flush()));
+  }
+
+  keepAlive(): void {
+    this.feed.keepAlive();
+  }
+
+  /** Offers every held message again at once (this process stops leading): the next holder rebuilds the state from them. */
+  release(): Promise<void> {
+    return this.enqueue(async () => {
+      for (const m of this.feed.reset()) m.nak();
+      this.deps.metrics.held.set(0);
+      await Promise.resolve();
+    });
+  }
+
+  private enqueue(work: () => Promise<void>): Promise<void> {
+    const next = this.chain.then(work).catch((err: unknown) => {
+      this.deps.metrics.errors.inc({ stage: 'handle' });
+      this.deps.log.error({ err }, 'unable to handle a detection feed message; the held messages are offered again');
+      for (const m of this.feed.reset()) m.nak(1_000);
+    });
+    this.chain = next;
+    return next;
+  }
+
+  private async handle(message: M): Promise<void> {
+    const { kind, org } = readTelemetryHeaders(message.headers);
+    const { flows, skipped } = parseFlowLines(message.data);
+    if (skipped) this.deps.metrics.flows.inc({ outcome: 'unreadable' }, skipped);
+    if (kind !== 'flow' || org === '') {
+      this.deps.log.warn({ kind }, 'skipping a detection feed message without a workspace or of another kind');
+      message.ack();
+      return;
+    }
+    let history;
+    try {
+      history = await this.deps.rules.history(org);
+    } catch (err) {
+      this.deps.metrics.errors.inc({ stage: 'rules' });
+      this.deps.log.error({ err, org }, 'unable to read the detection rules; the message is offered again');
+      message.nak(1_000);
+      return;
+    }
+    const rules = inForce(history);
+    const step = this.feed.take(org, { version: rules.version, rates: rules.rules.rates }, message, flows);
+    this.deps.metrics.flows.inc({ outcome: 'counted' }, Math.max(0, flows.length - step.late - step.untracked));
+    await this.apply(step);
+  }
+
+  /** Writes a step's decisions, then acknowledges its messages; a failure offers them (and every held one) again. */
+  private async apply(step: FeedStep<M>): Promise<void> {
+    if (step.late) this.deps.metrics.flows.inc({ outcome: 'late' }, step.late);
+    if (step.untracked) this.deps.metrics.flows.inc({ outcome: 'untracked' }, step.untracked);
+    try {
+      if (step.decisions.length) await this.write(step.decisions);
+      for (const m of step.ackable) m.ack();
+    } catch (err) {
+      this.deps.metrics.errors.inc({ stage: 'write' });
+      this.deps.log.error({ err, decisions: step.decisions.length }, 'unable to write rate decisions; the held messages are offered again');
+      for (const m of [...step.ackable, ...this.feed.reset()]) m.nak(1_000);
+    }
+    this.deps.metrics.held.set(this.feed.heldMessages);
+  }
+
+  private async write(decisions: FeedDecision[]): Promise<void> {
+    const now = this.now();
+    const signals = decisions.map((d) => rateSignal(d.org, d.decision, now));
+    await this.deps.attacks.insert(decisions.map((d, i) => attackWindowOf(d, signals[i]!.event_id, now)));
+    // Correlated whether stored now or before: the holder that stored them may have stopped before correlating.
+    const toCorrelate = await storeDerivedSignals(this.deps.signals, signals, true);
+    await correlateSignals(this.deps.correlator, toCorrelate);
+    for (const d of decisions) this.deps.metrics.decisions.inc({ type: d.decision.type });
+  }
+}
+
+function attackWindowOf(d: FeedDecision, eventId: string, now: number): AttackWindow {
+  const { decision } = d;
+  return {
+    org_id: d.org,
+    event_id: eventId,
+    scope: decision.scope,
+    target: decision.target,
+    host_group: decision.host_group,
+    window_end: decision.window_end,
+    type: decision.type,
+    vector: decision.vector,
+    detector_version: decision.detector_version,
+    rules_version: d.rules_version,
+    rates: decision.rates,
+    details: d.details,
+    created_at: now,
+  };
+}
