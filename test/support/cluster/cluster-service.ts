@@ -47,9 +47,10 @@ export interface ClusterService {
  * admin user, then each role as its own processes and NATS user, on the
  * run's clickhouse-server (a database of its own) and Temporal (a task
  * queue of its own). The NATS prefix is `nettel`, the one the config's
- * permissions name.
+ * permissions name. `roleEnv` adds settings of one role (the BGP speaker
+ * the temporal-worker announces through).
  */
-export async function startClusterService(dir: string, log: Logger): Promise<ClusterService> {
+export async function startClusterService(dir: string, log: Logger, roleEnv: Partial<Record<ClusterRole, Record<string, string>>> = {}): Promise<ClusterService> {
   const nats = await startNatsCluster(path.join(dir, 'nats'), 3, log);
   const id = randomBytes(5).toString('hex');
   const database = `cluster_${id}`;
@@ -78,8 +79,8 @@ export async function startClusterService(dir: string, log: Logger): Promise<Clu
     processes[role] = await Promise.all(
       Array.from({ length: count }, async (_, i) => {
         const port: Record<string, string> = role === 'api' ? { PORT: String(await freePort()), HOST: '127.0.0.1' } : {};
-        const roleEnv = { ...shared, ...env, ...port, NATS_PASSWORD: nats.passwords[env.NATS_USER as keyof NatsCluster['passwords']] };
-        return new RoleProcess(`${role}-${i + 1}`, dir, roleEnv, { database, prefix: 'nettel' });
+        const password = nats.passwords[env.NATS_USER as keyof NatsCluster['passwords']];
+        return new RoleProcess(`${role}-${i + 1}`, dir, { ...shared, ...env, ...port, NATS_PASSWORD: password, ...roleEnv[role] }, { database, prefix: 'nettel' });
       }),
     );
   }
