@@ -87,7 +87,7 @@ export async function startClusterService(dir: string, log: Logger, roleEnv: Par
   const all = clusterRoles.flatMap((r) => processes[r]);
   // The workers first: the API's first accepted flow has a consumer waiting for it.
   for (const p of all.filter((p) => !p.url)) await p.start();
-  await Promise.all(all.filter((p) => p.url).map(startAsComposeDoes));
+  await Promise.all(all.filter((p) => p.url).map((p) => p.start()));
   const admin = await connect({ servers: nats.url.split(','), user: 'admin', pass: nats.passwords.admin });
   return {
     nats,
@@ -101,20 +101,4 @@ export async function startClusterService(dir: string, log: Logger, roleEnv: Par
       await nats.stop();
     },
   };
-}
-
-/**
- * Starts a process as compose's restart policy (`unless-stopped`) does: one
- * whose start fails is started again. Said on the test's output, since it is
- * a defect: an api process started beside the others once failed with
- * JetStream's "wrong last sequence" (1 start in about 8 of this file's).
- */
-async function startAsComposeDoes(p: RoleProcess): Promise<void> {
-  try {
-    await p.start();
-  } catch (err) {
-    const why = String(err).split('\n').find((line) => line.includes('failed to start')) ?? String(err);
-    process.stdout.write(`cluster start: ${p.name} failed to start (${why}); started again, as compose's restart policy does\n`);
-    await p.start();
-  }
 }
