@@ -85,7 +85,11 @@ export async function startNatsCluster(dir: string, size: number, log: Logger): 
       await Promise.all(nodes.map((n) => n.process.stop()));
     },
   };
-  await jetStreamReady(cluster);
+  // A cluster that never elects its meta leader is stopped here: the caller has nothing to stop.
+  await jetStreamReady(cluster).catch(async (err: unknown) => {
+    await cluster.stop();
+    throw err;
+  });
   return cluster;
 }
 

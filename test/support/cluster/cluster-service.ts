@@ -52,6 +52,19 @@ export interface ClusterService {
  */
 export async function startClusterService(dir: string, log: Logger, roleEnv: Partial<Record<ClusterRole, Record<string, string>>> = {}): Promise<ClusterService> {
   const nats = await startNatsCluster(path.join(dir, 'nats'), 3, log);
+  const started: RoleProcess[] = [];
+  try {
+    return await startRoles(dir, nats, roleEnv, started);
+  } catch (err) {
+    // A start that fails leaves nothing running: the caller, given no service, cannot stop it.
+    await Promise.all(started.map((p) => p.stop()));
+    await nats.stop();
+    throw err;
+  }
+}
+
+/** The topology job, then each role's processes (each pushed on `started` as it starts). */
+async function startRoles(dir: string, nats: NatsCluster, roleEnv: Partial<Record<ClusterRole, Record<string, string>>>, started: RoleProcess[]): Promise<ClusterService> {
   const id = randomBytes(5).toString('hex');
   const database = `cluster_${id}`;
   const shared = {
@@ -86,8 +99,12 @@ export async function startClusterService(dir: string, log: Logger, roleEnv: Par
   }
   const all = clusterRoles.flatMap((r) => processes[r]);
   // The workers first: the API's first accepted flow has a consumer waiting for it.
-  for (const p of all.filter((p) => !p.url)) await p.start();
-  await Promise.all(all.filter((p) => p.url).map((p) => p.start()));
+  const start = async (p: RoleProcess) => {
+    started.push(p);
+    await p.start();
+  };
+  for (const p of all.filter((p) => !p.url)) await start(p);
+  await Promise.all(all.filter((p) => p.url).map(start));
   const admin = await connect({ servers: nats.url.split(','), user: 'admin', pass: nats.passwords.admin });
   return {
     nats,
