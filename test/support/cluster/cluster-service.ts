@@ -73,7 +73,8 @@ async function startRoles(dir: string, nats: NatsCluster, roleEnv: Partial<Recor
     // The streams reserve their bounds on every node; three nodes share this machine's disk.
     NATS_STREAM_MAX_BYTES: String(256 * 1024 ** 2),
     NATS_DEAD_LETTER_MAX_BYTES: String(64 * 1024 ** 2),
-    NATS_ACK_WAIT_MS: '5000',
+    // The product's ack wait (30 s): a shorter one lets a worker's buffered messages reach a second worker while
+    // the first still holds them, which the write path does not yet survive (docs/operations/cluster.md, known defects).
     WORKER_MAX_WAIT_MS: '50',
     CLICKHOUSE_URL: process.env.TEST_CLICKHOUSE_URL!,
     CLICKHOUSE_DATABASE: database,
