@@ -18,8 +18,14 @@ export interface StoredEntry {
   revision: number;
 }
 
-/** JetStream's "wrong last sequence": a compare-and-set lost to another writer (or a create found the key). */
-export const isWrongLastSequence = (err: unknown): boolean => apiErrorCode(err) === jsErrors.wrongLastSequence;
+/**
+ * JetStream's "wrong last sequence": a compare-and-set lost to another writer (or a create found the key), or, on
+ * a cluster's replicated bucket, came while another write of the key was still in flight.
+ */
+export const isWrongLastSequence = (err: unknown): boolean => {
+  const code = apiErrorCode(err);
+  return code === jsErrors.wrongLastSequence || code === jsErrors.wrongLastSequenceInFlight;
+};
 
 /** A bucket at its bound refused a new entry (JetStream 10077, "maximum bytes exceeded"). */
 export class BucketFull extends Error {

@@ -76,6 +76,11 @@ export const jsErrors = {
   insufficientStorage: 10047,
   /** "Wrong last sequence": a compare-and-set (or a create) lost to another writer (streams/kv-bucket.ts). */
   wrongLastSequence: 10071,
+  /**
+   * The same without the sequence: on a replicated stream (nats-server 2.12+), another write of the subject was
+   * still being proposed when this one came. Two processes taking one lock at once get it.
+   */
+  wrongLastSequenceInFlight: 10164,
   /** A store failure; for a stream (a bucket) at its `max_bytes`, "maximum bytes exceeded". */
   storeFailed: 10077,
 } as const;

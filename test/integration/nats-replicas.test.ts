@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { connect } from 'nats';
 import { createLogger } from '../../observability/logger';
-import { startNatsCluster } from '../support/nats-cluster';
+import { startNatsCluster, type NatsCluster } from '../support/nats-cluster';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';
 import { names, outboxNames } from '../../streams/names';
@@ -15,18 +15,19 @@ import { names, outboxNames } from '../../streams/names';
  */
 describe('replicas on a NATS cluster', () => {
   let dir: string;
-  let cluster: { url: string; stop(): Promise<void> };
+  let cluster: NatsCluster;
   let t: TestStack;
   const prefix = `rep${Date.now().toString(36)}`;
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-cluster-'));
     cluster = await startNatsCluster(dir, 3, createLogger('silent'));
-    // An earlier start's bucket, with one copy; JetStream answers once the cluster has elected its meta leader.
-    const nc = await connect({ servers: cluster.url.split(',') });
+    // An earlier start's bucket, with one copy. The cluster runs deploy/nats/nettel.conf, whose roles' users know only the
+    // prefix `nettel`: this test's prefix is its own, so it runs as the admin user, as the topology job does.
+    const nc = await connect({ servers: cluster.url.split(','), user: 'admin', pass: cluster.passwords.admin });
     await waitFor(() => nc.jetstream().views.kv(names(prefix).auditHeadsBucket, { history: 1, replicas: 1 }), 30_000, 'the cluster to accept a bucket');
     await nc.drain();
-    t = await startTestStack('chdb', { NATS_URL: cluster.url, NATS_REPLICAS: '3', NATS_PREFIX: prefix });
+    t = await startTestStack('chdb', { NATS_URL: cluster.url, NATS_REPLICAS: '3', NATS_PREFIX: prefix, ...cluster.credentials('admin') });
   }, 120_000);
   afterAll(async () => {
     await t?.stop();

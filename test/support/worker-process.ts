@@ -7,8 +7,9 @@ const mainJs = path.resolve(__dirname, '../../dist/service/main.js');
 
 /**
  * The built service (`npm test` builds it first) running only the stream
- * workers, as its own process on the test stack's engines, database and NATS
- * prefix, so a test can kill it (-9) and start it again.
+ * workers (or the roles `env` names in ROLES), as its own process on the test
+ * stack's engines, database and NATS prefix, so a test can kill it (-9) and
+ * start it again.
  */
 export function startWorkerProcess(
   config: { clickhouse: Pick<Config['clickhouse'], 'database'>; nats: Pick<Config['nats'], 'prefix'> },

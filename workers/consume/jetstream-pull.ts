@@ -18,6 +18,18 @@ export function interruptionReason(err: unknown): string {
   return (e?.code && byCode[e.code]) || 'error';
 }
 
+/**
+ * How often the server of a waiting pull says it is still there. Only the
+ * consumer's leader answers a pull: when it dies (a NATS node killed) the
+ * pull hears nothing more, and nats.js reports it after two silent
+ * intervals. At its default (half the pull's 30 s expiry) the workers stood
+ * still 30 to 45 s after a leader's kill on a 3-node cluster (40 s measured,
+ * test/integration/cluster-kills.test.ts); at 2 s, 4 to 6 s. A busy event
+ * loop cannot fake the silence: the messages it reads between two checks
+ * count as heard.
+ */
+export const pullHeartbeatMs = 2_000;
+
 export interface JetStreamPullConfig {
   stream: string;
   consumer: string;
@@ -49,7 +61,7 @@ export class JetStreamPull {
       // The first open too: the consumer may have been deleted (or recreated by another process) just before.
       await this.deps.prepare();
       const consumer = await nats.js().consumers.get(this.config.stream, this.config.consumer);
-      const messages = await consumer.consume({ max_messages: this.config.maxMessages, abort_on_missing_resource: true });
+      const messages = await consumer.consume({ max_messages: this.config.maxMessages, idle_heartbeat: pullHeartbeatMs, abort_on_missing_resource: true });
       return this.watch(messages);
     } catch (err) {
       if (err instanceof ConsumeInterrupted) throw err;

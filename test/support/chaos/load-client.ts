@@ -18,6 +18,8 @@ export interface LoadReport {
   retries: Record<string, number>;
   /** Answers no retry can fix (a 4xx other than 429, a 5xx other than 503): each is a defect. */
   unexpected: string[];
+  /** Acknowledged batches by the address that acknowledged them (the client may spread its posts over several). */
+  acknowledgedBy: Record<string, number>;
 }
 
 /** The source address that marks batch `n` (n < 65,536). */
@@ -28,7 +30,7 @@ export class LoadClient {
   private stopping = false;
   private aborted = false;
   private running: Promise<void>[] = [];
-  private readonly report: LoadReport = { acknowledgedBatches: 0, acknowledgedFlows: 0, retries: {}, unexpected: [] };
+  private readonly report: LoadReport = { acknowledgedBatches: 0, acknowledgedFlows: 0, retries: {}, unexpected: [], acknowledgedBy: {} };
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
 
   constructor(private readonly opts: { url: () => string; key: string; scenario: string; senders: number; timestamp: number }) {}
@@ -60,6 +62,10 @@ export class LoadClient {
     return this.report.acknowledgedBatches;
   }
 
+  acknowledgedBy(url: string): number {
+    return this.report.acknowledgedBy[url] ?? 0;
+  }
+
   private async sender(): Promise<void> {
     while (!this.stopping) {
       const n = this.next++;
@@ -80,8 +86,13 @@ export class LoadClient {
 
   private async deliver(n: number, body: string): Promise<boolean> {
     for (let attempt = 0; !this.aborted; attempt += 1) {
-      const answer = await this.post(body, `${this.opts.scenario}-${n}`);
-      if (answer.status === 201) return true;
+      // Asked on every attempt: a client spreading its posts retries on the next address.
+      const url = this.opts.url();
+      const answer = await this.post(url, body, `${this.opts.scenario}-${n}`);
+      if (answer.status === 201) {
+        this.report.acknowledgedBy[url] = (this.report.acknowledgedBy[url] ?? 0) + 1;
+        return true;
+      }
       const reason = answer.status ? String(answer.status) : answer.error!;
       this.report.retries[reason] = (this.report.retries[reason] ?? 0) + 1;
       if (answer.status && answer.status !== 503 && answer.status !== 429) this.report.unexpected.push(`${answer.status} ${answer.text.slice(0, 200)}`);
@@ -91,9 +102,9 @@ export class LoadClient {
     return false;
   }
 
-  private post(body: string, idempotencyKey: string): Promise<{ status?: number; text: string; error?: string; retryAfterSeconds?: number }> {
+  private post(base: string, body: string, idempotencyKey: string): Promise<{ status?: number; text: string; error?: string; retryAfterSeconds?: number }> {
     return new Promise((resolve) => {
-      const url = new URL('/flow', this.opts.url());
+      const url = new URL('/flow', base);
       const req = http.request(
         url,
         {
