@@ -20,6 +20,7 @@ export interface components {
     ConsoleSession: Answer<'/auth/session', 'get'>;
     SignInOptions: Answer<'/auth/config', 'get'>;
     Incident: Answer<'/v1/incidents/{id}', 'get'>;
+    Attack: NonNullable<Answer<'/v1/incidents/{id}', 'get'>['attack']>;
     IncidentSignal: Answer<'/v1/incidents/{id}/signals', 'get'>['data'][number];
     Policy: Answer<'/v1/policies/{id}', 'get'>;
     Replay: Answer<'/v1/replays/{id}', 'get'>;

@@ -2,6 +2,7 @@ import type { ErrorBody, IncidentView, Page } from '../support/api-types';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 import { waitFor, waitForDetectionDrained, waitForTelemetryDrained } from '../support/wait';
 import { WebhookReceiver } from '../support/webhook-receiver';
+import { attackers, synFlood } from '../support/detection-flows';
 
 interface Attack {
   type: string;
@@ -13,25 +14,6 @@ interface Attack {
   packet_sizes: Array<{ min: number }>;
 }
 type IncidentWithAttack = IncidentView & { attack: Attack | null };
-
-const syn = 0x02;
-/** Ten attackers, 198.51.100.1 sending least and 198.51.100.10 most, so the top sources have one order. */
-const attackers = Array.from({ length: 10 }, (_, i) => `198.51.100.${i + 1}`);
-
-/** A SYN flood to `target`: 100 flows a second of 40-49 packets each (about 4,500 packets a second) for `seconds`, from `start`. */
-function synFlood(target: string, start: number, seconds: number) {
-  return Array.from({ length: seconds * 100 }, (_, i) => ({
-    timestamp: start + i * 10,
-    src_ip: attackers[i % 10],
-    dst_ip: target,
-    src_port: 1024 + (i % 50_000),
-    dst_port: 80,
-    protocol: 'tcp',
-    tcp_flags: syn,
-    packets: 40 + (i % 10),
-    bytes: (40 + (i % 10)) * 60,
-  }));
-}
 
 /** Ordinary traffic: 50 destinations (203.0.113.100-149, none the flood's), a few packets each, well under every threshold. */
 function background(start: number, seconds: number) {

@@ -53,3 +53,21 @@ export function batched<T>(items: readonly T[], random: () => number, max = 50):
   }
   return out;
 }
+
+/** Ten attackers, 198.51.100.1 sending least and 198.51.100.10 most, so the top sources have one order. */
+export const attackers = Array.from({ length: 10 }, (_, i) => `198.51.100.${i + 1}`);
+
+/** A SYN flood to `target` as posted to `POST /flow`: 100 flows a second of 40-49 packets each (about 4,500 packets a second) for `seconds`, from `start`. */
+export function synFlood(target: string, start: number, seconds: number) {
+  return Array.from({ length: seconds * 100 }, (_, i) => ({
+    timestamp: start + i * 10,
+    src_ip: attackers[i % 10],
+    dst_ip: target,
+    src_port: 1024 + (i % 50_000),
+    dst_port: 80,
+    protocol: 'tcp',
+    tcp_flags: syn,
+    packets: 40 + (i % 10),
+    bytes: (40 + (i % 10)) * 60,
+  }));
+}

@@ -3,6 +3,7 @@ import { get, post } from '../api';
 import { Bars } from '../chart';
 import type { components, paths } from '../schema';
 import { asApiError, can, ErrorNote, number, Section, Status, useLoad, when, type Me } from '../ui';
+import { AttackPanel } from './incident-attack';
 import { SignalTimeline } from './incident-timeline';
 import { ReplayList } from './replays';
 
@@ -106,6 +107,7 @@ function IncidentDetail({ me, id }: { me: Me; id: string }) {
               <button type="button" onClick={act('resolve')}>Resolve</button>
             </div>
           ) : null}
+          {i.attack ? <AttackPanel attack={i.attack} /> : null}
           <SignalTimeline incident={i} />
           {i.state !== 'open' ? <p>{i.state[0]!.toUpperCase() + i.state.slice(1)} at <time dateTime={i.updated_at}>{when(i.updated_at)}</time>.</p> : null}
           <IncidentTraffic incident={i} />
