@@ -1,6 +1,7 @@
 import { backoffDelayMs, type Backoff } from '../../core/backoff';
 import type { Logger } from '../../observability/logger';
 import { ConsumeInterrupted, type OpenedConsumer } from './consumer';
+import { Pause } from './pause';
 
 /** Waits between re-opens of the consumer (core/backoff). */
 export type ReopenBackoff = Backoff;
@@ -43,7 +44,7 @@ export class ConsumeLoop<M> {
   private state: State = { consuming: false, reason: 'not started' };
   private current?: OpenedConsumer<M>;
   private loop?: Promise<void>;
-  private wake?: () => void;
+  private readonly pause = new Pause();
   /** Since when no pull has delivered or held: set when a pull ends, cleared by a message or a pull that lasts. */
   private troubleSince?: number;
   private openedAt = 0;
@@ -89,7 +90,7 @@ export class ConsumeLoop<M> {
   async stop(): Promise<void> {
     this.running = false;
     this.current?.stop();
-    this.wake?.();
+    this.pause.wake();
     await this.loop;
   }
 
@@ -124,7 +125,7 @@ export class ConsumeLoop<M> {
         if (now() - openedAt >= this.backoff.maxMs) attempt = 0;
         if (!this.running) break;
       }
-      await this.pause(reopenDelayMs(attempt, this.backoff));
+      await this.pause.for(reopenDelayMs(attempt, this.backoff));
       attempt += 1;
       if (!this.running) break;
       opened = await this.reopen(attempt);
@@ -175,16 +176,5 @@ export class ConsumeLoop<M> {
       this.deps.log.warn({ consumer: this.deps.consumer, err, reason: next, attempt, retryInMs: reopenDelayMs(attempt, this.backoff) }, 'unable to open the consumer; retrying');
       return undefined;
     }
-  }
-
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    });
   }
 }

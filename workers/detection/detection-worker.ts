@@ -8,6 +8,7 @@ import { ConsumeLoop, defaultReopenBackoff } from '../consume/consume-loop';
 import { JetStreamPull } from '../consume/jetstream-pull';
 import { detectionMetrics, type DetectionMetrics } from './detection-metrics';
 import { DetectionSink, type DetectionSinkDeps } from './detection-sink';
+import { Pause } from '../consume/pause';
 
 export interface DetectionWorkerConfig {
   prefix: string;
@@ -53,7 +54,7 @@ export class DetectionWorker {
   private readonly metrics: DetectionMetrics;
   private running = false;
   private leading?: Promise<void>;
-  private wake?: () => void;
+  private readonly pause = new Pause();
 
   constructor(
     private readonly config: DetectionWorkerConfig,
@@ -70,7 +71,7 @@ export class DetectionWorker {
 
   async stop(): Promise<void> {
     this.running = false;
-    this.wake?.();
+    this.pause.wake();
     await this.leading;
   }
 
@@ -82,7 +83,7 @@ export class DetectionWorker {
         this.metrics.errors.inc({ stage: 'lock' });
         this.deps.log.warn({ err }, 'unable to contend for the rate detectors lock; trying again');
       }
-      if (this.running) await this.pause(this.config.lockRetryMs);
+      if (this.running) await this.pause.for(this.config.lockRetryMs);
     }
   }
 
@@ -101,7 +102,7 @@ export class DetectionWorker {
     const keepAlive = setInterval(() => sink.keepAlive(), Math.max(500, Math.floor(ackWaitMs / 3)));
     const idle = setInterval(() => void sink.tick(), 250);
     try {
-      while (this.running) await this.pause(60_000);
+      while (this.running) await this.pause.for(60_000);
     } finally {
       clearInterval(keepAlive);
       clearInterval(idle);
@@ -109,16 +110,5 @@ export class DetectionWorker {
       await sink.release();
       this.metrics.leading.set(0);
     }
-  }
-
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    });
   }
 }
