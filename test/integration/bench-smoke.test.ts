@@ -7,7 +7,9 @@ import path from 'node:path';
  * asserted here; speed is what `npm run bench` measures. The automation
  * scenario is not in the smoke run: each mitigation it times is held for its
  * minute (a playbook's shortest duration) before its withdrawal is timed, so
- * it takes two minutes at least; its keys are null there.
+ * it takes two minutes at least; its keys are null there. Given ten minutes:
+ * the whole quick run took more than five beside the rest of the suite on
+ * 2026-11-29's 2-core machine (it was seeding its last scenario).
  */
 const keys = [
   'batched_e2e_flows_per_s', 'recovery_drain_flows_per_s', 'raw_jetstream_events_per_s', 'raw_clickhouse_rows_per_s', 'engine_jsoneachrow_rows_per_s',
@@ -27,7 +29,7 @@ const underLoad = ['incident_latency_p50_ms', 'incident_latency_p99_ms', 'webhoo
 describe('the benchmark harness', () => {
   test('npm run bench -- --quick prints one JSON object with every key as its last line', async () => {
     const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
-      execFile('npm', ['run', '--silent', 'bench', '--', '--quick'], { cwd: path.resolve(__dirname, '../..'), maxBuffer: 64 * 1024 * 1024, timeout: 290_000 }, (err, out, errOut) =>
+      execFile('npm', ['run', '--silent', 'bench', '--', '--quick'], { cwd: path.resolve(__dirname, '../..'), maxBuffer: 64 * 1024 * 1024, timeout: 580_000 }, (err, out, errOut) =>
         err ? reject(new Error(`${err.message}\n${errOut.slice(-3000)}`)) : resolve({ stdout: out, stderr: errOut }),
       );
     });
@@ -48,5 +50,5 @@ describe('the benchmark harness', () => {
     if (loadShort === undefined) expect(figures.incident_latency_p99_ms).toBeGreaterThanOrEqual(figures.incident_latency_p50_ms!);
     expect(figures.collector_loss_pct).toBeGreaterThanOrEqual(0);
     expect(figures.collector_loss_pct).toBeLessThanOrEqual(100);
-  }, 300_000);
+  }, 600_000);
 });
