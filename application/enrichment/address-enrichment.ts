@@ -5,7 +5,7 @@ import type { FlowInput } from '../../core/flow';
 import type { Logger } from '../../observability/logger';
 import { counter, gauge, type Registry } from '../../observability/metrics';
 import type { EnrichmentRepo } from '../../storage/enrichment/enrichment-repo';
-import { combined, fileStamps, loadAsDatabase, loadCountryDatabase, loadShared, type AsDatabase, type CountryDatabase, type DatabaseFiles, type LoadedDatabases } from './database-files';
+import { combined, fileStamps, loadAsDatabase, loadCountryDatabase, loadShared, type AsDatabase, type CountryDatabase, type DatabaseFiles, type LoadedDatabases, type RangeCache } from './database-files';
 
 /** What the ingest paths (the API and the collector) ask of enrichment: the stored line's tail for a flow, the AS numbers put into the flow itself. */
 export interface FlowEnricher {
@@ -20,6 +20,8 @@ export interface NetworkTables {
 export interface AddressEnrichmentConfig extends DatabaseFiles {
   /** How often the files are checked for a change (size or modification time), in milliseconds. */
   reloadCheckMs: number;
+  /** Where the packaged CSVs' parsed range tables are kept between starts. */
+  cacheDir: string;
 }
 
 /**
@@ -36,6 +38,7 @@ export class AddressEnrichment implements FlowEnricher {
   private as?: { stamp: string; db: AsDatabase };
   private readonly rounds: PeriodicRound;
   private readonly reloads;
+  private readonly rangeCache: RangeCache;
 
   constructor(
     private readonly config: AddressEnrichmentConfig,
@@ -47,6 +50,18 @@ export class AddressEnrichment implements FlowEnricher {
       help: 'Loads of the address databases (at start and when a file changed), by result',
       labelNames: ['result'] as const,
     });
+    const cacheLooks = counter(deps.registry, {
+      name: 'nettel_enrichment_range_cache_total',
+      help: "Looks for a packaged database's parsed range table in ENRICHMENT_CACHE_DIR, by result (hit, miss, refused, unreadable, unwritable)",
+      labelNames: ['result'] as const,
+    });
+    this.rangeCache = {
+      dir: config.cacheDir,
+      outcome: (result, detail) => {
+        cacheLooks.inc({ result });
+        if (detail) deps.log.warn({ result, detail }, 'the cache of parsed address ranges failed; the CSV was parsed instead');
+      },
+    };
     const version = () => this.current?.version ?? 0;
     gauge(deps.registry, {
       name: 'nettel_enrichment_version',
@@ -84,8 +99,8 @@ export class AddressEnrichment implements FlowEnricher {
       const countryChanged = this.country?.stamp !== stamps.country;
       const asChanged = this.as?.stamp !== stamps.as;
       if (!countryChanged && !asChanged) return;
-      const country = countryChanged ? { stamp: stamps.country, db: await loadShared('country', stamps.country, () => loadCountryDatabase(this.config.countryMmdb)) } : this.country!;
-      const as = asChanged ? { stamp: stamps.as, db: await loadShared('as', stamps.as, () => loadAsDatabase(this.config.asnMmdb)) } : this.as!;
+      const country = countryChanged ? { stamp: stamps.country, db: await loadShared('country', stamps.country, () => loadCountryDatabase(this.config.countryMmdb, this.rangeCache)) } : this.country!;
+      const as = asChanged ? { stamp: stamps.as, db: await loadShared('as', stamps.as, () => loadAsDatabase(this.config.asnMmdb, this.rangeCache)) } : this.as!;
       const loaded = combined(country.db, as.db);
       await this.record(loaded);
       this.current = loaded;

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Reader, type Response } from 'maxmind';
 import type { AddressKey } from '../../core/enrichment/address-key';
 import { AddressRanges, countryText } from '../../core/enrichment/address-ranges';
+import { decodeRangeTable, encodeRangeTable } from '../../core/enrichment/range-table-file';
 import { asOfRecord, countryOfRecord, type AddressDatabases } from '../../core/enrichment/flow-enrichment';
 
 /**
@@ -121,12 +122,57 @@ function recordOf(reader: Reader<Response>, address: string): Response | null {
   return reader.get(mapped ? address.slice(7) : address);
 }
 
+/**
+ * Where the packaged CSVs' parsed tables are kept between starts (ENRICHMENT_CACHE_DIR), and what
+ * became of each look there: `hit` read back, `miss` parsed and written, `refused` a file that was
+ * not the table asked for (parsed and written again), `unreadable`/`unwritable` the folder failing
+ * (the CSV parsed all the same).
+ */
+export interface RangeCache {
+  dir: string;
+  outcome(result: 'hit' | 'miss' | 'refused' | 'unreadable' | 'unwritable', detail?: string): void;
+}
+
+/** The range table of a packaged CSV pair: read back from the cache when it holds this very version, else parsed (and kept there). */
+async function packagedRanges(kind: 'country' | 'as', csv: { v4: string; v6: string }, db: string, parse: (v4: string, v6: string) => AddressRanges, cache?: RangeCache): Promise<AddressRanges> {
+  const parseCsv = async () => parse(await fs.readFile(csv.v4, 'utf8'), await fs.readFile(csv.v6, 'utf8'));
+  if (!cache) return parseCsv();
+  const source = `range-table 1 ${kind} ${db} ${await stampOf([csv.v4, csv.v6])}`;
+  const file = path.join(cache.dir, `${kind}-${createHash('sha256').update(source).digest('hex').slice(0, 16)}.ranges`);
+  const bytes = await fs.readFile(file).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') cache.outcome('miss');
+    else cache.outcome('unreadable', err.message);
+    return undefined;
+  });
+  if (bytes) {
+    const decoded = decodeRangeTable(bytes, source);
+    if ('ranges' in decoded) {
+      cache.outcome('hit');
+      return decoded.ranges;
+    }
+    cache.outcome('refused', `${file}: ${decoded.refused}`);
+  }
+  const ranges = await parseCsv();
+  // Written beside and renamed into place: a process reading it meanwhile sees the old file or the whole new one.
+  const partial = `${file}.${process.pid}.${Date.now()}.partial`;
+  try {
+    await fs.mkdir(cache.dir, { recursive: true });
+    await fs.writeFile(partial, encodeRangeTable(source, ranges));
+    await fs.rename(partial, file);
+  } catch (err) {
+    cache.outcome('unwritable', (err as Error).message);
+    // A partial file left by a write cut short; where the folder itself failed there is none to remove (that error is the one reported).
+    await fs.rm(partial, { force: true }).catch(() => undefined);
+  }
+  return ranges;
+}
+
 /** Reads the operator's country MMDB, or the packaged CSV into a range table. Throws when it cannot be read or is not a database. */
-export async function loadCountryDatabase(file: string | undefined): Promise<CountryDatabase> {
+export async function loadCountryDatabase(file: string | undefined, cache?: RangeCache): Promise<CountryDatabase> {
   if (!file) {
-    const csv = packagedCountryCsv();
-    const ranges = AddressRanges.fromCountryCsv(await fs.readFile(csv.v4, 'utf8'), await fs.readFile(csv.v6, 'utf8'));
-    return { db: await packageVersion(countryPackage), countryOf: (address, key) => countryText(ranges.lookup(key ?? address)) };
+    const db = await packageVersion(countryPackage);
+    const ranges = await packagedRanges('country', packagedCountryCsv(), db, (v4, v6) => AddressRanges.fromCountryCsv(v4, v6), cache);
+    return { db, countryOf: (address, key) => countryText(ranges.lookup(key ?? address)) };
   }
   const bytes = await fs.readFile(file);
   const reader = readerOf(bytes);
@@ -147,15 +193,15 @@ export async function loadCountryDatabase(file: string | undefined): Promise<Cou
 }
 
 /** Reads the operator's ASN MMDB, or the packaged CSV into a range table. */
-export async function loadAsDatabase(file: string | undefined): Promise<AsDatabase> {
+export async function loadAsDatabase(file: string | undefined, cache?: RangeCache): Promise<AsDatabase> {
   if (file) {
     const bytes = await fs.readFile(file);
     const reader = readerOf(bytes);
     return { db: fileVersion(file, bytes), asOf: (address) => asOfRecord(recordOf(reader, address)), names: new Map() };
   }
-  const csv = packagedAsCsv();
-  const ranges = AddressRanges.fromAsCsv(await fs.readFile(csv.v4, 'utf8'), await fs.readFile(csv.v6, 'utf8'));
-  return { db: await packageVersion(asPackage), asOf: (address, key) => ranges.lookup(key ?? address), names: ranges.names };
+  const db = await packageVersion(asPackage);
+  const ranges = await packagedRanges('as', packagedAsCsv(), db, (v4, v6) => AddressRanges.fromAsCsv(v4, v6), cache);
+  return { db, asOf: (address, key) => ranges.lookup(key ?? address), names: ranges.names };
 }
 
 /** A country and an AS database as one version. */
@@ -171,6 +217,6 @@ export function combined(country: CountryDatabase, as: AsDatabase): LoadedDataba
 }
 
 /** Both databases the files name (the packaged ones for those not named). */
-export async function loadDatabases(files: DatabaseFiles): Promise<LoadedDatabases> {
-  return combined(await loadCountryDatabase(files.countryMmdb), await loadAsDatabase(files.asnMmdb));
+export async function loadDatabases(files: DatabaseFiles, cache?: RangeCache): Promise<LoadedDatabases> {
+  return combined(await loadCountryDatabase(files.countryMmdb, cache), await loadAsDatabase(files.asnMmdb, cache));
 }

@@ -9,6 +9,17 @@ import { addressKey, ipv4Number, type AddressKey } from './address-key';
  * names go to the `as_names` table, where reads resolve them) and countries
  * (`@ip-location-db/geo-whois-asn-country`, each code packed into a number: countryValue).
  */
+/** The arrays a range table is made of (its encoded form, core/enrichment/range-table-file.ts, holds them as they are). */
+export interface RangeTables {
+  v4First: Uint32Array;
+  v4Last: Uint32Array;
+  v4Values: Uint32Array;
+  /** Four words per range bound, most significant first. */
+  v6First: Uint32Array;
+  v6Last: Uint32Array;
+  v6Values: Uint32Array;
+}
+
 export class AddressRanges {
   private constructor(
     private readonly v4First: Uint32Array,
@@ -25,6 +36,16 @@ export class AddressRanges {
 
   get size(): number {
     return this.v4Values.length + this.v6Values.length;
+  }
+
+  /** A table over arrays read back from its encoded form; the caller has checked them (range-table-file.ts). */
+  static fromTables(t: RangeTables, names: ReadonlyMap<number, string>): AddressRanges {
+    return new AddressRanges(t.v4First, t.v4Last, t.v4Values, t.v6First, t.v6Last, t.v6Values, names);
+  }
+
+  /** The arrays this table searches, for its encoded form. */
+  get tables(): RangeTables {
+    return { v4First: this.v4First, v4Last: this.v4Last, v4Values: this.v4Values, v6First: this.v6First, v6Last: this.v6Last, v6Values: this.v6Values };
   }
 
   /** Reads the IPv4 and IPv6 CSV texts of AS numbers; lines that are not a range with an AS number are skipped (counted in `skipped`). */

@@ -80,7 +80,7 @@ export function sharedAdapters(config: Config, addresses: EngineAddresses, regis
   ];
   const ingestsFlows = config.roles.includes('api') || config.roles.includes('collector');
   const networks = ingestsFlows ? new NetworkTablesCache({ refreshMs: config.enrichment.networksRefreshMs }, { repo: new NetworksRepo(clickhouse), log }) : undefined;
-  const enrichment = ingestsFlows ? new AddressEnrichment(config.enrichment, { repo: new EnrichmentRepo(clickhouse), networks, registry, log }) : undefined;
+  const enrichment = ingestsFlows ? new AddressEnrichment({ ...config.enrichment, cacheDir: config.enrichment.cacheDir ?? path.join(config.dataDir, 'enrichment-cache') }, { repo: new EnrichmentRepo(clickhouse), networks, registry, log }) : undefined;
   if (networks && enrichment) components.push(networks, enrichment);
   const adapters: Adapters = { clickhouse, nats, temporal, locks, topology, telemetryWrites: new JetStreamWriteHealth(), registry, log, enrichment, networks };
   return { components, adapters };

@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { loadCountryDatabase, loadDatabases, packagedAsCsv, type CountryDatabase, type LoadedDatabases } from '../../application/enrichment/database-files';
+import os from 'node:os';
+import path from 'node:path';
+import { loadCountryDatabase, loadDatabases, packagedAsCsv, type CountryDatabase, type LoadedDatabases, type RangeCache } from '../../application/enrichment/database-files';
 import { packagedCountryMmdb } from '../support/packaged-mmdb';
 
 /**
@@ -139,4 +141,52 @@ describe('the packaged address databases', () => {
     }
     expect(ipv4Only.countryOf('2001:4860:4860::8844')).toBe('');
   });
+});
+
+describe('the packaged tables kept between starts', () => {
+  /** A cache in a folder of its own that records what became of each look. */
+  function cacheIn(dir: string): RangeCache & { results: string[] } {
+    const results: string[] = [];
+    return { dir, results, outcome: (result) => results.push(result) };
+  }
+  const sample = () => {
+    const next = random(12);
+    return [...Array.from({ length: 2000 }, () => ipv4(Math.floor(next() * 2 ** 32))), ...Array.from({ length: 500 }, () => ipv6((BigInt(Math.floor(next() * 2 ** 32)) << 96n) | (1n << 125n)))];
+  };
+
+  test('a second load reads both tables back from the cache and answers every address as the parsed CSVs do', async () => {
+    const cache = cacheIn(fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-ranges-')));
+    await loadDatabases({}, cache);
+    const again = await loadDatabases({}, cache);
+    expect(cache.results).toEqual(['miss', 'miss', 'hit', 'hit']);
+    const ips = sample();
+    expect(ips.filter((ip) => again.asOf(ip) !== dbs.asOf(ip) || again.countryOf(ip) !== dbs.countryOf(ip))).toEqual([]);
+    expect(ips.filter((ip) => again.asOf(ip) > 0).length).toBeGreaterThan(500);
+    expect(again.asNames).toEqual(dbs.asNames);
+    expect([again.asDb, again.countryDb, again.version]).toEqual([dbs.asDb, dbs.countryDb, dbs.version]);
+    fs.rmSync(cache.dir, { recursive: true });
+  }, 120_000);
+
+  test('a damaged table in the cache is refused, the CSV parsed instead and the table written anew', async () => {
+    const cache = cacheIn(fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-ranges-')));
+    await loadDatabases({}, cache);
+    const [asFile] = fs.readdirSync(cache.dir).filter((f) => f.startsWith('as-'));
+    const bytes = fs.readFileSync(path.join(cache.dir, asFile!));
+    bytes[bytes.length - 100]! ^= 0xff;
+    fs.writeFileSync(path.join(cache.dir, asFile!), bytes);
+    const reparsed = await loadDatabases({}, cache);
+    await loadDatabases({}, cache);
+    expect(cache.results).toEqual(['miss', 'miss', 'hit', 'refused', 'hit', 'hit']);
+    expect(sample().filter((ip) => reparsed.asOf(ip) !== dbs.asOf(ip))).toEqual([]);
+    fs.rmSync(cache.dir, { recursive: true });
+  }, 120_000);
+
+  test('a cache folder that cannot be written leaves the tables parsed from the CSVs, reported as unwritable', async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-ranges-')), 'not-a-folder');
+    fs.writeFileSync(file, '');
+    const cache = cacheIn(file);
+    const loaded = await loadDatabases({}, cache);
+    expect(cache.results).toEqual(['unreadable', 'unwritable', 'unreadable', 'unwritable']);
+    expect(loaded.asOf('1.1.1.1')).toBe(dbs.asOf('1.1.1.1'));
+  }, 120_000);
 });

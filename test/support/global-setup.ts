@@ -51,6 +51,8 @@ export default async function globalSetup(): Promise<void> {
   process.env.TEST_TEMPORAL_ADDRESS = `127.0.0.1:${temporalPort}`;
   process.env.TEST_TEMPORAL_UI_URL = `http://127.0.0.1:${temporalUiPort}`;
   process.env.TEST_ENGINES_DIR = dir;
+  // One cache of parsed address ranges for every stack and process of the run: the first parses the CSVs, the rest read the tables back.
+  process.env.ENRICHMENT_CACHE_DIR ??= path.join(dir, 'enrichment-cache');
   // Every stack and worker process of the run loads this bundle, as production loads the set-up's.
   process.env.TEMPORAL_WORKFLOW_BUNDLE = workflowBundle;
 }
