@@ -30,7 +30,7 @@ export function durableConsumeLoop(
   deps: { nats: NatsClient; log: Logger; restarts: { inc(labels: { consumer: string; reason: string }): void } },
 ): ConsumeLoop<JsMsg> {
   const pull = new JetStreamPull(
-    { stream: c.stream, consumer: c.durable, maxMessages: c.concurrency },
+    { stream: c.stream, consumer: c.durable, maxMessages: c.concurrency, ackWaitMs: c.ackWaitMs },
     { nats: deps.nats, prepare: () => putConsumer(deps.nats.jsm, c.stream, outboxConsumer(c.durable, c.ackWaitMs)).then(() => undefined) },
   );
   return new ConsumeLoop<JsMsg>(defaultReopenBackoff, {

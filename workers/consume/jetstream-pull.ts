@@ -1,4 +1,4 @@
-import { ConsumerEvents, Events, type ConsumerMessages, type JsMsg } from 'nats';
+import { ConsumerEvents, Events, type Consumer, type ConsumerMessages, type JsMsg } from 'nats';
 import type { NatsClient } from '../../streams/nats-client';
 import { ConsumeInterrupted, type OpenedConsumer } from './consumer';
 import { jsErrors } from '../../streams/names';
@@ -33,21 +33,27 @@ export const pullHeartbeatMs = 2_000;
 export interface JetStreamPullConfig {
   stream: string;
   consumer: string;
-  /** Most messages one pull asks for. */
+  /** Most messages one pull asks for; at most twice this many wait in the worker's buffer. */
   maxMessages: number;
+  /** The consumer's ack wait: the messages waiting in the buffer are kept alive three times within it. */
+  ackWaitMs: number;
 }
+
+/** How long one pull waits on the server for messages before the next is asked (nats.js's default). */
+const pullExpiresMs = 30_000;
 
 /**
  * Opens pulls of one durable consumer, for the consume loop: each open first
- * runs `prepare` (which makes sure the consumer exists), then pulls with
- * `consume()`, told to fail rather than wait when the consumer or stream is
- * gone. A pull is also ended on purpose when the connection drops or
- * heartbeats stop, so the loop notices at once that it cannot consume. Every
- * failure is a ConsumeInterrupted whose reason is a metric label.
+ * runs `prepare` (which makes sure the consumer exists), then pulls. A pull
+ * is also ended on purpose when the connection drops or heartbeats stop, so
+ * the loop notices at once that it cannot consume. Every failure is a
+ * ConsumeInterrupted whose reason is a metric label.
  */
 export class JetStreamPull {
   private watchingConnection = false;
   private interruptCurrent?: (reason: string) => void;
+  /** When each message held now reached this process (forgotten with the message). */
+  private readonly arrivals = new WeakMap<object, number>();
 
   constructor(
     private readonly config: JetStreamPullConfig,
@@ -61,35 +67,25 @@ export class JetStreamPull {
       // The first open too: the consumer may have been deleted (or recreated by another process) just before.
       await this.deps.prepare();
       const consumer = await nats.js().consumers.get(this.config.stream, this.config.consumer);
-      const messages = await consumer.consume({ max_messages: this.config.maxMessages, idle_heartbeat: pullHeartbeatMs, abort_on_missing_resource: true });
-      return this.watch(messages);
+      this.watchConnection();
+      const pull = new KeptAlivePull(consumer, this.config, (m) => this.arrivals.set(m, Date.now()));
+      this.interruptCurrent = (reason) => pull.fail(new ConsumeInterrupted(reason));
+      return pull;
     } catch (err) {
       if (err instanceof ConsumeInterrupted) throw err;
       throw new ConsumeInterrupted(interruptionReason(err), { cause: err });
     }
   }
 
-  /** Ends the pull with a reason when the connection drops or the server stops answering it. */
-  private watch(messages: ConsumerMessages): OpenedConsumer<JsMsg> {
-    let interruption: ConsumeInterrupted | undefined;
-    const interrupt = (reason: string) => {
-      if (interruption) return;
-      interruption = new ConsumeInterrupted(reason);
-      messages.stop(interruption);
-    };
-    this.watchConnection();
-    this.interruptCurrent = interrupt;
-    void messages.status().then(async (events) => {
-      for await (const s of events) if (s.type === ConsumerEvents.HeartbeatsMissed) interrupt('heartbeats_missed');
-    });
-    async function* iterate(): AsyncGenerator<JsMsg> {
-      try {
-        for await (const m of messages) yield m;
-      } catch (err) {
-        throw interruption ?? new ConsumeInterrupted(interruptionReason(err), { cause: err });
-      }
-    }
-    return { messages: iterate(), stop: () => messages.stop() };
+  /**
+   * How long ago a message reached this process, or undefined for one it
+   * never pulled. Kept alive from then on, a message is handed to another
+   * worker only if this process stalled or lost NATS for about the ack wait:
+   * one held for half of it is checked for stored rows before it is written.
+   */
+  heldForMs(m: object): number | undefined {
+    const at = this.arrivals.get(m);
+    return at === undefined ? undefined : Date.now() - at;
   }
 
   /** One listener for the connection's life: a disconnect ends whichever pull is open. */
@@ -100,5 +96,100 @@ export class JetStreamPull {
     void (async () => {
       for await (const s of status) if (s.type === Events.Disconnect) this.interruptCurrent?.('disconnected');
     })();
+  }
+}
+
+/**
+ * Pulls as one-shot requests (nats.js `fetch`), each read at once into a
+ * buffer of this process's own, where every message is kept alive from the
+ * moment it arrives. nats.js's `consume()` queues the messages it received
+ * until the iterator reaches them, unseen and not kept alive: a worker busy
+ * with a slow batch let them pass their ack wait there, JetStream handed
+ * them to another worker, and both wrote them (two doubled requests in ten
+ * kills of a worker with a 5 s ack wait, test/integration/cluster-kills.test.ts).
+ * Here a message is redelivered only when this process died or stalled past
+ * the ack wait. The next pull is asked only when the buffer has room for
+ * it, so the buffer holds at most two pulls' worth.
+ */
+class KeptAlivePull implements OpenedConsumer<JsMsg> {
+  readonly messages: AsyncIterable<JsMsg>;
+  private readonly buffer: JsMsg[] = [];
+  private readonly keepAlive: NodeJS.Timeout;
+  private current?: ConsumerMessages;
+  private ended = false;
+  private failure?: ConsumeInterrupted;
+  /** Wakes the reader (a message arrived, or the pull ended) or the pump (room in the buffer). */
+  private wakeReader?: () => void;
+  private wakePump?: () => void;
+
+  constructor(
+    private readonly consumer: Consumer,
+    private readonly config: JetStreamPullConfig,
+    private readonly arrived: (m: JsMsg) => void,
+  ) {
+    this.keepAlive = setInterval(() => {
+      for (const m of this.buffer) m.working();
+    }, Math.max(500, Math.floor(config.ackWaitMs / 3)));
+    this.messages = this.read();
+    void this.pump();
+  }
+
+  stop(): void {
+    this.end();
+  }
+
+  /** Ends the pull with a reason, which the reader throws once the buffer is read. */
+  fail(failure: ConsumeInterrupted): void {
+    if (this.ended) return;
+    this.failure = failure;
+    this.end();
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    clearInterval(this.keepAlive);
+    this.current?.stop();
+    this.wakeReader?.();
+    this.wakePump?.();
+  }
+
+  private async pump(): Promise<void> {
+    const { maxMessages } = this.config;
+    try {
+      while (!this.ended) {
+        while (!this.ended && this.buffer.length > maxMessages) await new Promise<void>((resolve) => (this.wakePump = resolve));
+        if (this.ended) break;
+        const fetched = await this.consumer.fetch({ max_messages: maxMessages, expires: pullExpiresMs, idle_heartbeat: pullHeartbeatMs });
+        this.current = fetched;
+        if (this.ended) fetched.stop();
+        void this.watchHeartbeats(fetched);
+        for await (const m of fetched) {
+          this.arrived(m);
+          this.buffer.push(m);
+          this.wakeReader?.();
+        }
+        this.current = undefined;
+      }
+    } catch (err) {
+      this.fail(err instanceof ConsumeInterrupted ? err : new ConsumeInterrupted(interruptionReason(err), { cause: err }));
+    }
+  }
+
+  /** Only the consumer's leader answers a pull: silence means it is gone (pullHeartbeatMs). */
+  private async watchHeartbeats(fetched: ConsumerMessages): Promise<void> {
+    for await (const s of await fetched.status()) if (s.type === ConsumerEvents.HeartbeatsMissed) this.fail(new ConsumeInterrupted('heartbeats_missed'));
+  }
+
+  /** The buffer's messages in order; after the pull ended, none (those left are redelivered after the ack wait), then its failure. */
+  private async *read(): AsyncGenerator<JsMsg> {
+    while (!this.ended) {
+      const m = this.buffer.shift();
+      if (m) {
+        if (this.buffer.length <= this.config.maxMessages) this.wakePump?.();
+        yield m;
+      } else await new Promise<void>((resolve) => (this.wakeReader = resolve));
+    }
+    if (this.failure) throw this.failure;
   }
 }

@@ -92,7 +92,7 @@ export class DetectionWorker {
     const sink = new DetectionSink<JsMsg>({ idleFlushMs: this.config.idleFlushMs }, { ...this.deps, metrics: this.metrics });
     const { prefix, ackWaitMs, maxAckPending } = this.config;
     const pull = new JetStreamPull(
-      { stream: names(prefix).detection, consumer: names(prefix).detector, maxMessages: 256 },
+      { stream: names(prefix).detection, consumer: names(prefix).detector, maxMessages: 256, ackWaitMs },
       { nats: this.deps.nats, prepare: () => ensureDetectorConsumer(this.deps.nats.jsm, prefix, ackWaitMs, maxAckPending) },
     );
     const loop = new ConsumeLoop<JsMsg>(defaultReopenBackoff, { source: pull, batches: sink, restarts: this.metrics.restarts, consumer: names(prefix).detector, log: this.deps.log });

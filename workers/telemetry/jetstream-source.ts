@@ -24,6 +24,8 @@ export interface JetStreamSourceConfig {
  * consumer, or a server restarted without its delivery state, hands out again
  * messages some worker already wrote without marking them redelivered: every
  * message up to that sequence is checked for stored rows before it is written.
+ * So is a message this process held for half the ack wait (a stall, or NATS
+ * lost meanwhile: its keep-alives may not have reached the server).
  */
 export class JetStreamSource implements MessageSource {
   private checkUpToSeq = 0;
@@ -35,13 +37,15 @@ export class JetStreamSource implements MessageSource {
   ) {
     const consumer = laneConsumer(config.topology.prefix, config.lane ?? 'bulk').name;
     this.pull = new JetStreamPull(
-      { stream: names(config.topology.prefix).stream, consumer, maxMessages: config.maxMessages },
+      { stream: names(config.topology.prefix).stream, consumer, maxMessages: config.maxMessages, ackWaitMs: config.topology.ackWaitMs },
       { nats: deps.nats, prepare: () => this.prepareOpen(consumer) },
     );
   }
 
   mayHaveBeenDelivered(message: WorkMessage): boolean {
-    return message.info.streamSequence <= this.checkUpToSeq;
+    if (message.info.streamSequence <= this.checkUpToSeq) return true;
+    const held = this.pull.heldForMs(message);
+    return held !== undefined && held > this.config.topology.ackWaitMs / 2;
   }
 
   open(): Promise<OpenedConsumer<WorkMessage>> {

@@ -76,7 +76,7 @@ export class StreamWorker {
   private readonly lanes: Array<{ lane: Lane; loop: ConsumeLoop<WorkMessage>; handler: BatchHandler }>;
 
   constructor(
-    private readonly config: StreamWorkerConfig,
+    config: StreamWorkerConfig,
     deps: StreamWorkerDeps,
   ) {
     const metrics = streamWorkerMetrics(deps.registry);
@@ -89,7 +89,7 @@ export class StreamWorker {
       metrics,
       log: deps.log,
       rules: deps.rules,
-      mayHaveACopy: (m) => sources.some((source) => source.mayHaveBeenDelivered(m)) || this.publishedLongAgo(m),
+      mayHaveACopy: (m) => sources.some((source) => source.mayHaveBeenDelivered(m)),
     });
     const deadLetters = new JetStreamDeadLetters(deps.nats, config.prefix);
     this.lanes = lanes.map((lane, i) => {
@@ -147,16 +147,6 @@ export class StreamWorker {
     // Written, not yet acknowledged: the rate detectors get their copy now. A failed copy fails
     // the batch, whose retry finds its rows stored (not written twice) and copies again.
     if (this.detectionFeed) await this.detectionFeed.copy(flowMessagesOf(batch));
-  }
-
-  /**
-   * A message published longer ago than half the ack wait may have waited in
-   * this worker's pull buffer while JetStream handed a copy to another worker:
-   * its rows are checked before they are written. (Backlogs drained after an
-   * outage pay that check; fresh traffic does not.)
-   */
-  private publishedLongAgo(m: WorkMessage): boolean {
-    return Date.now() - Number(m.info.timestampNanos) / 1e6 > this.config.ackWaitMs / 2;
   }
 }
 
