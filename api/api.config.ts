@@ -29,6 +29,10 @@ export const apiSettings = defineSettings(
     ),
     HTTP_REQUEST_TIMEOUT_MS: setting(integer(100, 3_600_000).default(120_000), 'all of a request must arrive within this; else 408 `REQUEST_TIMEOUT` and the socket is closed'),
     HTTP_KEEP_ALIVE_TIMEOUT_MS: setting(integer(100, 600_000).default(65_000), "an idle kept-alive connection is closed after this (above a load balancer's usual 60 s)"),
+    HTTP_SHUTDOWN_GRACE_MS: setting(
+      integer(0, 600_000).default(10_000),
+      'on stop, how long requests in progress may take to finish; then the connections still open (a client that never finishes its request) are closed',
+    ),
     HTTP_MAX_CONNECTIONS: setting(integer(1, 1_000_000).default(10_000), 'sockets the API holds at once; past it a new one is closed at once. Keep it under `ulimit -n`'),
     AUTH_FAILURES_PER_MINUTE: setting(
       integer(0).default(20),
@@ -53,6 +57,7 @@ export const apiSettings = defineSettings(
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      shutdownGraceMs: e.HTTP_SHUTDOWN_GRACE_MS,
       /** Open sockets the API accepts at once (keep it under `ulimit -n`); past it new ones are closed. */
       maxConnections: e.HTTP_MAX_CONNECTIONS,
     },

@@ -14,6 +14,8 @@ export interface HttpServerConfig {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
+  /** On stop, how long requests in progress may take before the connections still open are closed. */
+  shutdownGraceMs: number;
   /** Sockets open at once; past it Node closes new ones at once. */
   maxConnections: number;
 }
@@ -74,10 +76,14 @@ export class HttpServer {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
+    // Idle kept-alive sockets close now; requests in progress get the grace, and a client that never
+    // finishes its request (it would hold the stop until its headers or request timeout) is cut off after it.
+    const cutOff = setTimeout(() => server.closeAllConnections(), this.config.shutdownGraceMs);
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeIdleConnections();
     });
+    clearTimeout(cutOff);
   }
 }
 

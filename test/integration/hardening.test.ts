@@ -1,3 +1,4 @@
+import http from 'node:http';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -168,7 +169,7 @@ describe('hardening against abuse', () => {
 
     test('past HTTP_MAX_CONNECTIONS a new connection is closed at once, and those held are still served', async () => {
       const server = new HttpServer(
-        { host: '127.0.0.1', port: 0, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 60_000, maxConnections: 3 },
+        { host: '127.0.0.1', port: 0, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 60_000, shutdownGraceMs: 1_000, maxConnections: 3 },
         (_req, res) => res.end('ok'),
         new Registry(),
       );
@@ -191,6 +192,40 @@ describe('hardening against abuse', () => {
         held.forEach((socket) => socket.destroy());
         await server.stop();
       }
+    });
+
+    /** A server whose clients have ten minutes for their headers: only its shutdown grace can end a stop early. */
+    async function patientServer(handler: http.RequestListener): Promise<HttpServer> {
+      const server = new HttpServer(
+        { host: '127.0.0.1', port: 0, headersTimeoutMs: 600_000, requestTimeoutMs: 600_000, keepAliveTimeoutMs: 600_000, shutdownGraceMs: 500, maxConnections: 10 },
+        handler,
+        new Registry(),
+      );
+      await server.start();
+      return server;
+    }
+    const closed = (socket: net.Socket) => new Promise<void>((resolve) => socket.once('close', () => resolve()));
+
+    test('a stop closes the connection of a client that never finishes its request once the shutdown grace has passed', async () => {
+      // As the API does, the request is answered once its body has arrived: this one's never does.
+      const server = await patientServer((req, res) => req.resume().on('end', () => res.end('ok')));
+      const trickling = await openSocket(server.boundPort);
+      trickling.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc');
+      const cut = closed(trickling);
+      await server.stop();
+      await cut;
+      expect(trickling.destroyed).toBe(true);
+    });
+
+    test('a request in progress when the stop begins is answered within the shutdown grace', async () => {
+      const server = await patientServer((_req, res) => setTimeout(() => res.end('late but whole'), 200));
+      const client = await openSocket(server.boundPort);
+      const answer = new Promise<string>((resolve) => client.once('data', (chunk) => resolve(chunk.toString('latin1'))));
+      client.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await server.stop();
+      expect(await answer).toMatch(/^HTTP\/1\.1 200[\s\S]*late but whole$/);
+      client.destroy();
     });
   });
 });
