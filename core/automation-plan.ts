@@ -88,29 +88,34 @@ export interface PreviewFilter {
   protocols: string[];
   sourcePorts: number[];
   destinationPorts: number[];
-  /**
-   * The filter has parts the stored flows cannot tell (they keep no TCP
-   * flags, and bytes and packets per flow, not each packet's length): the
-   * preview counts every flow the other parts match, an upper bound.
-   */
-  approximate: boolean;
+  /** TCP flag bits every matched flow has set (its packets' flags ORed, as exporters report them); 0: any. */
+  tcpFlagBits: number;
+  /** The range a matched flow's mean packet size (bytes ÷ packets) lies in; null: any. */
+  packetLength: { min: number; max: number } | null;
 }
+
+/** The bit of each TCP flag in the flags byte (RFC 9293), in tcpFlagNames' order. */
+export const tcpFlagBitsOf = (flags: readonly string[]): number => tcpFlagNames.reduce((bits, name, i) => (flags.includes(name) ? bits | (1 << i) : bits), 0);
 
 export function previewFilterOf(action: ActionSpec, address: string): PreviewFilter | undefined {
   const range = parseAddressRange(address);
   if (!range) return undefined;
   const narrowing = action.type === 'flowspec_discard' || action.type === 'flowspec_rate_limit';
-  const tcpFlags = narrowing && (action.tcp_flags ?? []).length > 0;
+  const tcpFlags = narrowing ? (action.tcp_flags ?? []) : [];
   // A rule with TCP flags matches TCP packets only, whatever other protocols it names (the playbooks allow tcp among them).
-  const protocols = tcpFlags ? [6] : narrowing ? (action.protocols ?? []) : [];
+  const protocols = tcpFlags.length > 0 ? [6] : narrowing ? (action.protocols ?? []) : [];
   return {
     ...range,
     protocols: protocols.map(protocolName),
     sourcePorts: narrowing ? (action.source_ports ?? []) : [],
     destinationPorts: narrowing ? (action.destination_ports ?? []) : [],
-    approximate: tcpFlags || (narrowing && Boolean(action.packet_length)),
+    tcpFlagBits: tcpFlagBitsOf(tcpFlags),
+    packetLength: narrowing && action.packet_length ? { min: action.packet_length.min, max: action.packet_length.max } : null,
   };
 }
+
+/** Whether a filter judges what a flow holds only in sum over its packets (flags ORed, bytes and packets totalled). */
+export const judgesPackets = (filter: PreviewFilter): boolean => filter.tcpFlagBits !== 0 || filter.packetLength !== null;
 
 /** An automation run's states (workflows/automation.ts). */
 export const automationStatuses = ['evaluating', 'awaiting_approval', 'denied', 'expired', 'active', 'withdrawn', 'completed', 'failed'] as const;
@@ -128,7 +133,11 @@ export interface ActionPreview {
   share: number;
   /** The heaviest matched sources, at most ten. */
   top_sources: Array<{ src_ip: string; bits_per_second: number; share: number }>;
-  /** True when the action filters on what flows do not store (TCP flags, packet length): the matched figures are an upper bound. */
+  /**
+   * True when the action filters on TCP flags or packet length and some matched flow held more
+   * than one packet: a flow's flags are its packets' ORed and its size their mean, so such a flow
+   * may hold packets the rule would not match. False when every matched flow was one packet.
+   */
   approximate: boolean;
 }
 

@@ -1,4 +1,4 @@
-import type { PreviewFilter } from '../core/automation-plan';
+import { judgesPackets, type PreviewFilter } from '../core/automation-plan';
 import type { ClickHouse } from './clickhouse';
 import { int, str, strList } from './sql';
 
@@ -7,6 +7,8 @@ export interface PreviewVolumes {
   destinationBytes: number;
   matchedBytes: number;
   matchedPackets: number;
+  /** Matched flows of more than one packet, counted only when the filter judges packets (flags, length). */
+  matchedMultiPacketFlows: number;
   /** The heaviest matched sources, heaviest first. */
   topSources: Array<{ src_ip: string; bytes: number }>;
 }
@@ -29,11 +31,15 @@ export async function previewVolumes(ch: ClickHouse, orgId: string, filter: Prev
     filter.protocols.length ? `protocol IN ${strList(filter.protocols)}` : '',
     filter.sourcePorts.length ? `src_port IN (${filter.sourcePorts.map(int).join(', ')})` : '',
     filter.destinationPorts.length ? `dst_port IN (${filter.destinationPorts.map(int).join(', ')})` : '',
+    filter.tcpFlagBits ? `bitAnd(tcp_flags, ${int(filter.tcpFlagBits)}) = ${int(filter.tcpFlagBits)}` : '',
+    // The mean packet size within the range, without a division: min × packets ≤ bytes ≤ max × packets.
+    filter.packetLength ? `packets > 0 AND bytes >= packets * ${int(filter.packetLength.min)} AND bytes <= packets * ${int(filter.packetLength.max)}` : '',
   ].filter(Boolean);
   const matched = narrowing.length ? narrowing.join(' AND ') : '1';
+  const multiPacket = judgesPackets(filter) ? `countIf(${matched} AND packets > 1)` : '0';
   const [totals, sources] = await Promise.all([
-    ch.query<{ b: string | number; mb: string | number; mp: string | number }>(
-      `SELECT sum(bytes) AS b, sumIf(bytes, ${matched}) AS mb, sumIf(packets, ${matched}) AS mp FROM ${ch.database}.flows WHERE ${scope}`,
+    ch.query<{ b: string | number; mb: string | number; mp: string | number; mf: string | number }>(
+      `SELECT sum(bytes) AS b, sumIf(bytes, ${matched}) AS mb, sumIf(packets, ${matched}) AS mp, ${multiPacket} AS mf FROM ${ch.database}.flows WHERE ${scope}`,
     ),
     ch.query<{ src: string; b: string | number }>(
       `SELECT ${d.addressText('src_ip')} AS src, sum(bytes) AS b FROM ${ch.database}.flows WHERE ${scope} AND ${matched}
@@ -45,6 +51,7 @@ export async function previewVolumes(ch: ClickHouse, orgId: string, filter: Prev
     destinationBytes: Number(t?.b ?? 0),
     matchedBytes: Number(t?.mb ?? 0),
     matchedPackets: Number(t?.mp ?? 0),
+    matchedMultiPacketFlows: Number(t?.mf ?? 0),
     topSources: sources.map((s) => ({ src_ip: String(s.src), bytes: Number(s.b) })),
   };
 }

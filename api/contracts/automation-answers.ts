@@ -12,7 +12,7 @@ export const actionPreview = z
     share: z.number().meta({ description: 'matched ÷ all traffic towards the destination, 0 to 1' }),
     top_sources: z.array(z.object({ src_ip: z.string(), bits_per_second: z.number(), share: z.number() })),
     approximate: z.boolean().meta({
-      description: 'true when the action filters on what stored flows do not keep (tcp_flags, packet_length): the matched figures count every flow the rest of the filter matches, an upper bound',
+      description: "true when the action filters on tcp_flags or packet_length and a matched flow held more than one packet (its flags are its packets' ORed, its size their mean), so it may hold packets the rule would not match; false when every matched flow was one packet",
     }),
   })
   .meta({ title: 'ActionPreview', description: 'what the action would have matched in the stored flows of the last minutes' });

@@ -9,6 +9,7 @@ import { automationNames } from '../../streams/names';
 import type { AuditEntryView, AutomationView, DataOf, ErrorBody, IncidentView, MitigationView, Page, ReplayView } from '../support/api-types';
 import { birdc, birdFlowTable, birdFlowTable6, birdSocket, localBird } from '../../bench/bird';
 import { automationWorkflowId } from '../../application/automation-runs';
+import { planActions } from '../../workers/governance/activities/action-planner';
 import { recordHistory } from '../support/histories';
 import { startTestOidcProvider, type TestOidcProvider } from '../support/oidc-provider';
 import { startTestStack, type MintedTestKey, type TestStack } from '../support/test-stack';
@@ -205,13 +206,14 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     expect(await table('master4')).not.toContain('203.0.113.50/32');
   });
 
-  test('a SYN-flood rule on an IPv6 destination previews the TCP flows as approximate, reaches BIRD’s flow6 table with its TCP flags, and leaves on withdrawal', async () => {
+  test('a SYN-flood rule on an IPv6 destination previews the TCP flows with SYN set, reaches BIRD’s flow6 table with its TCP flags, and leaves on withdrawal', async () => {
     const synFlood = { type: 'flowspec_rate_limit', duration_minutes: 30, rate_bytes_per_second: 125_000, destination_ports: [443], tcp_flags: ['syn'] };
     const w = await workspace('2001:db8:77::/48', [{ id: 'syn', name: 'SYN flood', match: {}, actions: [synFlood] }]);
     const now = Date.now();
-    const flow = (protocol: string, bytes: number) => ({ src_ip: '2001:db8:99::1', dst_ip: '2001:db8:77::7', src_port: 40_000, dst_port: 443, protocol, bytes, packets: 100, timestamp: now - 30_000 });
-    expect((await t.request('POST', '/flow', { key: w.operator.key, body: [flow('tcp', 3_000_000), flow('udp', 1_000_000)] })).status).toBe(201);
-    await waitForStoredCount(t.stack.clickhouse, 'flows', 2, { where: orgIs(w.admin.org_id), what: 'the flows stored' });
+    const flow = (protocol: string, bytes: number, tcpFlags: number) => ({ src_ip: '2001:db8:99::1', dst_ip: '2001:db8:77::7', src_port: 40_000, dst_port: 443, protocol, bytes, packets: 100, tcp_flags: tcpFlags, timestamp: now - 30_000 });
+    const [syn, ack] = [0x02, 0x10];
+    expect((await t.request('POST', '/flow', { key: w.operator.key, body: [flow('tcp', 3_000_000, syn), flow('tcp', 1_000_000, ack), flow('udp', 1_000_000, 0)] })).status).toBe(201);
+    await waitForStoredCount(t.stack.clickhouse, 'flows', 3, { where: orgIs(w.admin.org_id), what: 'the flows stored' });
 
     const announced = await runFor(w, '2001:db8:77::7', 'active');
     // No policy held it: its preview comes once it is announced, off the announcement's path.
@@ -219,11 +221,27 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
       const r = (await t.request<AutomationView>('GET', `/v1/automations/${announced.automation_id}`, { key: w.operator.key })).body;
       return r.actions[0]?.preview ? r : undefined;
     }, 30_000, 'the preview of a run that announced at once');
-    // Flows keep no TCP flags: every TCP flow to port 443 counts, an upper bound, and the preview says so.
-    expect(run.actions[0]).toMatchObject({ destination: '2001:db8:77::7/128', preview: { approximate: true, share: 0.75, matched_bits_per_second: Math.round((3_000_000 * 8) / 300) } });
+    // The SYN flow matches, the ACK-only one does not; a flow of 100 packets ORs their flags, so the preview says it is approximate.
+    expect(run.actions[0]).toMatchObject({ destination: '2001:db8:77::7/128', preview: { approximate: true, share: 0.6, matched_bits_per_second: Math.round((3_000_000 * 8) / 300) } });
     await tableUntil(birdFlowTable6, (text) => /flow6 \{ dst 2001:db8:77::7\/128; dport 443; tcp flags 0x2\/0x2; \}/.test(text), 'the IPv6 flowspec rule in BIRD');
     expect((await t.request('POST', `/v1/automations/${run.automation_id}/withdraw`, { key: w.approver.key })).status).toBe(200);
     await tableUntil(birdFlowTable6, (text) => !text.includes('2001:db8:77::7/128'), 'the IPv6 flowspec rule withdrawn');
+  });
+
+  test('a preview on TCP flags and packet length counts the one-packet flows that match, exactly, and says it is exact', async () => {
+    const w = await workspace('198.51.100.112/28', []);
+    const now = Date.now();
+    const flow = (bytes: number, tcpFlags: number) => ({ src_ip: '192.0.2.1', dst_ip: '198.51.100.113', src_port: 40_000, dst_port: 80, protocol: 'tcp', bytes, packets: 1, tcp_flags: tcpFlags, timestamp: now - 30_000 });
+    // A 60-byte SYN matches; a 1,500-byte SYN is outside the length, a 60-byte ACK has no SYN.
+    const posted = await t.request('POST', '/flow', { key: w.operator.key, body: [flow(60, 0x02), flow(1_500, 0x02), flow(60, 0x10)] });
+    expect([posted.status, posted.text]).toEqual([201, expect.any(String)]);
+    await waitForStoredCount(t.stack.clickhouse, 'flows', 3, { where: orgIs(w.admin.org_id), what: 'the flows stored' });
+    const deps = { clickhouse: t.stack.clickhouse, blackholeNextHop: t.stack.config.bgp.blackholeNextHop, operatorBounds: t.stack.config.bgp.allowed };
+    const rule = { type: 'flowspec_discard' as const, duration_minutes: 10, tcp_flags: ['syn'], packet_length: { min: 40, max: 80 } };
+    const planned = await planActions(deps, 'run', { id: 'inc', org_id: w.admin.org_id, service: '198.51.100.113' }, [rule], { from: now - 300_000, to: now });
+    if (typeof planned === 'string') throw new Error(planned);
+    expect(planned[0]!.preview).toMatchObject({ approximate: false, share: 60 / 1_620 });
+    expect(planned[0]!.preview!.matched_bits_per_second).toBe(Math.round((60 * 8) / 300));
   });
 
   test('a trigger that is not an incident event of the workspace its subject names starts nothing, and is counted as refused', async () => {

@@ -67,20 +67,20 @@ describe('what a playbook action becomes for an incident', () => {
 
   test('a preview of a flowspec rule narrows the destination flows by protocol label and ports; a blackhole matches them all', () => {
     expect(previewFilterOf({ type: 'flowspec_discard', protocols: [17, 47], source_ports: [123] }, '198.51.100.7')).toEqual({
-      first: '0000:0000:0000:0000:0000:ffff:c633:6407', last: '0000:0000:0000:0000:0000:ffff:c633:6407', protocols: ['udp', 'gre'], sourcePorts: [123], destinationPorts: [], approximate: false,
+      first: '0000:0000:0000:0000:0000:ffff:c633:6407', last: '0000:0000:0000:0000:0000:ffff:c633:6407', protocols: ['udp', 'gre'], sourcePorts: [123], destinationPorts: [], tcpFlagBits: 0, packetLength: null,
     });
     expect(previewFilterOf({ type: 'blackhole', protocols: [6] }, '198.51.100.7')).toMatchObject({ protocols: [], sourcePorts: [], destinationPorts: [] });
   });
 
-  test('a preview of a rule on TCP flags counts the TCP flows the rest of the filter matches, and says it is approximate', () => {
+  test('a preview of a rule on TCP flags matches the TCP flows with every one of its flags set', () => {
     expect(previewFilterOf({ type: 'flowspec_discard', protocols: [], destination_ports: [80], tcp_flags: ['syn'] }, '198.51.100.7')).toMatchObject({
-      protocols: ['tcp'], destinationPorts: [80], approximate: true,
+      protocols: ['tcp'], destinationPorts: [80], tcpFlagBits: 0x02,
     });
-    expect(previewFilterOf({ type: 'flowspec_discard', protocols: [17, 6], tcp_flags: ['syn'] }, '198.51.100.7')).toMatchObject({ protocols: ['tcp'], approximate: true });
+    expect(previewFilterOf({ type: 'flowspec_discard', protocols: [17, 6], tcp_flags: ['ack', 'syn'] }, '198.51.100.7')).toMatchObject({ protocols: ['tcp'], tcpFlagBits: 0x12 });
   });
 
-  test('a preview of a rule on packet length is approximate too: flows keep no length per packet', () => {
-    expect(previewFilterOf({ type: 'flowspec_discard', protocols: [17], packet_length: { min: 0, max: 128 } }, '198.51.100.7')).toMatchObject({ protocols: ['udp'], approximate: true });
-    expect(previewFilterOf({ type: 'blackhole', tcp_flags: ['syn'] }, '198.51.100.7')).toMatchObject({ protocols: [], approximate: false });
+  test('a preview of a rule on packet length matches the flows whose mean packet size lies in its range; a blackhole matches on neither', () => {
+    expect(previewFilterOf({ type: 'flowspec_discard', protocols: [17], packet_length: { min: 0, max: 128 } }, '198.51.100.7')).toMatchObject({ protocols: ['udp'], packetLength: { min: 0, max: 128 } });
+    expect(previewFilterOf({ type: 'blackhole', tcp_flags: ['syn'], packet_length: { min: 0, max: 128 } }, '198.51.100.7')).toMatchObject({ protocols: [], tcpFlagBits: 0, packetLength: null });
   });
 });

@@ -35,7 +35,7 @@ async function preview(deps: ActionPlannerDeps, orgId: string, spec: ActionSpec,
     matched_packets_per_second: Math.round(v.matchedPackets / seconds),
     share: share(v.matchedBytes),
     top_sources: v.topSources.map((s) => ({ src_ip: s.src_ip, bits_per_second: bps(s.bytes), share: share(s.bytes) })),
-    approximate: filter.approximate,
+    approximate: v.matchedMultiPacketFlows > 0,
   };
 }
 
