@@ -1,4 +1,6 @@
 import { Correlator } from '../../application/correlator';
+import { KnownWorkspaces, defaultKnownWorkspacesConfig } from '../../application/known-workspaces';
+import { KeysRepo } from '../../storage/keys-repo';
 import { AttackWindowsRepo } from '../../storage/attack-windows-repo';
 import { DetectionFeed } from '../../streams/detection-feed';
 import { DetectionWorker, defaultDetectionWorkerConfig } from '../../workers/detection/detection-worker';
@@ -38,6 +40,7 @@ export function streamWorkersRole(config: Config, a: Adapters) {
       nats: a.nats,
       locks: a.locks,
       rules,
+      workspaces: new KnownWorkspaces(defaultKnownWorkspacesConfig, { keys: new KeysRepo(a.clickhouse) }),
       signals: { existingEventIds: (table, org, minTs, maxTs, ids) => store.existingEventIds(table, org, minTs, maxTs, ids), insertSignals: (ndjson) => store.insert('signals', ndjson) },
       attacks,
       correlator,

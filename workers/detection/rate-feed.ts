@@ -110,9 +110,13 @@ export class RateFeed<M extends AckableMessage> {
     return merged(steps);
   }
 
-  /** Closes every open window (no flow came for a while: a flood that stops is still judged); every held message becomes ackable. */
-  flush(): FeedStep<M> {
-    return merged([...this.workspaces.values()].map((w) => this.close(w, false)));
+  /**
+   * Closes every open window of the workspaces named (no flow of theirs came
+   * for a while: a flood that stops is still judged), or of all; their held
+   * messages become ackable.
+   */
+  flush(orgs?: ReadonlySet<string>): FeedStep<M> {
+    return merged([...this.workspaces.values()].filter((w) => !orgs || orgs.has(w.org)).map((w) => this.close(w, false)));
   }
 
   /** Keeps every held message from being redelivered while its windows are open. */
