@@ -61,6 +61,7 @@ async function run(copies: DetectionMessage[]): Promise<void> {
     {
       rules: { history: () => Promise.resolve(history) },
       workspaces: { exists: () => Promise.resolve(true) },
+      resolutions: { resolve: () => Promise.resolve('resolved' as const), crossings: () => Promise.resolve([]) },
       signals: { existingEventIds: () => Promise.resolve(new Map()), insertSignals: () => Promise.resolve() },
       attacks: { insert: () => Promise.resolve() },
       correlator: { recompute: () => Promise.resolve() },

@@ -1,5 +1,6 @@
 import { Registry } from 'prom-client';
 import { historyOf, defaultDetectionRules, type VersionedRules } from '../../core/detection-rules';
+import type { CrossedTarget, RateQuiet } from '../../core/detection/quiet';
 import { defaultRateRules, type RateRules } from '../../core/detection/rules';
 import type { RateFlow } from '../../core/detection/traffic-class';
 import type { SignalRow } from '../../core/telemetry';
@@ -45,7 +46,8 @@ class FakeMessage implements DetectionMessage {
 
 const rates: RateRules = { ...defaultRateRules, thresholds: { total: { pps: 100 } } };
 
-function harness(opts: { rates?: RateRules; failWrites?: () => boolean } = {}) {
+function harness(opts: { rates?: RateRules; failWrites?: () => boolean; crossing?: CrossedTarget[] } = {}) {
+  const resolved: Array<[string, RateQuiet]> = [];
   const stored = new Map<string, SignalRow>();
   const attacks: AttackWindow[] = [];
   const recomputed: string[] = [];
@@ -58,6 +60,10 @@ function harness(opts: { rates?: RateRules; failWrites?: () => boolean } = {}) {
     {
       rules: { history: () => Promise.resolve(historyOf([version])) },
       workspaces: { exists: (org) => Promise.resolve(org !== 'org_gone') },
+      resolutions: {
+        resolve: (org, quiet) => (resolved.push([org, quiet]), Promise.resolve('resolved' as const)),
+        crossings: () => Promise.resolve(opts.crossing ?? []),
+      },
       signals: {
         existingEventIds: (_t, _o, _a, _b, ids) => Promise.resolve(new Map(ids.filter((id) => stored.has(id)).map((id) => [id, '']))),
         insertSignals: (ndjson) => {
@@ -76,7 +82,7 @@ function harness(opts: { rates?: RateRules; failWrites?: () => boolean } = {}) {
       now: () => clock,
     },
   );
-  return { sink, stored, attacks, recomputed, registry, advanceClock: (ms: number) => (clock += ms) };
+  return { sink, stored, attacks, recomputed, registry, resolved, advanceClock: (ms: number) => (clock += ms) };
 }
 
 /** A SYN flood on 203.0.113.9: `perSecond` one-packet flows a second for `seconds`, from 10 sources. */
@@ -182,6 +188,17 @@ async function counted(registry: Registry, name: string, labels: Record<string, 
   return values.filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l)).reduce((n, v) => n + v.value, 0);
 }
 
+describe('the detection consumer: rules versions and the end of an attack', () => {
+  test('a new rules version carries the targets still crossing: their quiet is judged under the new version', () => {
+    const feed = new RateFeed<FakeMessage>();
+    const flood = new FakeMessage(synFlood(6));
+    const first = feed.take('org1', { version: 1, rates: { ...rates, quiet_seconds: 60 } }, flood, flood.flows);
+    const background = new FakeMessage(Array.from({ length: 30 }, (_, i) => flow({ ts: t0 + 6_000 + i * 1_000, dst_ip: '192.0.2.200' })));
+    const then = feed.take('org1', { version: 2, rates: { ...rates, quiet_seconds: 10 } }, background, background.flows);
+    expect([...first.quiet, ...then.quiet].map((q) => [q.org, q.quiet.target, q.quiet.quiet_seconds])).toEqual([['org1', '203.0.113.9', 10]]);
+  });
+});
+
 describe('the detection consumer: refused messages', () => {
   test('a message whose rows are of another workspace than its subject is terminated and counted by reason, none of its flows counted', async () => {
     const { sink, stored, registry, advanceClock } = harness();
@@ -230,5 +247,28 @@ describe('the detection consumer: refused messages', () => {
     }
     expect(flood.acked).toBe(true);
     expect([...stored.values()].map((s) => s.rule)).toContain('rate.v1:host:syn_flood:total.pps>=100');
+  });
+});
+
+describe('the detection consumer: attacks that end', () => {
+  const quietRates: RateRules = { ...rates, quiet_seconds: 10 };
+  /** One flow a second to another address, under every bound: the event time goes on. */
+  const background = (from: number, to: number) => Array.from({ length: (to - from) / 1000 }, (_, i) => flow({ ts: from + i * 1000, dst_ip: '192.0.2.200' }));
+
+  test("a flood that stops resolves its target's incident once, after the quiet time of event time", async () => {
+    const { sink, resolved } = harness({ rates: quietRates });
+    await sink.add(new FakeMessage(synFlood(6)));
+    await sink.add(new FakeMessage(background(t0 + 6_000, t0 + 15_000)));
+    expect(resolved).toEqual([]);
+    await sink.add(new FakeMessage(background(t0 + 15_000, t0 + 40_000)));
+    await sink.add(new FakeMessage(background(t0 + 40_000, t0 + 60_000)));
+    expect(resolved.map(([org, q]) => [org, q.target])).toEqual([['org1', '203.0.113.9']]);
+  });
+
+  test("a target whose incident was open when this holder began is resolved once quiet, though this holder never saw it cross", async () => {
+    const crossing: CrossedTarget[] = [{ scope: 'host', target: '203.0.113.77', host_group: '', last_crossed_end: t0 }];
+    const { sink, resolved } = harness({ rates: quietRates, crossing });
+    await sink.add(new FakeMessage(background(t0, t0 + 30_000)));
+    expect(resolved.map(([, q]) => [q.target, q.quiet_end])).toEqual([['203.0.113.77', t0 + 10_000]]);
   });
 });

@@ -13,6 +13,11 @@ export function detectionMetrics(registry: Registry) {
       help: 'Messages of the detection feed refused (terminated, none of their flows counted), by reason: oversize, bad_subject, bad_headers, not_rows, org_mismatch, bad_row, unknown_workspace',
       labelNames: ['reason'] as const,
     }),
+    quiet: counter(registry, {
+      name: 'nettel_detection_quiet_total',
+      help: 'Targets quiet for their quiet time after crossing, by what became of their incident: resolved, already_resolved, later_signal (another signal joined it since), no_incident',
+      labelNames: ['outcome'] as const,
+    }),
     decisions: counter(registry, { name: 'nettel_detection_decisions_total', help: 'Rate decisions (a window over a threshold), by attack type', labelNames: ['type'] as const }),
     errors: counter(registry, {
       name: 'nettel_detection_errors_total',

@@ -1,5 +1,7 @@
 import type { DetectionRulesSource } from '../../application/detection-rules-service';
 import type { WorkspaceDirectory } from '../../application/known-workspaces';
+import type { QuietOutcome } from '../../application/quiet-resolutions';
+import type { CrossedTarget, RateQuiet } from '../../core/detection/quiet';
 import { correlateSignals, storeDerivedSignals, type DerivedSignalWrites } from '../../application/derived-signals';
 import { inForce } from '../../core/detection-rules';
 import type { WindowSettings } from '../../core/detection/rate-window';
@@ -22,6 +24,11 @@ export interface DetectionMessage extends AckableMessage {
 export interface DetectionSinkDeps {
   rules: DetectionRulesSource;
   workspaces: WorkspaceDirectory;
+  /** Incidents of targets quiet for their quiet time resolve (application/quiet-resolutions.ts). */
+  resolutions: {
+    resolve(orgId: string, quiet: RateQuiet): Promise<QuietOutcome>;
+    crossings(orgId: string): Promise<readonly CrossedTarget[]>;
+  };
   signals: DerivedSignalWrites;
   attacks: { insert(rows: readonly AttackWindow[]): Promise<void> };
   correlator: { recompute(orgId: string, changes: Array<{ service: string; environment: string; region: string; since: number }>): Promise<unknown> };
@@ -116,9 +123,11 @@ export class DetectionSink<M extends DetectionMessage> {
     if (!screened.ok) return this.refuse(message, screened.reason);
     const { org, flows } = screened;
     let history;
+    let crossing: readonly CrossedTarget[] = [];
     try {
       if (!(await this.deps.workspaces.exists(org))) return this.refuse(message, 'unknown_workspace');
       history = await this.deps.rules.history(org);
+      if (!this.feed.has(org)) crossing = await this.deps.resolutions.crossings(org);
     } catch (err) {
       this.deps.metrics.errors.inc({ stage: 'rules' });
       this.deps.log.error({ err, org }, 'unable to read the workspace or its detection rules; the message is offered again');
@@ -127,7 +136,7 @@ export class DetectionSink<M extends DetectionMessage> {
     }
     const rules = inForce(history);
     this.lastTaken.set(org, this.now());
-    const step = this.feed.take(org, { version: rules.version, rates: rules.rules.rates }, message, flows);
+    const step = this.feed.take(org, { version: rules.version, rates: rules.rules.rates }, message, flows, crossing);
     this.deps.metrics.flows.inc({ outcome: 'counted' }, Math.max(0, flows.length - step.late - step.untracked));
     await this.apply(step);
   }
@@ -145,10 +154,11 @@ export class DetectionSink<M extends DetectionMessage> {
     if (step.untracked) this.deps.metrics.flows.inc({ outcome: 'untracked' }, step.untracked);
     try {
       if (step.decisions.length) await this.write(step.decisions);
+      for (const { org, quiet } of step.quiet) this.deps.metrics.quiet.inc({ outcome: await this.deps.resolutions.resolve(org, quiet) });
       for (const m of step.ackable) m.ack();
     } catch (err) {
       this.deps.metrics.errors.inc({ stage: 'write' });
-      this.deps.log.error({ err, decisions: step.decisions.length }, 'unable to write rate decisions; the held messages are offered again');
+      this.deps.log.error({ err, decisions: step.decisions.length, quiet: step.quiet.length }, 'unable to write rate decisions or resolve quiet targets; the held messages are offered again');
       for (const m of [...step.ackable, ...this.feed.reset()]) m.nak(1_000);
     }
     this.deps.metrics.held.set(this.feed.heldMessages);
