@@ -56,6 +56,7 @@ function message(m: number, destinations: number): DetectionMessage {
 
 async function run(copies: DetectionMessage[]): Promise<void> {
   const history = historyOf([]);
+  const registry = createRegistry();
   const sink = new DetectionSink<DetectionMessage>(
     { idleFlushMs: 5_000, screen: { subjectPrefix: `${prefix}.detect.flow.`, maxBytes: 8 * 1024 * 1024 } },
     {
@@ -65,13 +66,16 @@ async function run(copies: DetectionMessage[]): Promise<void> {
       signals: { existingEventIds: () => Promise.resolve(new Map()), insertSignals: () => Promise.resolve() },
       attacks: { insert: () => Promise.resolve() },
       correlator: { recompute: () => Promise.resolve() },
-      metrics: detectionMetrics(createRegistry()),
+      metrics: detectionMetrics(registry),
       log: createLogger('silent', 'bench'),
       // The screen takes event times up to a day ahead of the clock.
       now: () => t0,
     },
   );
   for (const m of copies) await sink.add(m);
+  // Every copy passed the screen and every flow was counted: a bench of refused messages would measure nothing.
+  const counted = (await registry.getSingleMetric('nettel_detection_flows_total')!.get()).values.find((v) => v.labels.outcome === 'counted')?.value ?? 0;
+  if (counted !== copies.length * flowsPerMessage) throw new Error(`counted ${counted} flows of ${copies.length * flowsPerMessage}`);
 }
 
 async function measure(destinations: number): Promise<void> {
