@@ -7,7 +7,7 @@ export const keysSettings = defineSettings(
   {
     AUDIT_CHAIN_KEY: setting(
       optionalSecret('AUDIT_CHAIN_KEY', 32),
-      "key (≥ 32 characters) the audit ledger's entries are chained with (HMAC-SHA256), held outside the database; generated into `$DATA_DIR/audit-chain-key` on the embedded default, required with a ClickHouse server by the api and temporal-worker processes. Keep it with the backups: entries chained under a lost key no longer verify",
+      "key (≥ 32 characters) the audit ledger's entries are chained with (HMAC-SHA256), held outside the database; generated into `$DATA_DIR/audit-chain-key` on the embedded default, required with a ClickHouse server by the api, stream-workers (the rate detectors' resolutions) and temporal-worker processes. Keep it with the backups: entries chained under a lost key no longer verify",
       'generated on chDB',
     ),
     DECISION_SIGNING_KEY: setting(

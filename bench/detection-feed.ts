@@ -17,6 +17,7 @@ import { DetectionSink, type DetectionMessage } from '../workers/detection/detec
  * the machine is shared, so CPU time, not wall time.
  */
 const org = 'org_3kq9v2m8x1';
+const prefix = 'nettel';
 const flowsPerMessage = 5_000;
 const messages = 20;
 const t0 = 1_796_000_000_000;
@@ -42,24 +43,39 @@ function message(m: number, destinations: number): DetectionMessage {
     lines.push(flowRowJson(input, { org_id: org, event_id: `evt_${i.toString(36).padStart(12, '0')}`, ts: 0, received_at: t0 }).json);
   }
   const headers: Record<string, string> = { [telemetryHeaderNames.kind]: 'flow', [telemetryHeaderNames.org]: org };
-  return { data: Buffer.from(lines.join('\n') + '\n'), headers: { get: (k) => headers[k] ?? '' }, ack: () => undefined, nak: () => undefined, working: () => undefined };
+  return {
+    subject: `${prefix}.detect.flow.${org}`,
+    data: Buffer.from(lines.join('\n') + '\n'),
+    headers: { get: (k) => headers[k] ?? '' },
+    ack: () => undefined,
+    nak: () => undefined,
+    working: () => undefined,
+    term: () => undefined,
+  };
 }
 
 async function run(copies: DetectionMessage[]): Promise<void> {
   const history = historyOf([]);
+  const registry = createRegistry();
   const sink = new DetectionSink<DetectionMessage>(
-    { idleFlushMs: 5_000 },
+    { idleFlushMs: 5_000, screen: { subjectPrefix: `${prefix}.detect.flow.`, maxBytes: 8 * 1024 * 1024 } },
     {
       rules: { history: () => Promise.resolve(history) },
+      workspaces: { exists: () => Promise.resolve(true) },
+      resolutions: { resolve: () => Promise.resolve('resolved' as const), crossings: () => Promise.resolve([]) },
       signals: { existingEventIds: () => Promise.resolve(new Map()), insertSignals: () => Promise.resolve() },
       attacks: { insert: () => Promise.resolve() },
       correlator: { recompute: () => Promise.resolve() },
-      metrics: detectionMetrics(createRegistry()),
+      metrics: detectionMetrics(registry),
       log: createLogger('silent', 'bench'),
-      now: () => 0,
+      // The screen takes event times up to a day ahead of the clock.
+      now: () => t0,
     },
   );
   for (const m of copies) await sink.add(m);
+  // Every copy passed the screen and every flow was counted: a bench of refused messages would measure nothing.
+  const counted = (await registry.getSingleMetric('nettel_detection_flows_total')!.get()).values.find((v) => v.labels.outcome === 'counted')?.value ?? 0;
+  if (counted !== copies.length * flowsPerMessage) throw new Error(`counted ${counted} flows of ${copies.length * flowsPerMessage}`);
 }
 
 async function measure(destinations: number): Promise<void> {

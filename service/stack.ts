@@ -55,7 +55,7 @@ export function withSharedSecrets(given: Config): Config {
     // The api signs replay decisions' tokens, the temporal-worker checks them.
     decisions: { ...given.decisions, signingKey: decisionSigningKeyOf(given) },
     // Audit entries are chained with a key the database does not hold: the api and the Temporal worker append them.
-    audit: { chainKey: sharedSecretOf(given, { setting: 'AUDIT_CHAIN_KEY', given: given.audit.chainKey, usedBy: ['api', 'temporal-worker'], file: 'audit-chain-key' }) },
+    audit: { chainKey: sharedSecretOf(given, { setting: 'AUDIT_CHAIN_KEY', given: given.audit.chainKey, usedBy: ['api', 'stream-workers', 'temporal-worker'], file: 'audit-chain-key' }) },
     // Webhook signing secrets are never stored unsealed: the api seals them, the stream workers' deliverer opens them.
     webhooks: {
       ...given.webhooks,

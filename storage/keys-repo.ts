@@ -83,6 +83,12 @@ export class KeysRepo {
     return rows[0] ? fromRow(rows[0]) : undefined;
   }
 
+  /** Whether any key was ever minted for the workspace: a workspace exists from its first key on (keys are revoked, never deleted). */
+  async anyOf(orgId: string): Promise<boolean> {
+    const rows = await this.ch.query(`SELECT 1 AS found FROM ${this.ch.database}.api_keys WHERE org_id = ${str(orgId)} LIMIT 1`);
+    return rows.length > 0;
+  }
+
   /** Keys newest first; `beforeCreatedAt`/`beforeKeyId` continue a previous page. */
   async list(opts: { orgId?: string; limit: number; after?: { created_at: number; key_id: string } }): Promise<KeyRecord[]> {
     const where: string[] = [];

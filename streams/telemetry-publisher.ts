@@ -138,9 +138,8 @@ export class TelemetryPublisher {
     );
   }
 
-  /** The server's payload limit, less room for headers. */
   private maxMessageBytes(): number {
-    return (this.deps.nats.nc.info?.max_payload ?? 1024 * 1024) - 4096;
+    return maxTelemetryMessageBytes(this.deps.nats.nc);
   }
 
   private async publishNow(batch: TelemetryBatch): Promise<void> {
@@ -197,3 +196,6 @@ function chunkLines(lines: string[], maxBytes: number): Array<{ data: Buffer; co
   flush();
   return chunks;
 }
+
+/** The largest data of a telemetry message (and so of its detection copy): the server's payload limit, less room for headers. */
+export const maxTelemetryMessageBytes = (nc: { readonly info?: { readonly max_payload: number } }): number => (nc.info?.max_payload ?? 1024 * 1024) - 4096;

@@ -2,6 +2,7 @@ import { classify, type AttackType } from './classify';
 import { defaultWindowSettings, RateWindows, type ClosedWindow, type WindowSettings } from './rate-window';
 import { crossedBounds, RateRuleBook, type RateRules } from './rules';
 import { counterSlots, ratesOf, type RateFlow, type Rates } from './traffic-class';
+import { QuietTracker, type CrossedTarget, type PrefixSums, type RateQuiet } from './quiet';
 import { rateDetectorVersion, rateRule } from './version';
 
 /**
@@ -57,15 +58,20 @@ const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The decisions of one closed window under the rules. */
 export function judgeWindow(w: ClosedWindow, book: RateRuleBook): RateDecision[] {
+  return judged(w, book).decisions;
+}
+
+/** One window's decisions, and the summed counters of every carpet prefix with traffic in it (whether it crossed or not). */
+export function judged(w: ClosedWindow, book: RateRuleBook): { decisions: RateDecision[]; prefixes: Map<string, PrefixSums> } {
   const hosts: RateDecision[] = [];
-  const prefixes = new Map<string, { counters: Float64Array; addresses: number; crossed: boolean }>();
+  const prefixes = new Map<string, PrefixSums>();
   for (const dst of [...w.byDestination.keys()].sort(byText)) {
     if (book.isWhitelistedDestination(dst)) continue;
     const counters = w.byDestination.get(dst)!;
     const rates = ratesOf(counters, w.seconds);
-    const judged = book.hostThresholds(dst);
-    const crossed = crossedBounds(rates, judged.thresholds);
-    if (crossed.length) hosts.push(decision('host', dst, judged.group, w, rates, crossed, 1));
+    const host = book.hostThresholds(dst);
+    const crossed = crossedBounds(rates, host.thresholds);
+    if (crossed.length) hosts.push(decision('host', dst, host.group, w, rates, crossed, 1));
     const prefix = book.carpetPrefixOf(dst);
     if (!prefix) continue;
     let p = prefixes.get(prefix);
@@ -79,11 +85,11 @@ export function judgeWindow(w: ClosedWindow, book: RateRuleBook): RateDecision[]
     const p = prefixes.get(prefix)!;
     if (p.crossed || p.addresses < book.rules.carpet.min_addresses) continue;
     const rates = ratesOf(p.counters, w.seconds);
-    const judged = book.carpetThresholds(prefix);
-    const crossed = crossedBounds(rates, judged.thresholds);
-    if (crossed.length) carpets.push(decision('prefix', prefix, judged.group, w, rates, crossed, p.addresses));
+    const carpet = book.carpetThresholds(prefix);
+    const crossed = crossedBounds(rates, carpet.thresholds);
+    if (crossed.length) carpets.push(decision('prefix', prefix, carpet.group, w, rates, crossed, p.addresses));
   }
-  return [...hosts, ...carpets];
+  return { decisions: [...hosts, ...carpets], prefixes };
 }
 
 /**
@@ -94,21 +100,49 @@ export function judgeWindow(w: ClosedWindow, book: RateRuleBook): RateDecision[]
 export class RateDetector {
   readonly book: RateRuleBook;
   private readonly windows: RateWindows;
+  private readonly quiet: QuietTracker;
 
   constructor(rules: RateRules, settings: WindowSettings = defaultWindowSettings) {
     this.book = new RateRuleBook(rules);
     this.windows = new RateWindows(settings, (f) => this.book.isWhitelistedSource(f.src_ip));
+    this.quiet = new QuietTracker(this.book);
   }
 
   /** Counts the flows and returns the decisions of the windows the watermark has now closed. */
   add(flows: Iterable<RateFlow>): RateDecision[] {
     this.windows.add(flows);
-    return this.windows.advance().flatMap((w) => judgeWindow(w, this.book));
+    return this.judge(this.windows.advance());
   }
 
   /** Closes every window: the decisions still pending at the end of the flows. */
   flush(): RateDecision[] {
-    return this.windows.flush().flatMap((w) => judgeWindow(w, this.book));
+    return this.judge(this.windows.flush());
+  }
+
+  private judge(windows: ClosedWindow[]): RateDecision[] {
+    const out: RateDecision[] = [];
+    for (const w of windows) {
+      const { decisions, prefixes } = judged(w, this.book);
+      this.quiet.observe(w, decisions, prefixes);
+      out.push(...decisions);
+    }
+    this.quiet.closeTo(this.windows.closedTo);
+    return out;
+  }
+
+  /** The targets reported quiet since the last call (each once per crossing), in the order they became quiet. */
+  takeQuiet(): RateQuiet[] {
+    return this.quiet.take();
+  }
+
+  /** The targets that crossed and are not yet quiet, to carry to a successor (a new rules version, a restart). */
+  get crossing(): readonly CrossedTarget[] {
+    return this.quiet.tracked;
+  }
+
+  /** Takes a target that crossed before this detector began (see `crossing`): its quiet is judged from its last crossing on. */
+  remember(target: CrossedTarget): void {
+    this.quiet.remember(target);
   }
 
   /** Flows left out for arriving after their bucket closed, and flows past the destination bound. */

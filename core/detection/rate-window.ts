@@ -58,6 +58,11 @@ export class RateWindows {
     private readonly skip: (f: RateFlow) => boolean = () => false,
   ) {}
 
+  /** Event time every window ending at or before which is closed (judged, or empty): the end of the last closed bucket. */
+  get closedTo(): number {
+    return this.closedThrough + this.settings.bucketMs;
+  }
+
   private startOf = (ts: number) => ts - (((ts % this.settings.bucketMs) + this.settings.bucketMs) % this.settings.bucketMs);
 
   add(flows: Iterable<RateFlow>): void {

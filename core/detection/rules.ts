@@ -16,6 +16,7 @@ import { trafficClasses, type ClassRates, type TrafficClass } from './traffic-cl
  * | whitelist.sources | flows from these addresses or prefixes are not counted at all |
  * | whitelist.destinations | these addresses or prefixes never cross, and are left out of their prefix's carpet total and address count |
  * | carpet | per prefix of `ipv4_prefix_length` (/24) or `ipv6_prefix_length` (/64): the summed rates of its destinations, judged by `thresholds` (or the host group's `carpet_thresholds`, by the prefix's network address) when at least `min_addresses` destinations had traffic in the window and none of them crossed on its own |
+ * | quiet_seconds | event time a target that crossed must stay below every bound before the detector reports it quiet (its incident then resolves by itself) |
  */
 export type RateMeasure = keyof ClassRates;
 export const rateMeasures: readonly RateMeasure[] = ['pps', 'bps', 'fps'];
@@ -33,6 +34,8 @@ export interface RateRules {
   host_groups: HostGroup[];
   whitelist: { sources: string[]; destinations: string[] };
   carpet: { ipv4_prefix_length: number; ipv6_prefix_length: number; min_addresses: number; thresholds: RateThresholds };
+  /** Seconds of event time below every bound after a target's last crossing before it is reported quiet. */
+  quiet_seconds: number;
 }
 
 /** FastNetMon's defaults per host (20 kpps, 1 Gbit/s, 3,500 flows/s), and ten times those for a prefix spread over at least 16 addresses. */
@@ -41,6 +44,7 @@ export const defaultRateRules: RateRules = {
   host_groups: [],
   whitelist: { sources: [], destinations: [] },
   carpet: { ipv4_prefix_length: 24, ipv6_prefix_length: 64, min_addresses: 16, thresholds: { total: { pps: 200_000, bps: 10_000_000_000, fps: 35_000 } } },
+  quiet_seconds: 60,
 };
 
 const bound = z.number().positive().max(Number.MAX_SAFE_INTEGER);
@@ -76,6 +80,7 @@ export const rateRulesSchema = z
       })
       .strict()
       .default(() => ({ ...defaultRateRules.carpet })),
+    quiet_seconds: z.number().int().min(1).max(86_400).default(defaultRateRules.quiet_seconds),
   })
   .strict();
 

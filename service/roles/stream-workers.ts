@@ -1,4 +1,10 @@
 import { Correlator } from '../../application/correlator';
+import { AuditLedger } from '../../application/audit-ledger';
+import { KnownWorkspaces, defaultKnownWorkspacesConfig } from '../../application/known-workspaces';
+import { QuietResolutions } from '../../application/quiet-resolutions';
+import { AuditRepo } from '../../storage/audit-repo';
+import { AuditHeads } from '../../streams/audit-heads';
+import { KeysRepo } from '../../storage/keys-repo';
 import { AttackWindowsRepo } from '../../storage/attack-windows-repo';
 import { DetectionFeed } from '../../streams/detection-feed';
 import { DetectionWorker, defaultDetectionWorkerConfig } from '../../workers/detection/detection-worker';
@@ -26,7 +32,11 @@ export function streamWorkersRole(config: Config, a: Adapters) {
   // An opened or escalated incident may start automation runs: its events go to the triggers too.
   const events = bothOutboxes(outbox, new AutomationTriggers({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry }));
   const attacks = new AttackWindowsRepo(a.clickhouse);
-  const correlator = new Correlator({ store, incidents: new IncidentsRepo(a.clickhouse), registry: a.registry, events, rules, attacks });
+  const incidents = new IncidentsRepo(a.clickhouse);
+  const correlator = new Correlator({ store, incidents, registry: a.registry, events, rules, attacks });
+  // The rate detectors resolve the incidents of attacks that ended, audited as a person's resolution is.
+  const heads = new AuditHeads(a.nats, config.nats.prefix, config.nats.replicas);
+  const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry, config.audit.chainKey);
   const worker = new StreamWorker(
     { ...defaultStreamWorkerConfig(config.nats.prefix), ...config.workers, maxDeliveries: config.deadLetter.afterDeliveries, ackWaitMs: config.nats.ackWaitMs },
     { nats: a.nats, store, correlator, rules, registry: a.registry, log: a.log, topology: a.topology, detectionFeed: new DetectionFeed({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry }) },
@@ -38,6 +48,8 @@ export function streamWorkersRole(config: Config, a: Adapters) {
       nats: a.nats,
       locks: a.locks,
       rules,
+      workspaces: new KnownWorkspaces(defaultKnownWorkspacesConfig, { keys: new KeysRepo(a.clickhouse) }),
+      resolutions: new QuietResolutions({ incidents, correlator, audit }),
       signals: { existingEventIds: (table, org, minTs, maxTs, ids) => store.existingEventIds(table, org, minTs, maxTs, ids), insertSignals: (ndjson) => store.insert('signals', ndjson) },
       attacks,
       correlator,
@@ -55,6 +67,7 @@ export function streamWorkersRole(config: Config, a: Adapters) {
   );
   // Interface names by SNMP: the stream workers hold the key the agents' credentials are sealed with.
   const snmpPoller = snmpPollerOf(config, a);
-  const components: Component[] = [worker, detection, retention, notifier, snmpPoller];
+  // The heads start before the detectors that append resolutions, and stop after them.
+  const components: Component[] = [heads, worker, detection, retention, notifier, snmpPoller];
   return { components, worker, detection, notifier, snmpPoller };
 }

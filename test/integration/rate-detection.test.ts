@@ -1,4 +1,4 @@
-import type { ErrorBody, IncidentView, Page } from '../support/api-types';
+import type { AuditEntryView, ErrorBody, IncidentView, Page } from '../support/api-types';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 import { waitFor, waitForDetectionDrained, waitForTelemetryDrained } from '../support/wait';
 import { WebhookReceiver } from '../support/webhook-receiver';
@@ -88,6 +88,23 @@ describe.each(transports)('rate detection from flows posted over HTTP on %s', (t
     const attack = opened.event.data.attack as { type: string; peak: { pps: number; bps: number; fps: number } };
     expect(attack.type).toBe('syn_flood');
     expect(attack.peak.pps).toBeGreaterThanOrEqual(3_000);
+  });
+
+  test('a flood that stops resolves its incident after the quiet time, by the rate detector, audited and announced as incident.resolved', async () => {
+    const key = await workspace({ quiet_seconds: 10 });
+    const org = (await t.request<{ org_id: string }>('GET', '/v1/whoami', { key })).body.org_id;
+    expect((await t.request('POST', '/v1/webhooks', { key, body: { url: receiver.url(`/${org}/quiet`), events: ['incident.resolved'] } })).status).toBe(201);
+    const start = Date.now() - 60_000;
+    // The flood for 12 s of event time, then 30 s of background traffic: the quiet time passes in event time.
+    await post(key, [...synFlood('203.0.113.9', start, 12), ...background(start + 12_000, 30)]);
+    await drained();
+    const resolved = await waitFor(async () => (await incidents(key)).find((i) => i.state === 'resolved'), 30_000, 'the incident resolved');
+    expect(resolved.service).toBe('203.0.113.9');
+    const admin = await t.mintKey({ role: 'admin', orgId: org });
+    const audit = (await t.request<Page<AuditEntryView>>('GET', '/v1/audit?limit=100', { key: admin.key })).body.data;
+    expect(audit.filter((e) => e.action === 'incident.resolve').map((e) => [e.actor, e.target])).toEqual([['rate-detector', resolved.id]]);
+    const event = await waitFor(() => Promise.resolve(receiver.delivered().find((r) => r.path === `/${org}/quiet` && r.event.type === 'incident.resolved')), 30_000, 'incident.resolved');
+    expect((event.event.data as { id: string }).id).toBe(resolved.id);
   });
 
   test('background traffic alone opens no incident', async () => {

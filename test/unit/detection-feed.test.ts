@@ -1,5 +1,6 @@
 import { Registry } from 'prom-client';
 import { historyOf, defaultDetectionRules, type VersionedRules } from '../../core/detection-rules';
+import type { CrossedTarget, RateQuiet } from '../../core/detection/quiet';
 import { defaultRateRules, type RateRules } from '../../core/detection/rules';
 import type { RateFlow } from '../../core/detection/traffic-class';
 import type { SignalRow } from '../../core/telemetry';
@@ -8,24 +9,29 @@ import { createLogger } from '../../observability/logger';
 import type { AttackWindow } from '../../storage/attack-windows-repo';
 import { detectionMetrics } from '../../workers/detection/detection-metrics';
 import { DetectionSink, type DetectionMessage } from '../../workers/detection/detection-sink';
-import { parseFlowLines } from '../../workers/detection/flow-lines';
 import { RateFeed } from '../../workers/detection/rate-feed';
 import { batched, flow, seeded, syn, t0 } from '../support/detection-flows';
 
 /** A message of the detection feed as a plain object that records what the sink did with it. */
 class FakeMessage implements DetectionMessage {
+  readonly subject: string;
   readonly data: Uint8Array;
   readonly headers: { get(key: string): string };
   acked = false;
   naks = 0;
   workings = 0;
+  termed = false;
   constructor(
     readonly flows: RateFlow[],
     org = 'org1',
   ) {
+    this.subject = `nettel.detect.flow.${org}`;
     this.data = Buffer.from(flows.map((f) => JSON.stringify({ org_id: org, event_id: 'e', ...f })).join('\n') + '\n');
     const h: Record<string, string> = { [telemetryHeaderNames.kind]: 'flow', [telemetryHeaderNames.org]: org };
     this.headers = { get: (k) => h[k] ?? '' };
+  }
+  term() {
+    this.termed = true;
   }
   ack() {
     this.acked = true;
@@ -40,16 +46,24 @@ class FakeMessage implements DetectionMessage {
 
 const rates: RateRules = { ...defaultRateRules, thresholds: { total: { pps: 100 } } };
 
-function harness(opts: { rates?: RateRules; failWrites?: () => boolean } = {}) {
+function harness(opts: { rates?: RateRules; failWrites?: () => boolean; crossing?: CrossedTarget[] } = {}) {
+  const resolved: Array<[string, RateQuiet]> = [];
   const stored = new Map<string, SignalRow>();
   const attacks: AttackWindow[] = [];
   const recomputed: string[] = [];
-  let clock = 0;
+  const registry = new Registry();
+  // The screen takes event times up to a day ahead of the clock: the clock starts at the flows' first second.
+  let clock = t0;
   const version: VersionedRules = { version: 1, rules: { ...defaultDetectionRules, rates: opts.rates ?? rates }, created_at: 1, actor: 'k' };
   const sink = new DetectionSink<FakeMessage>(
-    { idleFlushMs: 5_000 },
+    { idleFlushMs: 5_000, screen: { subjectPrefix: 'nettel.detect.flow.', maxBytes: 1024 * 1024 } },
     {
       rules: { history: () => Promise.resolve(historyOf([version])) },
+      workspaces: { exists: (org) => Promise.resolve(org !== 'org_gone') },
+      resolutions: {
+        resolve: (org, quiet) => (resolved.push([org, quiet]), Promise.resolve('resolved' as const)),
+        crossings: () => Promise.resolve(opts.crossing ?? []),
+      },
       signals: {
         existingEventIds: (_t, _o, _a, _b, ids) => Promise.resolve(new Map(ids.filter((id) => stored.has(id)).map((id) => [id, '']))),
         insertSignals: (ndjson) => {
@@ -63,12 +77,12 @@ function harness(opts: { rates?: RateRules; failWrites?: () => boolean } = {}) {
       },
       attacks: { insert: (rows) => (attacks.push(...rows), Promise.resolve()) },
       correlator: { recompute: (org, changes) => (recomputed.push(...changes.map((c) => `${org}/${c.service}`)), Promise.resolve()) },
-      metrics: detectionMetrics(new Registry()),
+      metrics: detectionMetrics(registry),
       log: createLogger('silent', 'test'),
       now: () => clock,
     },
   );
-  return { sink, stored, attacks, recomputed, advanceClock: (ms: number) => (clock += ms) };
+  return { sink, stored, attacks, recomputed, registry, resolved, advanceClock: (ms: number) => (clock += ms) };
 }
 
 /** A SYN flood on 203.0.113.9: `perSecond` one-packet flows a second for `seconds`, from 10 sources. */
@@ -168,11 +182,93 @@ describe('the detection consumer: rules versions', () => {
   });
 });
 
-describe('the detection consumer: reading flows', () => {
-  test('a row without the fields the detectors need is skipped and counted, the others read', () => {
-    const lines = [JSON.stringify(flow()), '{"ts":"yesterday"}', 'not json', JSON.stringify({ ...flow(), tcp_flags: syn, exporter: '192.0.2.1', in_if: 3 })];
-    const { flows, skipped } = parseFlowLines(Buffer.from(lines.join('\n') + '\n'));
-    expect(skipped).toBe(2);
-    expect(flows).toEqual([flow(), { ...flow(), tcp_flags: syn, exporter: '192.0.2.1', in_if: 3 }]);
+/** A counter's value for one label set. */
+async function counted(registry: Registry, name: string, labels: Record<string, string>): Promise<number> {
+  const values = (await registry.getSingleMetric(name)?.get())?.values ?? [];
+  return values.filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l)).reduce((n, v) => n + v.value, 0);
+}
+
+describe('the detection consumer: rules versions and the end of an attack', () => {
+  test('a new rules version carries the targets still crossing: their quiet is judged under the new version', () => {
+    const feed = new RateFeed<FakeMessage>();
+    const flood = new FakeMessage(synFlood(6));
+    const first = feed.take('org1', { version: 1, rates: { ...rates, quiet_seconds: 60 } }, flood, flood.flows);
+    const background = new FakeMessage(Array.from({ length: 30 }, (_, i) => flow({ ts: t0 + 6_000 + i * 1_000, dst_ip: '192.0.2.200' })));
+    const then = feed.take('org1', { version: 2, rates: { ...rates, quiet_seconds: 10 } }, background, background.flows);
+    expect([...first.quiet, ...then.quiet].map((q) => [q.org, q.quiet.target, q.quiet.quiet_seconds])).toEqual([['org1', '203.0.113.9', 10]]);
+  });
+});
+
+describe('the detection consumer: refused messages', () => {
+  test('a message whose rows are of another workspace than its subject is terminated and counted by reason, none of its flows counted', async () => {
+    const { sink, stored, registry, advanceClock } = harness();
+    const forged = new FakeMessage(synFlood(12), 'org1');
+    Object.assign(forged, { subject: 'nettel.detect.flow.org2' });
+    const headers: Record<string, string> = { [telemetryHeaderNames.kind]: 'flow', [telemetryHeaderNames.org]: 'org2' };
+    Object.assign(forged, { headers: { get: (k: string) => headers[k] ?? '' } });
+    await sink.add(forged);
+    advanceClock(5_000);
+    await sink.tick();
+    expect([forged.termed, forged.acked, forged.naks]).toEqual([true, false, 0]);
+    expect(await counted(registry, 'nettel_detection_messages_refused_total', { reason: 'org_mismatch' })).toBe(1);
+    expect(stored.size).toBe(0);
+  });
+
+  test('a message on the subject of a workspace that does not exist is terminated and counted as unknown_workspace', async () => {
+    const { sink, stored, registry } = harness();
+    const message = new FakeMessage(synFlood(12), 'org_gone');
+    await sink.add(message);
+    expect(message.termed).toBe(true);
+    expect(await counted(registry, 'nettel_detection_messages_refused_total', { reason: 'unknown_workspace' })).toBe(1);
+    expect(stored.size).toBe(0);
+  });
+
+  test('refused messages arriving every second do not hold back the idle flush of a stopped flood', async () => {
+    const { sink, stored, advanceClock } = harness();
+    const flood = new FakeMessage(synFlood(3));
+    await sink.add(flood);
+    for (let i = 0; i < 6; i++) {
+      advanceClock(1_000);
+      await sink.add(new FakeMessage([flow({ ts: t0 + 1 })], 'org_gone'));
+      await sink.tick();
+    }
+    expect(flood.acked).toBe(true);
+    expect([...stored.values()].map((s) => s.rule)).toContain('rate.v1:host:syn_flood:total.pps>=100');
+  });
+
+  test("one workspace's flows going on do not hold back the idle flush of another's stopped flood", async () => {
+    const { sink, stored, advanceClock } = harness();
+    const flood = new FakeMessage(synFlood(3));
+    await sink.add(flood);
+    for (let i = 0; i < 6; i++) {
+      advanceClock(1_000);
+      await sink.add(new FakeMessage([flow({ ts: t0 + i * 1_000 })], 'org_other'));
+      await sink.tick();
+    }
+    expect(flood.acked).toBe(true);
+    expect([...stored.values()].map((s) => s.rule)).toContain('rate.v1:host:syn_flood:total.pps>=100');
+  });
+});
+
+describe('the detection consumer: attacks that end', () => {
+  const quietRates: RateRules = { ...rates, quiet_seconds: 10 };
+  /** One flow a second to another address, under every bound: the event time goes on. */
+  const background = (from: number, to: number) => Array.from({ length: (to - from) / 1000 }, (_, i) => flow({ ts: from + i * 1000, dst_ip: '192.0.2.200' }));
+
+  test("a flood that stops resolves its target's incident once, after the quiet time of event time", async () => {
+    const { sink, resolved } = harness({ rates: quietRates });
+    await sink.add(new FakeMessage(synFlood(6)));
+    await sink.add(new FakeMessage(background(t0 + 6_000, t0 + 15_000)));
+    expect(resolved).toEqual([]);
+    await sink.add(new FakeMessage(background(t0 + 15_000, t0 + 40_000)));
+    await sink.add(new FakeMessage(background(t0 + 40_000, t0 + 60_000)));
+    expect(resolved.map(([org, q]) => [org, q.target])).toEqual([['org1', '203.0.113.9']]);
+  });
+
+  test("a target whose incident was open when this holder began is resolved once quiet, though this holder never saw it cross", async () => {
+    const crossing: CrossedTarget[] = [{ scope: 'host', target: '203.0.113.77', host_group: '', last_crossed_end: t0 }];
+    const { sink, resolved } = harness({ rates: quietRates, crossing });
+    await sink.add(new FakeMessage(background(t0, t0 + 30_000)));
+    expect(resolved.map(([, q]) => [q.target, q.quiet_end])).toEqual([['203.0.113.77', t0 + 10_000]]);
   });
 });

@@ -5,7 +5,17 @@ export function detectionMetrics(registry: Registry) {
   return {
     flows: counter(registry, {
       name: 'nettel_detection_flows_total',
-      help: 'Flows the rate detectors read, by outcome: counted, late (their bucket had closed), untracked (past the destination bound), unreadable',
+      help: 'Flows the rate detectors read, by outcome: counted, late (their bucket had closed), untracked (past the destination bound)',
+      labelNames: ['outcome'] as const,
+    }),
+    refused: counter(registry, {
+      name: 'nettel_detection_messages_refused_total',
+      help: 'Messages of the detection feed refused (terminated, none of their flows counted), by reason: oversize, bad_subject, bad_headers, not_rows, org_mismatch, bad_row, unknown_workspace',
+      labelNames: ['reason'] as const,
+    }),
+    quiet: counter(registry, {
+      name: 'nettel_detection_quiet_total',
+      help: 'Targets quiet for their quiet time after crossing, by what became of their incident: resolved, already_resolved, later_signal (another signal joined it since), no_incident',
       labelNames: ['outcome'] as const,
     }),
     decisions: counter(registry, { name: 'nettel_detection_decisions_total', help: 'Rate decisions (a window over a threshold), by attack type', labelNames: ['type'] as const }),

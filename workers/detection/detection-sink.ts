@@ -1,23 +1,34 @@
 import type { DetectionRulesSource } from '../../application/detection-rules-service';
+import type { WorkspaceDirectory } from '../../application/known-workspaces';
+import type { QuietOutcome } from '../../application/quiet-resolutions';
+import type { CrossedTarget, RateQuiet } from '../../core/detection/quiet';
 import { correlateSignals, storeDerivedSignals, type DerivedSignalWrites } from '../../application/derived-signals';
 import { inForce } from '../../core/detection-rules';
 import type { WindowSettings } from '../../core/detection/rate-window';
 import { rateSignal } from '../../core/detection/signals';
-import { readTelemetryHeaders } from '../../core/telemetry-headers';
 import type { Logger } from '../../observability/logger';
 import type { AttackWindow } from '../../storage/attack-windows-repo';
 import type { DetectionMetrics } from './detection-metrics';
-import { parseFlowLines } from './flow-lines';
+import { screenFeedMessage, type FeedRefusal, type FeedScreenConfig } from './feed-screen';
 import { RateFeed, type AckableMessage, type FeedDecision, type FeedStep } from './rate-feed';
 
 /** A message of the detection feed: the part of a JetStream message the sink uses. */
 export interface DetectionMessage extends AckableMessage {
+  readonly subject: string;
   readonly data: Uint8Array;
   readonly headers?: { get(key: string): string };
+  /** Never offered again: a refused message. */
+  term(): void;
 }
 
 export interface DetectionSinkDeps {
   rules: DetectionRulesSource;
+  workspaces: WorkspaceDirectory;
+  /** Incidents of targets quiet for their quiet time resolve (application/quiet-resolutions.ts). */
+  resolutions: {
+    resolve(orgId: string, quiet: RateQuiet): Promise<QuietOutcome>;
+    crossings(orgId: string): Promise<readonly CrossedTarget[]>;
+  };
   signals: DerivedSignalWrites;
   attacks: { insert(rows: readonly AttackWindow[]): Promise<void> };
   correlator: { recompute(orgId: string, changes: Array<{ service: string; environment: string; region: string; since: number }>): Promise<unknown> };
@@ -39,10 +50,11 @@ export interface DetectionSinkDeps {
 export class DetectionSink<M extends DetectionMessage> {
   private readonly feed: RateFeed<M>;
   private chain: Promise<void> = Promise.resolve();
-  private lastMessageAt = 0;
+  /** When each workspace's last message was taken, by wall time: its idle flush waits for the lateness after it. */
+  private readonly lastTaken = new Map<string, number>();
 
   constructor(
-    private readonly config: { idleFlushMs: number; settings?: WindowSettings },
+    private readonly config: { idleFlushMs: number; screen: FeedScreenConfig; settings?: WindowSettings },
     private readonly deps: DetectionSinkDeps,
   ) {
     this.feed = new RateFeed<M>(config.settings);
@@ -54,7 +66,6 @@ export class DetectionSink<M extends DetectionMessage> {
 
   /** Handles a message after those before it; resolves once it is counted (and what it closed written). */
   add(message: M): Promise<void> {
-    this.lastMessageAt = this.now();
     return this.enqueue(() => this.handle(message));
   }
 
@@ -64,13 +75,24 @@ export class DetectionSink<M extends DetectionMessage> {
   }
 
   /**
-   * Called on a timer: when no message came for `idleFlushMs` (the
-   * lateness) of wall time, every open window is closed and judged, so a
-   * flood that stops is still judged, and the held messages are acknowledged.
+   * Called on a timer: the open windows of each workspace none of whose
+   * messages came for `idleFlushMs` (the lateness) of wall time are closed
+   * and judged, so a flood that stops is still judged while other
+   * workspaces' flows go on, and their held messages are acknowledged. A
+   * refused message is no workspace's: it holds no flush back.
    */
   tick(): Promise<void> {
-    if (this.feed.heldMessages === 0 || this.now() - this.lastMessageAt < this.config.idleFlushMs) return this.chain;
-    return this.enqueue(() => this.apply(this.feed.flush()));
+    if (this.feed.heldMessages === 0 || !this.idleWorkspaces().size) return this.chain;
+    return this.enqueue(async () => {
+      const idle = this.idleWorkspaces();
+      for (const org of idle) this.lastTaken.delete(org);
+      if (idle.size) await this.apply(this.feed.flush(idle));
+    });
+  }
+
+  private idleWorkspaces(): Set<string> {
+    const now = this.now();
+    return new Set([...this.lastTaken].filter(([, at]) => now - at >= this.config.idleFlushMs).map(([org]) => org));
   }
 
   keepAlive(): void {
@@ -97,27 +119,33 @@ export class DetectionSink<M extends DetectionMessage> {
   }
 
   private async handle(message: M): Promise<void> {
-    const { kind, org } = readTelemetryHeaders(message.headers);
-    const { flows, skipped } = parseFlowLines(message.data);
-    if (skipped) this.deps.metrics.flows.inc({ outcome: 'unreadable' }, skipped);
-    if (kind !== 'flow' || org === '') {
-      this.deps.log.warn({ kind }, 'skipping a detection feed message without a workspace or of another kind');
-      message.ack();
-      return;
-    }
+    const screened = screenFeedMessage(message, this.config.screen, this.now());
+    if (!screened.ok) return this.refuse(message, screened.reason);
+    const { org, flows } = screened;
     let history;
+    let crossing: readonly CrossedTarget[] = [];
     try {
+      if (!(await this.deps.workspaces.exists(org))) return this.refuse(message, 'unknown_workspace');
       history = await this.deps.rules.history(org);
+      if (!this.feed.has(org)) crossing = await this.deps.resolutions.crossings(org);
     } catch (err) {
       this.deps.metrics.errors.inc({ stage: 'rules' });
-      this.deps.log.error({ err, org }, 'unable to read the detection rules; the message is offered again');
+      this.deps.log.error({ err, org }, 'unable to read the workspace or its detection rules; the message is offered again');
       message.nak(1_000);
       return;
     }
     const rules = inForce(history);
-    const step = this.feed.take(org, { version: rules.version, rates: rules.rules.rates }, message, flows);
+    this.lastTaken.set(org, this.now());
+    const step = this.feed.take(org, { version: rules.version, rates: rules.rules.rates }, message, flows, crossing);
     this.deps.metrics.flows.inc({ outcome: 'counted' }, Math.max(0, flows.length - step.late - step.untracked));
     await this.apply(step);
+  }
+
+  /** A message that is no copy of written flows: counted by reason and terminated (never offered again), none of it counted. */
+  private refuse(message: M, reason: FeedRefusal): void {
+    this.deps.metrics.refused.inc({ reason });
+    this.deps.log.warn({ subject: message.subject.slice(0, 200), reason, bytes: message.data.byteLength }, 'refused a message of the detection feed');
+    message.term();
   }
 
   /** Writes a step's decisions, then acknowledges its messages; a failure offers them (and every held one) again. */
@@ -126,10 +154,11 @@ export class DetectionSink<M extends DetectionMessage> {
     if (step.untracked) this.deps.metrics.flows.inc({ outcome: 'untracked' }, step.untracked);
     try {
       if (step.decisions.length) await this.write(step.decisions);
+      for (const { org, quiet } of step.quiet) this.deps.metrics.quiet.inc({ outcome: await this.deps.resolutions.resolve(org, quiet) });
       for (const m of step.ackable) m.ack();
     } catch (err) {
       this.deps.metrics.errors.inc({ stage: 'write' });
-      this.deps.log.error({ err, decisions: step.decisions.length }, 'unable to write rate decisions; the held messages are offered again');
+      this.deps.log.error({ err, decisions: step.decisions.length, quiet: step.quiet.length }, 'unable to write rate decisions or resolve quiet targets; the held messages are offered again');
       for (const m of [...step.ackable, ...this.feed.reset()]) m.nak(1_000);
     }
     this.deps.metrics.held.set(this.feed.heldMessages);

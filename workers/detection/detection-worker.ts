@@ -4,6 +4,7 @@ import type { Registry } from '../../observability/metrics';
 import { detectorMaxAckPending, ensureDetectorConsumer } from '../../streams/detection-feed';
 import { names } from '../../streams/names';
 import type { NatsClient } from '../../streams/nats-client';
+import { maxTelemetryMessageBytes } from '../../streams/telemetry-publisher';
 import { ConsumeLoop, defaultReopenBackoff } from '../consume/consume-loop';
 import { JetStreamPull } from '../consume/jetstream-pull';
 import { detectionMetrics, type DetectionMetrics } from './detection-metrics';
@@ -89,8 +90,11 @@ export class DetectionWorker {
 
   /** Consumes the feed until stopped: the lock is held meanwhile. */
   private async lead(): Promise<void> {
-    const sink = new DetectionSink<JsMsg>({ idleFlushMs: this.config.idleFlushMs }, { ...this.deps, metrics: this.metrics });
     const { prefix, ackWaitMs, maxAckPending } = this.config;
+    const nats = this.deps.nats;
+    // The bound read at each message: the server's payload limit is known once connected.
+    const screen = { subjectPrefix: names(prefix).detectionSubject(''), get maxBytes() { return maxTelemetryMessageBytes(nats.nc); } };
+    const sink = new DetectionSink<JsMsg>({ idleFlushMs: this.config.idleFlushMs, screen }, { ...this.deps, metrics: this.metrics });
     const pull = new JetStreamPull(
       { stream: names(prefix).detection, consumer: names(prefix).detector, maxMessages: 256, ackWaitMs },
       { nats: this.deps.nats, prepare: () => ensureDetectorConsumer(this.deps.nats.jsm, prefix, ackWaitMs, maxAckPending) },

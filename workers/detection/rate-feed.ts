@@ -1,6 +1,7 @@
 import { attackDetails, type AttackDetails } from '../../core/detection/attack-details';
 import { RateDetector, type RateDecision } from '../../core/detection/detect';
 import { defaultWindowSettings, type WindowSettings } from '../../core/detection/rate-window';
+import type { CrossedTarget, RateQuiet } from '../../core/detection/quiet';
 import type { RateRules } from '../../core/detection/rules';
 import type { RateFlow } from '../../core/detection/traffic-class';
 
@@ -40,9 +41,16 @@ export interface FeedDecision {
   details: AttackDetails;
 }
 
-/** What a step decided: decisions to write first, then the messages to acknowledge, and the flows left out. */
+/** A target of a workspace that has been quiet for its rules' quiet time: its incident resolves. */
+export interface FeedQuiet {
+  org: string;
+  quiet: RateQuiet;
+}
+
+/** What a step decided: decisions to write first, the quiet targets to resolve, then the messages to acknowledge, and the flows left out. */
 export interface FeedStep<M> {
   decisions: FeedDecision[];
+  quiet: FeedQuiet[];
   ackable: M[];
   late: number;
   untracked: number;
@@ -90,15 +98,31 @@ export class RateFeed<M extends AckableMessage> {
     return n;
   }
 
-  /** Counts one message's flows under its workspace's rules; a new rules version first closes the previous one's windows. */
-  take(org: string, rules: FeedRules, message: M, flows: RateFlow[]): FeedStep<M> {
+  /** Whether the workspace has a detector here (else its first message's `crossing` seeds one). */
+  has(org: string): boolean {
+    return this.workspaces.has(org);
+  }
+
+  /**
+   * Counts one message's flows under its workspace's rules; a new rules
+   * version first closes the previous one's windows, and its detector takes
+   * the targets still crossing. `crossing`: the targets a new workspace's
+   * detector takes as crossing (its rate incidents not yet resolved), so a
+   * quiet that began before this process led still resolves them.
+   */
+  take(org: string, rules: FeedRules, message: M, flows: RateFlow[], crossing: readonly CrossedTarget[] = []): FeedStep<M> {
     const steps: Array<FeedStep<M>> = [];
     let w = this.workspaces.get(org);
+    let carried = crossing;
     if (w && w.rules.version !== rules.version) {
       steps.push(this.close(w));
+      carried = w.detector.crossing;
       w = undefined;
     }
-    if (!w) this.workspaces.set(org, (w = new Workspace<M>(org, rules, this.settings)));
+    if (!w) {
+      this.workspaces.set(org, (w = new Workspace<M>(org, rules, this.settings)));
+      for (const c of carried) w.detector.remember(c);
+    }
     const { bucketMs, windowBuckets } = this.settings;
     let closedBy = Number.NEGATIVE_INFINITY;
     for (const f of flows) {
@@ -110,9 +134,13 @@ export class RateFeed<M extends AckableMessage> {
     return merged(steps);
   }
 
-  /** Closes every open window (no flow came for a while: a flood that stops is still judged); every held message becomes ackable. */
-  flush(): FeedStep<M> {
-    return merged([...this.workspaces.values()].map((w) => this.close(w, false)));
+  /**
+   * Closes every open window of the workspaces named (no flow of theirs came
+   * for a while: a flood that stops is still judged), or of all; their held
+   * messages become ackable.
+   */
+  flush(orgs?: ReadonlySet<string>): FeedStep<M> {
+    return merged([...this.workspaces.values()].filter((w) => !orgs || orgs.has(w.org)).map((w) => this.close(w, false)));
   }
 
   /** Keeps every held message from being redelivered while its windows are open. */
@@ -152,7 +180,8 @@ export class RateFeed<M extends AckableMessage> {
       return false;
     });
     const { late, untracked } = w.detector.dropped;
-    const step = { decisions: out, ackable, late: late - w.counted.late, untracked: untracked - w.counted.untracked };
+    const quiet = w.detector.takeQuiet().map((q) => ({ org: w.org, quiet: q }));
+    const step = { decisions: out, quiet, ackable, late: late - w.counted.late, untracked: untracked - w.counted.untracked };
     w.counted = { late, untracked };
     return step;
   }
@@ -194,6 +223,7 @@ const inWindow = (flows: RateFlow[], from: number, to: number) => flows.filter((
 function merged<M>(steps: Array<FeedStep<M>>): FeedStep<M> {
   return {
     decisions: steps.flatMap((s) => s.decisions),
+    quiet: steps.flatMap((s) => s.quiet),
     ackable: steps.flatMap((s) => s.ackable),
     late: steps.reduce((n, s) => n + s.late, 0),
     untracked: steps.reduce((n, s) => n + s.untracked, 0),
