@@ -13,6 +13,7 @@ import { LoadClient, flowsPerBatch, type LoadReport } from '../support/chaos/loa
 import { whileAcknowledging } from '../support/chaos/scenario';
 import { countStored, serverQueries, type StoredCount } from '../support/chaos/stored-flows';
 import { runStatements, startReplicatedClickHouse, statementsOf, type ClickHouseReplica, type RefusedStatement, type ReplicatedClickHouse } from '../support/clickhouse-replicas';
+import { metricTotal } from '../support/metrics';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor, waitForTelemetryDrained } from '../support/wait';
 
@@ -132,52 +133,83 @@ async function caughtUp(replica: ClickHouseReplica): Promise<void> {
   if (refused.length > 0) throw new Error(`replica ${replica.name} did not catch up: ${refused.map((r) => r.error).join('; ')}`);
 }
 
-/** The replica's tables are writable again: its ZooKeeper session is open, none read-only, both replicas active. */
-async function rejoined(replica: ClickHouseReplica): Promise<void> {
+/**
+ * The restarted replica has taken its place again in every replicated table:
+ * its `is_active` node in ZooKeeper was made after `since` (by its new
+ * session). Until then the node of the killed process's session stands (for
+ * the session's 4 s), then none, until the replica's restarting thread tries
+ * again: inserts are taken all along, but the replica is not active.
+ */
+async function rejoined(replica: ClickHouseReplica, since: number): Promise<void> {
+  const run = serverQueries(replica.url);
   await waitFor(async () => {
-    const [rows] = await serverQueries(replica.url)([
-      `SELECT countIf(is_readonly OR is_session_expired OR active_replicas < 2) AS behind, count() AS tables FROM system.replicas WHERE database = '${database}'`,
-    ]);
-    return Number(rows![0]!.tables) > 0 && Number(rows![0]!.behind) === 0 ? true : undefined;
-  }, 60_000, `replica ${replica.name} to rejoin`);
+    const [replicas] = await run([`SELECT replica_path FROM system.replicas WHERE database = '${database}'`]);
+    const nodes = await run(replicas!.map((r) => `SELECT toUInt64(ctime) AS created FROM system.zookeeper WHERE path = '${r.replica_path}' AND name = 'is_active'`));
+    const activeAgain = nodes.filter((rows) => rows.length === 1 && Number(rows[0]!.created) >= Math.floor(since / 1000));
+    return replicas!.length > 0 && activeAgain.length === replicas!.length ? true : undefined;
+  }, 60_000, `replica ${replica.name} to be active again in every table`);
+}
+
+/** Rows of a workspace's raw flows on one replica. */
+async function rowsOn(replica: ClickHouseReplica, orgId: string): Promise<number> {
+  const [rows] = await serverQueries(replica.url)([`SELECT count() AS n FROM ${database}.flows WHERE org_id = '${orgId}'`]);
+  return Number(rows![0]!.n);
+}
+
+interface KillOutcome {
+  report: LoadReport;
+  a: Stored;
+  b: Stored;
 }
 
 /**
- * One kill under load: the load runs, `victim` is killed, the clock runs
+ * One kill under load: the load runs, `victim` is killed, then it stays down
  * until five more batches are acknowledged (more than the two senders had in
- * flight, so at least one was posted after the kill), the victim starts again
- * and rejoins, five more, then the stream drains and both replicas catch up.
+ * flight, so at least one was posted after the kill) and the wait `onKill`
+ * gave (called at the kill) has seen the service act on the outage, and
+ * returned that figure; then it starts again and
+ * rejoins, five more, then the stream drains and both replicas catch up.
  */
-async function killReplicaUnderLoad(victim: ClickHouseReplica): Promise<{ report: LoadReport; a: Stored; b: Stored }> {
+async function killReplicaUnderLoad(victim: ClickHouseReplica, orgId: string, key: string, onKill: () => Promise<() => Promise<Record<string, string>>>): Promise<KillOutcome> {
   const t = service!;
-  const owner = { subject: `replication-${randomBytes(4).toString('hex')}` };
-  const { key, org_id: orgId } = await t.mintKey({ role: 'operator', owner });
   const client = new LoadClient({ url: () => t.url, key, scenario: `replica-${victim.name}-${randomBytes(3).toString('hex')}`, senders: 2, timestamp: Date.now() });
   try {
     client.start();
     await whileAcknowledging(client, 5);
     const killedAt = Date.now();
     await victim.kill();
+    const whileDown = await onKill();
+    const acknowledgedAtKill = client.acknowledged;
     await whileAcknowledging(client, 5);
     const trafficAgain = seconds(killedAt);
+    const downFigures = await whileDown();
+    const acknowledgedWhileDown = client.acknowledged - acknowledgedAtKill;
     const restartedAt = Date.now();
     await victim.start();
     const restart = seconds(restartedAt);
-    await rejoined(victim);
+    await rejoined(victim, restartedAt);
     const rejoin = seconds(restartedAt);
     await whileAcknowledging(client, 5);
     const report = await client.stop();
-    const drainedAt = Date.now();
+    const stoppedAt = Date.now();
     await waitForTelemetryDrained(t.stack.nats.jsm, t.stack.config.nats.prefix, 120_000);
-    const drain = seconds(drainedAt);
+    const drain = seconds(stoppedAt);
     await Promise.all(engines.replicas.map(caughtUp));
     const [a, b] = await Promise.all([storedOn(replicaA(), orgId, report), storedOn(replicaB(), orgId, report)]);
     const retries = Object.values(report.retries).reduce((x, y) => x + y, 0);
+    const figures: Record<string, string> = {
+      'killed at': new Date(killedAt).toISOString(),
+      'five more batches acknowledged after': `${trafficAgain} s`,
+      'batches acknowledged while it was down': String(acknowledgedWhileDown),
+      ...downFigures,
+      'restart took': `${restart} s`,
+      'active again in every table after the restart': `${rejoin} s`,
+      'the stream drained after the load stopped': `${drain} s`,
+    };
     process.stdout.write(
       `replication kill of replica ${victim.name}: flows acknowledged ${report.acknowledgedFlows} (${report.acknowledgedBatches + retries} posts of ${flowsPerBatch}); ` +
         `replica a stored ${a.stored.stored} (lost ${a.byEventId.lost}, doubled ${a.byEventId.doubled}), replica b stored ${b.stored.stored} (lost ${b.byEventId.lost}, doubled ${b.byEventId.doubled}); ` +
-        `killed at ${new Date(killedAt).toISOString()}, five more acknowledged ${trafficAgain} s after the kill, restart took ${restart} s, rejoined ${rejoin} s after the restart, ` +
-        `the stream drained ${drain} s after the load stopped (retries ${JSON.stringify(report.retries)})\n`,
+        `${Object.entries(figures).map(([k, v]) => `${k} ${v}`).join(', ')} (retries ${JSON.stringify(report.retries)})\n`,
     );
     return { report, a, b };
   } finally {
@@ -185,15 +217,47 @@ async function killReplicaUnderLoad(victim: ClickHouseReplica): Promise<{ report
   }
 }
 
+/** A workspace of its own for one kill, and its operator's key. */
+async function workspace(): Promise<{ orgId: string; key: string }> {
+  const minted = await service!.mintKey({ role: 'operator', owner: { subject: `replication-${randomBytes(4).toString('hex')}` } });
+  return { orgId: minted.org_id, key: minted.key };
+}
+
 function expectExactlyOnceOnBoth(o: { report: LoadReport; a: Stored; b: Stored }): void {
   const once: Stored = { stored: { stored: o.report.acknowledgedFlows, lost: 0, doubled: 0, rollupsOff: [] }, byEventId: { lost: 0, doubled: 0 } };
   expect({ a: o.a, b: o.b, unexpectedAnswers: o.report.unexpected }).toEqual({ a: once, b: once, unexpectedAnswers: [] });
 }
 
-test('kill -9 of replica B, which the service does not write to: clients see nothing, and once B rejoins every acknowledged flow is stored once on both replicas', async () => {
-  expectExactlyOnceOnBoth(await killReplicaUnderLoad(replicaB()));
+test('kill -9 of replica B, which the service does not write to: clients see nothing, the service writes on to A, and once B rejoins every acknowledged flow is stored once on both replicas', async () => {
+  const { orgId, key } = await workspace();
+  const outcome = await killReplicaUnderLoad(replicaB(), orgId, key, async () => {
+    const rowsAtKill = await rowsOn(replicaA(), orgId);
+    // Down until A has taken rows B has not seen: B must fetch them when it rejoins.
+    return async () => {
+      const written = await waitFor(async () => {
+        const rows = await rowsOn(replicaA(), orgId);
+        return rows > rowsAtKill ? rows - rowsAtKill : undefined;
+      }, 60_000, 'replica A to take rows while B is down');
+      return { 'flows written to A while B was down': String(written) };
+    };
+  });
+  expectExactlyOnceOnBoth(outcome);
+  expect(outcome.report.retries).toEqual({});
 }, 240_000);
 
-test('kill -9 of replica A, which the service writes to: the API accepts on, the writes wait and are retried, and once A is back every acknowledged flow is stored once on both replicas', async () => {
-  expectExactlyOnceOnBoth(await killReplicaUnderLoad(replicaA()));
+test('kill -9 of replica A, which the service writes to: the API accepts on, the writes fail and are retried, and once A is back every acknowledged flow is stored once on both replicas', async () => {
+  const { orgId, key } = await workspace();
+  const registry = service!.stack.registry;
+  const failures = () => metricTotal(registry, 'nettel_worker_write_failures_total');
+  const outcome = await killReplicaUnderLoad(replicaA(), orgId, key, async () => {
+    const failuresAtKill = await failures();
+    // Down until the stream workers have failed to write to it: what they hold then waits for A.
+    return async () => {
+      const failed = await waitFor(async () => ((await failures()) > failuresAtKill ? (await failures()) - failuresAtKill : undefined), 60_000, 'a write to replica A to fail');
+      return { 'messages whose write failed while A was down': String(failed) };
+    };
+  });
+  expectExactlyOnceOnBoth(outcome);
+  // Accepted into JetStream all along: the API does not wait on ClickHouse to take telemetry.
+  expect(outcome.report.retries).toEqual({});
 }, 240_000);
