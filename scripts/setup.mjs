@@ -5,7 +5,8 @@
 // clone), the real flow exporters the tests drive (softflowd, pmacct, nfdump,
 // from Debian, daemons left stopped), the BGP speaker and router the tests
 // and the bench peer (gobgpd and bird2 from Debian, daemons left stopped; gobgpd's .proto
-// files from the module proxy), and the compiled service. Each step is skipped when its result is already there.
+// files from the module proxy), Debian's ZooKeeper for the ClickHouse replication test (daemon left
+// stopped), and the compiled service. Each step is skipped when its result is already there.
 // Plain Node with no dependencies: it runs before node_modules exists.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -98,9 +99,12 @@ function nativePackages() {
   }
 }
 
+/** An executable on the search path, or a file at an absolute path (a package with no command of its own: zookeeper's jar). */
+const installed = (binary) => (path.isAbsolute(binary) ? fs.existsSync(binary) : which(binary) !== undefined);
+
 let aptUpdated = false;
 function debianPackage(binary, pkg) {
-  if (which(binary)) return;
+  if (installed(binary)) return;
   const command = `apt-get update && apt-get install -y --no-install-recommends ${pkg}`;
   if (!isRoot || !which('apt-get')) {
     throw new Error(`${binary} is missing; install it with: sudo sh -c '${command}'`);
@@ -193,7 +197,7 @@ function goflow2() {
  * stopped, as Debian's own image builders do.
  */
 function debianPackagesWithoutDaemons(packages) {
-  const missing = packages.filter(([binary]) => !which(binary));
+  const missing = packages.filter(([binary]) => !installed(binary));
   if (missing.length === 0) return;
   const policy = '/usr/sbin/policy-rc.d';
   const ownPolicy = isRoot && !fs.existsSync(policy);
@@ -368,6 +372,8 @@ try {
   if (mode === 'test' || mode === 'bench') debianPackagesWithoutDaemons([['bird', 'bird2']]);
   // The SNMP agent the interface-enrichment tests poll (snmpd, run in the foreground on loopback) and its command-line tools.
   if (mode === 'test') debianPackagesWithoutDaemons([['snmpd', 'snmpd'], ['snmpget', 'snmp']]);
+  // The ZooKeeper the ClickHouse replication test coordinates its two clickhouse-server replicas with (run in the foreground on loopback).
+  if (mode === 'test') debianPackagesWithoutDaemons([['/usr/share/java/zookeeper.jar', 'zookeeper']]);
   build();
 } catch (err) {
   log(`set-up failed: ${err.message}`);

@@ -9,6 +9,9 @@ import type { MigrationContext } from './migrations/migration';
  * migrations the service applies: every table becomes its Replicated*
  * engine and every statement runs ON CLUSTER. deploy/clickhouse/cluster.sql
  * is this function's output (npm run ddl:cluster), and a test keeps it so.
+ * Only the statements: what a migration does in its step (18.16's added
+ * columns, back-fills) is left to the service's own migrations, run once
+ * against each replica after it (docs/operations/cluster.md).
  */
 // The database and retentions of the service's defaults (CLICKHOUSE_DATABASE, RETENTION_*).
 const { clickhouse } = defaultsOf(clickhouseSettings);
@@ -38,4 +41,8 @@ function toCluster(sql: string): string {
     );
 }
 
-if (require.main === module) process.stdout.write(clusterDdl());
+// `node dist/storage/cluster-ddl.js 18.16` writes it in the dialect of that server version instead (Debian's 18.16 refuses the current one).
+if (require.main === module) {
+  const serverVersion = process.argv[2];
+  process.stdout.write(clusterDdl(serverVersion ? { ...defaultContext, dialect: dialectOf(serverVersion) } : defaultContext));
+}

@@ -10,7 +10,13 @@ import type { Logger } from '../../observability/logger';
  * embedded default runs chDB and a deployment points CLICKHOUSE_URL at its own server, so only
  * the tests start one.
  */
-export function localClickHouseServer(opts: LocalEngineOptions & { tcpPort: number }, log: Logger): LocalProcess {
+export interface ClickHouseServerOptions extends LocalEngineOptions {
+  tcpPort: number;
+  /** More of the server's config, as XML elements of `<yandex>` (a replica's ZooKeeper, macros and cluster). */
+  extraConfig?: string;
+}
+
+export function localClickHouseServer(opts: ClickHouseServerOptions, log: Logger): LocalProcess {
   const command = requireExecutable('clickhouse-server', opts.binPath, 'run `npm test` or `node scripts/setup.mjs test` as root on Debian, or install it yourself');
   return new LocalProcess(
     {
@@ -28,7 +34,7 @@ export function localClickHouseServer(opts: LocalEngineOptions & { tcpPort: numb
   );
 }
 
-function writeClickHouseConfig(opts: LocalEngineOptions & { tcpPort: number }): string {
+function writeClickHouseConfig(opts: ClickHouseServerOptions): string {
   const dir = path.resolve(opts.dir);
   const file = path.join(dir, 'config.xml');
   // The smallest config 18.16 and later servers accept: loopback only, a
@@ -48,7 +54,7 @@ function writeClickHouseConfig(opts: LocalEngineOptions & { tcpPort: number }): 
   <profiles><default></default></profiles>
   <quotas><default></default></quotas>
   <default_profile>default</default_profile>
-  <default_database>default</default_database>
+  <default_database>default</default_database>${opts.extraConfig ?? ''}
 </yandex>
 `;
   fs.mkdirSync(dir, { recursive: true });
