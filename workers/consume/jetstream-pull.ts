@@ -24,7 +24,7 @@ export function interruptionReason(err: unknown): string {
  * pull hears nothing more, and nats.js reports it after two silent
  * intervals. At its default (half the pull's 30 s expiry) the workers stood
  * still 30 to 45 s after a leader's kill on a 3-node cluster (40 s measured,
- * test/integration/cluster-kills.test.ts); at 2 s, 4 to 6 s. A busy event
+ * test/cluster/cluster-kills.test.ts); at 2 s, 4 to 6 s. A busy event
  * loop cannot fake the silence: the messages it reads between two checks
  * count as heard.
  */
@@ -106,7 +106,7 @@ export class JetStreamPull {
  * until the iterator reaches them, unseen and not kept alive: a worker busy
  * with a slow batch let them pass their ack wait there, JetStream handed
  * them to another worker, and both wrote them (two doubled requests in ten
- * kills of a worker with a 5 s ack wait, test/integration/cluster-kills.test.ts).
+ * kills of a worker with a 5 s ack wait, test/cluster/cluster-kills.test.ts).
  * Here a message is redelivered only when this process died or stalled past
  * the ack wait. The next pull is asked only when the buffer has room for
  * it, so the buffer holds at most two pulls' worth.
