@@ -14,7 +14,7 @@ import { protocolName } from './flow-message';
 
 /** A playbook action as a run reads it: structurally, any of core/playbooks.ts's actions. */
 export interface ActionSpec {
-  type: 'blackhole' | 'flowspec_discard' | 'flowspec_rate_limit' | 'webhook';
+  type: 'blackhole' | 'flowspec_discard' | 'flowspec_rate_limit' | 'flowspec_fingerprint' | 'webhook';
   duration_minutes?: number;
   communities?: string[];
   next_hop?: string | null;
@@ -24,6 +24,25 @@ export interface ActionSpec {
   tcp_flags?: string[];
   packet_length?: { min: number; max: number } | null;
   rate_bytes_per_second?: number;
+  attack_share?: number;
+  baseline_share?: number;
+}
+
+/** An action as a run carries it out: any but the fingerprint's, which planning turns into a Flowspec discard. */
+export type PlannableSpec = ActionSpec & { type: Exclude<ActionSpec['type'], 'flowspec_fingerprint'> };
+export const isPlannable = (spec: ActionSpec): spec is PlannableSpec => spec.type !== 'flowspec_fingerprint';
+
+/** A fingerprint action's rule as it is planned: the Flowspec discard of the fingerprint's match. */
+export function fingerprintRuleOf(action: ActionSpec, match: FlowMatch): PlannableSpec {
+  return {
+    type: 'flowspec_discard',
+    duration_minutes: action.duration_minutes,
+    protocols: match.protocols ?? [],
+    source_ports: match.sourcePorts ?? [],
+    destination_ports: match.destinationPorts ?? [],
+    tcp_flags: match.tcpFlags ?? [],
+    packet_length: match.packetLength ?? null,
+  };
 }
 
 /** The host route of an address: `192.0.2.7/32`, `2001:db8::7/128` (compressed, lower case). */
@@ -152,8 +171,26 @@ export interface PlannedAction {
   /** What the speaker announces, in the form it reads back; null for the webhook action. */
   mitigation: Mitigation | null;
   preview: ActionPreview | null;
+  /** For a fingerprint action: what its rule covers of the attack's packets and of the destination's normal traffic. */
+  fingerprint?: { attack_share: number; baseline_share: number };
   /** Epoch ms, set once announced: from `starts_at` until `ends_at`, unless withdrawn at `withdrawn_at`. */
   starts_at?: number;
   ends_at?: number;
   withdrawn_at?: number;
+}
+
+/** A fingerprint action's shares and the rule it became, as clients read a playbook's Flowspec filter. */
+export function fingerprintView(action: Pick<PlannedAction, 'fingerprint' | 'mitigation'>) {
+  const match = action.mitigation && 'match' in action.mitigation ? action.mitigation.match : undefined;
+  return {
+    attack_share: action.fingerprint?.attack_share ?? 0,
+    baseline_share: action.fingerprint?.baseline_share ?? 0,
+    rule: {
+      protocols: match?.protocols ?? [],
+      source_ports: match?.sourcePorts ?? [],
+      destination_ports: match?.destinationPorts ?? [],
+      tcp_flags: match?.tcpFlags ?? [],
+      packet_length: match?.packetLength ?? null,
+    },
+  };
 }

@@ -3,9 +3,10 @@ import { canonicalJson } from './canonical-json';
 import { z } from 'zod';
 import type { Severity } from './correlation';
 import { normalizeAddress } from './exporter';
-import { tcpFlagNames, type TcpFlag } from './mitigation';
+import type { TcpFlag } from './mitigation';
 import { hostRoute } from './automation-plan';
 import { mitigationActions, parsePrefix, prefixWithin } from './mitigation-policy';
+import { actionSchema } from './playbook-actions';
 import { isAddressText, labelSchema, telemetryKinds, type TelemetryKind } from './telemetry';
 
 /**
@@ -29,8 +30,14 @@ import { isAddressText, labelSchema, telemetryKinds, type TelemetryKind } from '
  * | tcp_flags | ≤ 8 of `fin syn rst psh ack urg ece cwr`, each once; only with protocols empty or holding 6 (tcp) |
  * | packet_length | `{min, max}`, 0–65535, min ≤ max, or null |
  * | rate_bytes_per_second | 1–10^12 |
+ * | attack_share (flowspec_fingerprint) | 0.5–1, default 0.9: the share of the attack's packets its rule must cover |
+ * | baseline_share (flowspec_fingerprint) | 0–0.5, default 0.1: the most of the destination's normal traffic its rule may cover |
+ *
+ * `flowspec_fingerprint` writes no filter in advance: when a run plans it, the
+ * attack's fingerprint on the stored flows (core/detection/fingerprint.ts)
+ * becomes a Flowspec discard (workers/governance/activities/action-planner.ts).
  */
-export const playbookActionTypes = ['blackhole', 'flowspec_discard', 'flowspec_rate_limit', 'webhook'] as const;
+export const playbookActionTypes = ['blackhole', 'flowspec_discard', 'flowspec_rate_limit', 'flowspec_fingerprint', 'webhook'] as const;
 export type PlaybookActionType = (typeof playbookActionTypes)[number];
 
 /** RFC 8955 match beyond the destination (the incident's address). */
@@ -48,6 +55,7 @@ export type PlaybookAction =
   | { type: 'blackhole'; duration_minutes: number; communities: string[]; next_hop: string | null }
   | ({ type: 'flowspec_discard'; duration_minutes: number } & FlowspecFilter)
   | ({ type: 'flowspec_rate_limit'; duration_minutes: number; rate_bytes_per_second: number } & FlowspecFilter)
+  | { type: 'flowspec_fingerprint'; duration_minutes: number; attack_share: number; baseline_share: number }
   | { type: 'webhook' };
 
 /** Every list empty matches any incident; each list given must match. */
@@ -87,73 +95,6 @@ export interface VersionedPlaybooks {
 export const noPlaybooks: VersionedPlaybooks = { version: 0, playbooks: [], created_at: null, actor: '', actor_person: null };
 
 export const maxPlaybooks = 64;
-
-const protocolNumbers = { icmp: 1, tcp: 6, udp: 17 } as const;
-const protocolNumber = z.number().int().min(0).max(255);
-const protocolName = z.codec(z.enum(['tcp', 'udp', 'icmp']), protocolNumber, {
-  decode: (name) => protocolNumbers[name],
-  encode: (n) => (Object.entries(protocolNumbers).find(([, v]) => v === n)?.[0] ?? 'tcp') as keyof typeof protocolNumbers,
-});
-const port = z.number().int().min(0).max(65_535);
-const ports = z.array(port).max(16).default([]);
-const packetLength = z
-  .object({ min: port, max: port })
-  .strict()
-  .refine((l) => l.min <= l.max, { message: 'min must not exceed max', path: ['min'] });
-
-const tcpFlags = z
-  .array(z.enum(tcpFlagNames))
-  .max(tcpFlagNames.length)
-  .default([])
-  .superRefine((flags, ctx) => {
-    flags.forEach((flag, i) => {
-      if (flags.indexOf(flag) !== i) ctx.addIssue({ code: 'custom', path: [i], message: `the flag ${flag} is given twice` });
-    });
-  });
-
-const flowspecFilter = {
-  protocols: z.array(z.union([protocolNumber, protocolName])).max(8).default([]),
-  source_ports: ports,
-  destination_ports: ports,
-  tcp_flags: tcpFlags,
-  packet_length: packetLength.nullable().default(null),
-};
-
-/** TCP flags only match TCP: a rule that names them names no other protocol alone. */
-function tcpFlagsNeedTcp(action: { protocols: number[]; tcp_flags: string[] }, ctx: z.RefinementCtx): void {
-  if (action.tcp_flags.length > 0 && action.protocols.length > 0 && !action.protocols.includes(protocolNumbers.tcp)) {
-    ctx.addIssue({ code: 'custom', path: ['tcp_flags'], message: 'tcp flags need protocols empty or holding tcp (6)' });
-  }
-}
-
-const durationMinutes = z.number().int().min(1).max(10_080);
-
-/** A standard community (RFC 1997): `asn:value`, each a 16-bit number. */
-const community = z
-  .string()
-  .refine((c) => /^\d{1,5}:\d{1,5}$/.test(c) && c.split(':').every((part) => Number(part) <= 65_535), 'must be asn:value, each 0-65535');
-
-const actionSchema = z.discriminatedUnion('type', [
-  z
-    .object({
-      type: z.literal('blackhole'),
-      duration_minutes: durationMinutes,
-      communities: z.array(community).max(8).default([]),
-      next_hop: z.string().refine(isAddressText, 'must be an IPv4 or IPv6 address').nullable().default(null),
-    })
-    .strict(),
-  z.object({ type: z.literal('flowspec_discard'), duration_minutes: durationMinutes, ...flowspecFilter }).strict().superRefine(tcpFlagsNeedTcp),
-  z
-    .object({
-      type: z.literal('flowspec_rate_limit'),
-      duration_minutes: durationMinutes,
-      rate_bytes_per_second: z.number().min(1).max(1e12),
-      ...flowspecFilter,
-    })
-    .strict()
-    .superRefine(tcpFlagsNeedTcp),
-  z.object({ type: z.literal('webhook') }).strict(),
-]);
 
 const cidr = z.string().max(64).refine((p) => parsePrefix(p) !== undefined, 'must be a CIDR prefix (address/length)');
 const listOf = <T extends z.ZodType>(item: T) => z.array(item).max(100).default([]);
@@ -216,7 +157,8 @@ export function incidentDestination(incident: Pick<IncidentFacts, 'service'>): s
   return isAddressText(incident.service) ? normalizeAddress(incident.service) : undefined;
 }
 
-const networkActions: ReadonlySet<string> = new Set(mitigationActions);
+/** The actions that announce a route: the fingerprint's becomes a Flowspec discard when planned. */
+const networkActions: ReadonlySet<string> = new Set([...mitigationActions, 'flowspec_fingerprint']);
 
 /** Whether the playbook acts on the network (announces a route), so needs an address to act on. */
 export const hasNetworkAction = (p: Pick<Playbook, 'actions'>) => p.actions.some((a) => networkActions.has(a.type));

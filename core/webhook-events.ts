@@ -1,3 +1,4 @@
+import { fingerprintView, type PlannedAction } from './automation-plan';
 import { z } from 'zod';
 import type { Person } from './person';
 import type { Incident } from './correlation';
@@ -241,13 +242,12 @@ export interface AutomationFacts {
   status: string;
   requested_by: string;
   requested_by_person: Person | null;
-  requested_at: number;
-  updated_at: number;
-  decision_deadline: number | null;
+  /** Epoch ms. */
+  requested_at: number; updated_at: number; decision_deadline: number | null;
   approval_policies: string[];
   approvals: Approval[];
   error: { code: string; message: string } | null;
-  actions: Array<{ id: string; type: string; destination: string | null; duration_minutes: number; preview: unknown; starts_at?: number; ends_at?: number; withdrawn_at?: number }>;
+  actions: ReadonlyArray<Omit<PlannedAction, 'type'> & { type: string }>;
 }
 
 const isoOrNull = (ms: number | undefined) => (ms === undefined ? null : iso(ms));
@@ -277,6 +277,7 @@ export function automationPayload(a: AutomationFacts) {
       starts_at: isoOrNull(x.starts_at),
       ends_at: isoOrNull(x.ends_at),
       withdrawn_at: isoOrNull(x.withdrawn_at),
+      ...(x.fingerprint ? { fingerprint: fingerprintView(x) } : {}),
     })),
   };
 }

@@ -1,4 +1,5 @@
 import { judgesPackets, type PreviewFilter } from '../core/automation-plan';
+import type { RateFlow } from '../core/detection/traffic-class';
 import type { ClickHouse } from './clickhouse';
 import { int, str, strList } from './sql';
 
@@ -54,4 +55,26 @@ export async function previewVolumes(ch: ClickHouse, orgId: string, filter: Prev
     matchedMultiPacketFlows: Number(t?.mf ?? 0),
     topSources: sources.map((s) => ({ src_ip: String(s.src), bytes: Number(s.b) })),
   };
+}
+
+/**
+ * The stored flows of a workspace towards a destination in [from, to),
+ * folded by what a Flowspec rule can match (protocol, ports, TCP flags, mean
+ * packet size), for the fingerprint of an attack: at most `limit` shapes, the
+ * most packets first (ties in a fixed order, so the same flows give the same
+ * shapes). Each shape is one flow of its summed bytes and packets, with no
+ * addresses (a fingerprint matches none but the destination's).
+ */
+export async function flowShapes(ch: ClickHouse, orgId: string, range: { first: string; last: string }, window: { from: number; to: number }, limit = 100_000): Promise<RateFlow[]> {
+  const d = ch.dialect;
+  const rows = await ch.query<{ protocol: string; sp: string | number; dp: string | number; f: string | number; b: string | number; p: string | number }>(
+    `SELECT protocol, src_port AS sp, dst_port AS dp, tcp_flags AS f, intDiv(bytes, packets) AS size, sum(bytes) AS b, sum(packets) AS p
+     FROM ${ch.database}.flows
+     WHERE org_id = ${str(orgId)} AND ts >= ${d.timeLiteral(window.from)} AND ts < ${d.timeLiteral(window.to)} AND ${d.addressInRange('dst_ip', range.first, range.last)} AND packets > 0
+     GROUP BY protocol, sp, dp, f, size ORDER BY p DESC, protocol, sp, dp, f, size LIMIT ${int(limit)}`,
+  );
+  return rows.map((r) => ({
+    ts: window.from, src_ip: '', dst_ip: '', protocol: String(r.protocol),
+    src_port: Number(r.sp), dst_port: Number(r.dp), tcp_flags: Number(r.f), bytes: Number(r.b), packets: Number(r.p),
+  }));
 }

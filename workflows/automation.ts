@@ -13,7 +13,7 @@
 import type { Person } from '../core/person';
 import { approverFrom } from '../core/principal';
 import {
-  ActivityFailure, ApplicationFailure, allHandlersFinished, condition, defineQuery, defineSignal, defineUpdate, proxyActivities, setHandler, workflowInfo,
+  ActivityFailure, ApplicationFailure, allHandlersFinished, condition, defineQuery, defineSignal, defineUpdate, patched, proxyActivities, setHandler, workflowInfo,
 } from '@temporalio/workflow';
 import { ApprovalGate } from './approval-gate';
 import type { AutomationStatus, PlannedAction } from '../core/automation-plan';
@@ -219,6 +219,13 @@ class AutomationRun {
     try {
       const previewed = await previewAutomation({ input: this.input, actions: this.state.actions });
       const byId = new Map(previewed.map((a) => [a.id, a.preview]));
+      // A withdraw request holds the lock until the timer (hold) has carried it out, and the timer starts
+      // after this: waiting for the lock here deadlocked both (the request answered 503 after its deadline).
+      // The preview of a run being withdrawn is dropped instead.
+      if (patched('preview-yields-to-withdraw')) {
+        await condition(() => !this.changing || this.withdrawRequest !== undefined);
+        if (this.withdrawRequest) return;
+      }
       await this.exclusively(async () => {
         this.state.actions = this.state.actions.map((a) => ({ ...a, preview: byId.get(a.id) ?? a.preview }));
         await this.record();

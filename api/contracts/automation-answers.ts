@@ -42,6 +42,17 @@ export const automationAnswer = z
         starts_at: timeOrNull,
         ends_at: timeOrNull,
         withdrawn_at: timeOrNull,
+        fingerprint: z
+          .object({
+            attack_share: z.number().meta({ description: "share of the attack's packets (the destination's stored flows in the preview window) the rule covers" }),
+            baseline_share: z.number().meta({ description: "share of the destination's normal traffic (its stored flows in the hour before) the rule covers" }),
+            rule: z.object({
+              protocols: z.array(z.number().int()), source_ports: z.array(z.number().int()), destination_ports: z.array(z.number().int()),
+              tcp_flags: z.array(z.string()), packet_length: z.object({ min: z.number().int(), max: z.number().int() }).nullable(),
+            }),
+          })
+          .optional()
+          .meta({ description: 'a flowspec_fingerprint action only: the Flowspec discard the fingerprint of the attack on the stored flows became (announced as a flowspec_discard)' }),
       }),
     ),
   })

@@ -9,7 +9,6 @@ import { automationNames } from '../../streams/names';
 import type { AuditEntryView, AutomationView, DataOf, ErrorBody, IncidentView, MitigationView, Page, ReplayView } from '../support/api-types';
 import { birdc, birdFlowTable, birdFlowTable6, birdSocket, localBird } from '../../bench/bird';
 import { automationWorkflowId } from '../../application/automation-runs';
-import { planActions } from '../../workers/governance/activities/action-planner';
 import { recordHistory } from '../support/histories';
 import { startTestOidcProvider, type TestOidcProvider } from '../support/oidc-provider';
 import { startTestStack, type MintedTestKey, type TestStack } from '../support/test-stack';
@@ -228,20 +227,24 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     await tableUntil(birdFlowTable6, (text) => !text.includes('2001:db8:77::7/128'), 'the IPv6 flowspec rule withdrawn');
   });
 
-  test('a preview on TCP flags and packet length counts the one-packet flows that match, exactly, and says it is exact', async () => {
-    const w = await workspace('198.51.100.112/28', []);
-    const now = Date.now();
-    const flow = (bytes: number, tcpFlags: number) => ({ src_ip: '192.0.2.1', dst_ip: '198.51.100.113', src_port: 40_000, dst_port: 80, protocol: 'tcp', bytes, packets: 1, tcp_flags: tcpFlags, timestamp: now - 30_000 });
-    // A 60-byte SYN matches; a 1,500-byte SYN is outside the length, a 60-byte ACK has no SYN.
-    const posted = await t.request('POST', '/flow', { key: w.operator.key, body: [flow(60, 0x02), flow(1_500, 0x02), flow(60, 0x10)] });
-    expect([posted.status, posted.text]).toEqual([201, expect.any(String)]);
-    await waitForStoredCount(t.stack.clickhouse, 'flows', 3, { where: orgIs(w.admin.org_id), what: 'the flows stored' });
-    const deps = { clickhouse: t.stack.clickhouse, blackholeNextHop: t.stack.config.bgp.blackholeNextHop, operatorBounds: t.stack.config.bgp.allowed };
-    const rule = { type: 'flowspec_discard' as const, duration_minutes: 10, tcp_flags: ['syn'], packet_length: { min: 40, max: 80 } };
-    const planned = await planActions(deps, 'run', { id: 'inc', org_id: w.admin.org_id, service: '198.51.100.113' }, [rule], { from: now - 300_000, to: now });
-    if (typeof planned === 'string') throw new Error(planned);
-    expect(planned[0]!.preview).toMatchObject({ approximate: false, share: 60 / 1_620 });
-    expect(planned[0]!.preview!.matched_bits_per_second).toBe(Math.round((60 * 8) / 300));
+  test("a fingerprint action announces the narrowest rule that covers the stored attack and not the destination's normal traffic, and BIRD holds it until its withdrawal", async () => {
+    const w = await workspace('198.51.100.128/28', [{ id: 'fp', name: 'Fingerprint', match: {}, actions: [{ type: 'flowspec_fingerprint', duration_minutes: 30 }] }]);
+    // Normal HTTPS traffic 20 minutes ago (1,000-byte packets), then a SYN flood on port 80 from 40 sources half a minute ago.
+    const [now, address] = [Date.now(), '198.51.100.129'];
+    const normal = Array.from({ length: 10 }, (_, i) => ({ src_ip: `192.0.2.${i + 1}`, dst_ip: address, src_port: 50_000 + i, dst_port: 443, protocol: 'tcp', bytes: 100_000, packets: 100, tcp_flags: 0x18, timestamp: now - 20 * 60_000 }));
+    const flood = Array.from({ length: 40 }, (_, i) => ({ src_ip: `203.0.113.${i + 1}`, dst_ip: address, src_port: 40_000 + i, dst_port: 80, protocol: 'tcp', bytes: 60, packets: 1, tcp_flags: 0x02, timestamp: now - 30_000 }));
+    expect((await t.request('POST', '/flow', { key: w.operator.key, body: [...normal, ...flood] })).status).toBe(201);
+    await waitForStoredCount(t.stack.clickhouse, 'flows', 50, { where: orgIs(w.admin.org_id), what: 'the flows stored' });
+    const announced = await runFor(w, '198.51.100.129', 'active');
+    expect(announced.actions[0]).toMatchObject({
+      type: 'flowspec_discard',
+      destination: '198.51.100.129/32',
+      fingerprint: { attack_share: 1, baseline_share: 0, rule: { protocols: [6], destination_ports: [80], source_ports: [], tcp_flags: ['syn'], packet_length: { min: 60, max: 60 } } },
+    });
+    await tableUntil(birdFlowTable, (text) => /flow4 \{ dst 198\.51\.100\.129\/32; proto 6; dport 80; tcp flags 0x2\/0x2; length 60\.\.60; \}/.test(text), 'the fingerprint rule in BIRD');
+    const withdrawn = await t.request('POST', `/v1/automations/${announced.automation_id}/withdraw`, { key: w.approver.key });
+    expect([withdrawn.status, withdrawn.text]).toEqual([200, expect.any(String)]);
+    await tableUntil(birdFlowTable, (text) => !text.includes('198.51.100.129/32'), 'the fingerprint rule withdrawn');
   });
 
   test('a trigger that is not an incident event of the workspace its subject names starts nothing, and is counted as refused', async () => {

@@ -36,10 +36,10 @@ test('a message waiting in the buffer past its ack wait is not redelivered while
   const pull = await (await consumerOf('slow', 30)).open();
   const seen: JsMsg[] = [];
   for await (const m of pull.messages) {
-    // The first message takes twice the ack wait to handle; the others wait in the buffer meanwhile.
-    if (seen.length === 0) await sleep(2 * ackWaitMs);
     seen.push(m);
     m.ack();
+    // The worker is then busy for twice the ack wait (a slow batch); the other messages wait in the buffer meanwhile.
+    if (seen.length === 1) await sleep(2 * ackWaitMs);
     if (seen.length === 30) break;
   }
   pull.stop();

@@ -1,4 +1,4 @@
-import { hostRoute, mitigationOf, previewFilterOf } from '../../core/automation-plan';
+import { fingerprintRuleOf, hostRoute, isPlannable, mitigationOf, previewFilterOf } from '../../core/automation-plan';
 import { mitigationOfPath } from '../../workers/mitigation/announced-paths';
 import { mitigationPath } from '../../workers/mitigation/mitigations';
 import type { Mitigation } from '../../core/mitigation';
@@ -82,5 +82,20 @@ describe('what a playbook action becomes for an incident', () => {
   test('a preview of a rule on packet length matches the flows whose mean packet size lies in its range; a blackhole matches on neither', () => {
     expect(previewFilterOf({ type: 'flowspec_discard', protocols: [17], packet_length: { min: 0, max: 128 } }, '198.51.100.7')).toMatchObject({ protocols: ['udp'], packetLength: { min: 0, max: 128 } });
     expect(previewFilterOf({ type: 'blackhole', tcp_flags: ['syn'], packet_length: { min: 0, max: 128 } }, '198.51.100.7')).toMatchObject({ protocols: [], tcpFlagBits: 0, packetLength: null });
+  });
+});
+
+describe('a fingerprint action planned', () => {
+  const match = { destination: '198.51.100.7/32', protocols: [6], destinationPorts: [80], tcpFlags: ['syn' as const], packetLength: { min: 60, max: 60 } };
+
+  test("becomes a Flowspec discard of the fingerprint's match, for the action's duration", () => {
+    const rule = fingerprintRuleOf({ type: 'flowspec_fingerprint', duration_minutes: 15, attack_share: 0.9, baseline_share: 0.1 }, match);
+    expect(rule).toEqual({ type: 'flowspec_discard', duration_minutes: 15, protocols: [6], source_ports: [], destination_ports: [80], tcp_flags: ['syn'], packet_length: { min: 60, max: 60 } });
+    expect(mitigationOf(rule, '198.51.100.7', nextHop)).toEqual({ action: 'flowspec_discard', match });
+  });
+
+  test('is the one action a run must plan before it can carry it out', () => {
+    expect(isPlannable({ type: 'flowspec_fingerprint' })).toBe(false);
+    expect(['blackhole', 'flowspec_discard', 'flowspec_rate_limit', 'webhook'].every((type) => isPlannable({ type: type as 'blackhole' }))).toBe(true);
   });
 });

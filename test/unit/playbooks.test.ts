@@ -38,6 +38,20 @@ describe('the playbooks document', () => {
     });
   });
 
+  test('a fingerprint action gets its shares by default: 90 % of the attack covered, at most 10 % of the normal traffic', () => {
+    expect(playbook({ actions: [{ type: 'flowspec_fingerprint', duration_minutes: 15 }] }).actions).toEqual([
+      { type: 'flowspec_fingerprint', duration_minutes: 15, attack_share: 0.9, baseline_share: 0.1 },
+    ]);
+  });
+
+  test("a fingerprint action's shares outside their bounds, or a filter written on it, are refused naming the field", () => {
+    expect(problemsOf({ actions: [{ type: 'flowspec_fingerprint', duration_minutes: 15, attack_share: 0.4, baseline_share: 0.6 }] })).toEqual([
+      'playbooks.0.actions.0.attack_share',
+      'playbooks.0.actions.0.baseline_share',
+    ]);
+    expect(problemsOf({ actions: [{ type: 'flowspec_fingerprint', duration_minutes: 15, protocols: [6] }] })).toEqual(['playbooks.0.actions.0']);
+  });
+
   test('an unknown action type is refused naming the type', () => {
     expect(problemsOf({ actions: [{ type: 'nuke' }] })).toEqual(['playbooks.0.actions.0.type']);
   });
@@ -154,6 +168,12 @@ describe('matching incidents', () => {
     expect(matches(playbook({ match: { destinations: ['198.51.100.0/25'] } }), incident({ service: '198.51.100.200' }))).toBe(false);
     expect(matches(playbook({ match: { destinations: ['2001:db8::/32'] } }), incident({ service: '2001:DB8::1' }))).toBe(true);
     expect(matches(playbook({ match: { destinations: ['198.51.100.0/24'] } }), incident({ service: 'edge' }))).toBe(false);
+  });
+
+  test('a playbook with a fingerprint action, a network action, does not match an incident whose service is not an address', () => {
+    const fingerprinting = playbook({ actions: [{ type: 'flowspec_fingerprint', duration_minutes: 15 }] });
+    expect(matches(fingerprinting, incident({ service: 'edge' }))).toBe(false);
+    expect(matches(fingerprinting)).toBe(true);
   });
 
   test('a playbook with a network action does not match an incident whose service is not an address; a webhook-only one does', () => {

@@ -1,10 +1,12 @@
-import { mitigationOf, previewFilterOf, type ActionPreview, type ActionSpec, type PlannedAction } from '../../../core/automation-plan';
+import { fingerprintRuleOf, hostRoute, isPlannable, mitigationOf, previewFilterOf, type ActionPreview, type ActionSpec, type PlannableSpec, type PlannedAction } from '../../../core/automation-plan';
+import { defaultFingerprintSettings, fingerprint } from '../../../core/detection/fingerprint';
+import { parseAddressRange } from '../../../core/flow-query';
 import type { Incident } from '../../../core/correlation';
 import { mitigationActions } from '../../../core/mitigation-policy';
 import { mitigationDestination } from '../../../core/mitigation';
 import { incidentDestination, type OperatorBounds } from '../../../core/playbooks';
 import type { ClickHouse } from '../../../storage/clickhouse';
-import { previewVolumes } from '../../../storage/mitigation-preview';
+import { flowShapes, previewVolumes } from '../../../storage/mitigation-preview';
 
 /**
  * A playbook's actions planned on an incident, each with what it would have
@@ -47,6 +49,40 @@ function operatorRefusal(spec: ActionSpec, bounds: OperatorBounds): string | und
   return undefined;
 }
 
+/** The attack's window when a run plans without a preview: the last five minutes. */
+const fingerprintWindowMs = 5 * 60_000;
+
+/** How far before the attack's window the destination's normal traffic is read, for a fingerprint. */
+const baselineMs = 60 * 60_000;
+
+/**
+ * A fingerprint action's rule: the narrowest Flowspec match that covers the
+ * action's share of the attack's packets (the destination's stored flows in
+ * `window`, the last minutes by default) and at most its share of the
+ * destination's normal traffic (its flows in the hour before), or why there
+ * is none within those bounds (a run that cannot find one fails, announcing nothing).
+ */
+async function fingerprintRule(deps: ActionPlannerDeps, orgId: string, spec: ActionSpec, address: string, window: { from: number; to: number }) {
+  const range = parseAddressRange(address);
+  const destination = hostRoute(address);
+  if (!range || !destination) return `${address} is no address to fingerprint an attack on`;
+  const [attack, baseline] = await Promise.all([
+    flowShapes(deps.clickhouse, orgId, range, window),
+    flowShapes(deps.clickhouse, orgId, range, { from: window.from - baselineMs, to: window.from }),
+  ]);
+  if (attack.length === 0) return `no stored flows towards ${address} to fingerprint the attack on`;
+  const found = fingerprint(destination, attack, baseline, {
+    ...defaultFingerprintSettings,
+    attackShare: spec.attack_share ?? defaultFingerprintSettings.attackShare,
+    baselineShare: spec.baseline_share ?? defaultFingerprintSettings.baselineShare,
+  });
+  const shares = { attack_share: found.attack_share, baseline_share: found.baseline_share };
+  if (!found.within_bounds) {
+    return `the attack's fingerprint on ${address} covers ${Math.round(found.attack_share * 100)} % of its packets and ${Math.round(found.baseline_share * 100)} % of the destination's normal traffic: outside the action's bounds, so it is not announced`;
+  }
+  return { rule: fingerprintRuleOf(spec, found.match), shares };
+}
+
 /**
  * The actions planned on the incident's destination (ids `<runId>-<index>`),
  * or why they cannot be: a network action needs the incident's service to be
@@ -62,7 +98,17 @@ export async function planActions(
 ): Promise<PlannedAction[] | string> {
   const address = incidentDestination(incident);
   const actions: PlannedAction[] = [];
-  for (const [index, spec] of specs.entries()) {
+  for (const [index, given] of specs.entries()) {
+    let spec: PlannableSpec;
+    let fingerprinted: PlannedAction['fingerprint'];
+    if (isPlannable(given)) spec = given;
+    else {
+      if (!address) return `incident ${incident.id} has no destination address to act on`;
+      const found = await fingerprintRule(deps, incident.org_id, given, address, window ?? { from: Date.now() - fingerprintWindowMs, to: Date.now() });
+      if (typeof found === 'string') return found;
+      spec = found.rule;
+      fingerprinted = found.shares;
+    }
     const network = (mitigationActions as readonly string[]).includes(spec.type);
     const mitigation = network && address ? (mitigationOf(spec, address, deps.blackholeNextHop) ?? null) : null;
     if (network && !mitigation) return `incident ${incident.id} has no destination address to act on`;
@@ -75,6 +121,7 @@ export async function planActions(
       duration_minutes: network ? (spec.duration_minutes ?? 0) : 0,
       mitigation,
       preview: network && address && window ? await preview(deps, incident.org_id, spec, address, window) : null,
+      ...(fingerprinted ? { fingerprint: fingerprinted } : {}),
     });
   }
   return actions;
