@@ -28,6 +28,9 @@ export const retainedTables: readonly RetainedTable[] = [
   { table: 'metrics_1h', days: (r) => r.hour, ttlTime: epochMsTtl('minute') },
   // Counts of datagrams from unregistered exporters: kept as long as raw telemetry.
   { table: 'unknown_exporters', days: (r) => r.raw, ttlTime: epochMsTtl('minute') },
+  // The rate detectors' attack details (a few KB a decision): kept as long as the hourly rollups, so an
+  // incident's attack is explained for as long as its traffic can be charted.
+  { table: 'attack_windows', days: (r) => r.hour, ttlTime: epochMsTtl('window_end') },
 ];
 
 /** The days of a table's TTL as ClickHouse shows it in `engine_full`. */

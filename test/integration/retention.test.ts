@@ -61,6 +61,22 @@ describe.each(transports)('retention on %s', (transport) => {
     expect(left.map((r) => r.address)).toEqual(['192.0.2.251']);
   });
 
+  test("the rate detectors' attack details past the hourly rollups' retention are removed and recent ones kept", async () => {
+    const ch = t.stack.clickhouse;
+    const row = (eventId: string, daysAgo: number) =>
+      JSON.stringify({ org_id: 'org_aw', event_id: eventId, scope: 'host', target: '192.0.2.9', host_group: '', window_end: Date.now() - daysAgo * 86_400_000, type: 'syn_flood', vector: '', detector_version: 1, rules_version: 1, rates: '{}', details: '{}', created_at: Date.now() });
+    await ch.insertJsonEachRow('attack_windows', [row('sig_old', retention.hour + 10), row('sig_new', 1)].join('\n') + '\n');
+    if (ch.dialect.generation === 'legacy') {
+      const job = new RetentionJob({ retention, intervalMs: 3_600_000 }, { clickhouse: ch, log: createLogger('silent'), registry: createRegistry() });
+      expect((await job.runOnce()).filter((d) => d.table === 'attack_windows')).toEqual([{ table: 'attack_windows', partition: 'rows' }]);
+      await waitForMutations(ch, 'attack_windows');
+    } else {
+      await applyRetentionTtl(ch, retention);
+      await ch.exec(`OPTIMIZE TABLE ${ch.database}.attack_windows FINAL`);
+    }
+    const left = await ch.query<{ event_id: string }>(`SELECT event_id FROM ${ch.database}.attack_windows WHERE org_id = 'org_aw'`);
+    expect(left.map((r) => r.event_id)).toEqual(['sig_new']);
+  });
 });
 
 describe('retention on current ClickHouse (chDB)', () => {
