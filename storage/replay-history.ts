@@ -1,5 +1,6 @@
 import { defaultEnvironment, type DestinationMinute, type MetricThreshold } from '../core/detectors';
 import type { MetricRow, SignalRow } from '../core/telemetry';
+import type { RateFlow } from '../core/detection/traffic-class';
 import type { ClickHouse } from './clickhouse';
 import { exporterDestinationMinutes, signalColumns, signalFromRow, type KeyOfSignal } from './telemetry-store';
 import { int, num, str, strList } from './sql';
@@ -71,6 +72,25 @@ export class ReplayHistory {
   }
 
   /** The sources that sent the most to the given destinations within the window, and the totals examined. */
+  /**
+   * The stored flows towards a destination range in the window, in event-time order, as the rate
+   * detectors read them: at most `limit` (one more tells the caller the window held more).
+   */
+  async rateFlows(orgId: string, range: { first: string; last: string }, from: number, to: number, limit: number): Promise<RateFlow[]> {
+    const d = this.ch.dialect;
+    const rows = await this.ch.query<Record<string, string | number>>(
+      `SELECT ${d.msOf('ts')} AS t, ${d.addressText('src_ip')} AS src, ${d.addressText('dst_ip')} AS dst, src_port, dst_port, protocol, bytes, packets, tcp_flags,
+              ${d.addressText('exporter')} AS exp, in_if, out_if
+       FROM ${this.db}.flows
+       WHERE org_id = ${str(orgId)} AND ts >= ${d.timeLiteral(from)} AND ts < ${d.timeLiteral(to)} AND ${d.addressInRange('dst_ip', range.first, range.last)}
+       ORDER BY ts, event_id LIMIT ${int(limit + 1)}`,
+    );
+    return rows.map((r) => ({
+      ts: Number(r.t), src_ip: String(r.src), dst_ip: String(r.dst), src_port: Number(r.src_port), dst_port: Number(r.dst_port), protocol: String(r.protocol),
+      bytes: Number(r.bytes), packets: Number(r.packets), tcp_flags: Number(r.tcp_flags), exporter: String(r.exp), in_if: Number(r.in_if), out_if: Number(r.out_if),
+    }));
+  }
+
   async topSources(orgId: string, dstIps: string[], from: number, to: number, limit: number) {
     if (dstIps.length === 0) return { flows: 0, bytes: 0, top: [] };
     const d = this.ch.dialect;

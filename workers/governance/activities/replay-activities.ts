@@ -18,6 +18,11 @@ import { matchingPlaybooks, type VersionedPlaybooks } from '../../../core/playbo
 import { planActions, type ActionPlannerDeps } from './action-planner';
 import { createApprovalActivities, type ApprovalActivityDeps } from './approval-activities';
 import { replayRules } from './replay-rules';
+import { detectRates } from '../../../core/detection/detect';
+import type { RateRules } from '../../../core/detection/rules';
+import { rateSignal } from '../../../core/detection/signals';
+import { versionOfRule } from '../../../core/detection/version';
+import { parseAddressRange } from '../../../core/flow-query';
 
 export interface ReplayActivityDeps extends ApprovalActivityDeps {
   incidents: IncidentsRepo;
@@ -76,6 +81,7 @@ export function createReplayActivities(deps: ReplayActivityDeps): ReplayActiviti
       ]);
       const rules = await replayRules(deps.rules, recorded, others);
       const { signals, posted } = await replaySignals(deps, recorded, window, rules.detectors);
+      signals.push(...(await replayedRateSignals(deps, recorded, window, rules.rates)));
       const replayed = correlate(signals, transitions, rules.ofIncidents).find((i) => i.id === recorded.id);
       const [automation, playbooks] = await Promise.all([automationPath(deps, recorded, posted, window), replayedPlaybooks(deps, recorded, window)]);
       return { ...parityOf(recorded, replayed), automation: { ...automation, playbooks, signals_examined: signals.length }, duration_ms: Date.now() - started };
@@ -116,6 +122,29 @@ async function replaySignals(deps: ReplayActivityDeps, recorded: Incident, windo
   const minutes = [...trafficMinutes, ...exporterMinutes];
   const signals: SignalRow[] = [...posted, ...metricThresholdSignals(metrics, rules), ...trafficVolumeSignals(minutes, rules)];
   return { signals, posted };
+}
+
+/** The most stored flows a replay of a rate incident reads: past it, the replay fails rather than judge part of the attack. */
+export const maxRateReplayFlows = 2_000_000;
+
+/**
+ * A rate incident's signals as its detector version decides them again on
+ * the stored flows towards its target (the host, or the carpet's prefix),
+ * under the rules version it recorded, every window closed at the end
+ * (core/detection/detect.ts detectRates). None for another incident.
+ */
+async function replayedRateSignals(deps: ReplayActivityDeps, recorded: Incident, window: ReplayWindow, rates: RateRules): Promise<SignalRow[]> {
+  const version = versionOfRule(recorded.rule);
+  if (version === undefined) return [];
+  const range = parseAddressRange(recorded.service);
+  if (!range) return [];
+  const flows = await deps.history.rateFlows(recorded.org_id, range, window.from, window.to, maxRateReplayFlows);
+  if (flows.length > maxRateReplayFlows) {
+    throw ApplicationFailure.nonRetryable(`the replay window holds more than ${maxRateReplayFlows} flows towards ${recorded.service}: narrow it`, 'REPLAY_TOO_LARGE');
+  }
+  const decisions = detectRates(version, flows, rates);
+  if (!decisions) throw ApplicationFailure.nonRetryable(`the rate detector version ${version} of the incident's rule is no longer runnable`, 'NOT_FOUND');
+  return decisions.filter((d) => d.target === recorded.service).map((d) => rateSignal(recorded.org_id, d, window.to));
 }
 
 /** What the automation would do: rate-limit the top sources towards the incident's destinations. */

@@ -9,6 +9,7 @@ import {
   type RecordedRulesVersion,
 } from '../../../core/detection-rules';
 import type { DetectorRules } from '../../../core/detectors';
+import type { RateRules } from '../../../core/detection/rules';
 import type { DetectionRulesSource } from '../../../application/detection-rules-service';
 
 /** The rules a replay re-runs an incident under. */
@@ -16,6 +17,8 @@ export interface ReplayRules {
   /** The incident's correlation window: the replay's history starts one window before its first signal. */
   windowMs: number;
   detectors: DetectorRules;
+  /** The rate detectors' rules of the incident's version. */
+  rates: RateRules;
   /** Each incident the replay computes, under the version it was recorded with (the replayed incident's for any other). */
   ofIncidents: RulesOfIncident;
 }
@@ -39,6 +42,7 @@ export async function replayRules(
   return {
     windowMs: correlationRulesOf(version).windowMs,
     detectors: detectorRulesOf(version),
+    rates: version.rules.rates,
     ofIncidents: rulesOfIncidents(history, [recorded, ...others], version),
   };
 }
