@@ -13,8 +13,9 @@ import { waitFor, waitForDetectionDrained, waitForTelemetryDrained } from '../su
  * Attacks as real exporters report them: each test generates a pcap (test/support/attack-pcaps.ts:
  * about 4,000 attack packets 1 ms apart, some 800 packets a second over the 5-second window, with
  * ordinary traffic to other hosts in between), replays it with softflowd (IPFIX) or pmacctd's nfprobe
- * (IPFIX) to the running collector, and reads the incidents the rate detectors opened. Each test has
- * its own workspace and exporter address, so no test sees another's flows or incidents.
+ * (IPFIX) or sfprobe (sFlow, a sample a packet) to the running collector, and reads the incidents the
+ * rate detectors opened. Each test has its own workspace and exporter address, so no test sees
+ * another's flows or incidents.
  *
  * The rules: 300 packets a second to one host, 400 to a /24 spread over at least 16 hosts. The
  * background (680 packets from 8 clients to 8 servers, answers included) brings each host at most
@@ -36,12 +37,14 @@ interface Attack {
 describe('rate detection from real exporters replaying attacks on chdb', () => {
   let t: TestStack;
   let netflowPort: number;
+  let sflowPort: number;
   let dir: string;
   let exporters = 0;
   beforeAll(async () => {
     const s = await startCollectorStack('chdb', { COLLECTOR_WORKERS: '1' });
     t = s.t;
     netflowPort = s.netflowPort;
+    sflowPort = s.sflowPort;
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-attacks-'));
   });
   afterAll(async () => {
@@ -66,12 +69,13 @@ describe('rate detection from real exporters replaying attacks on chdb', () => {
   }
 
   /** Writes the flows as a pcap (ending about a second ago) and has the exporter send them from the workspace's address. */
-  async function replay(w: Workspace, flows: PcapFlow[], exporter: 'softflowd' | 'nfprobe' = 'softflowd') {
+  async function replay(w: Workspace, flows: PcapFlow[], exporter: 'softflowd' | 'nfprobe' | 'sfprobe' = 'softflowd') {
     const pcap = path.join(dir, `${w.address}.pcap`);
     writePcap(pcap, flows);
     const common = { pcap, port: netflowPort, sourceIp: w.address, paceMs: 1 };
     if (exporter === 'softflowd') await softflowdExport({ ...common, version: 10 });
-    else await pmacctExport({ ...common, plugin: 'nfprobe', version: 10 });
+    else if (exporter === 'nfprobe') await pmacctExport({ ...common, plugin: 'nfprobe', version: 10 });
+    else await pmacctExport({ ...common, port: sflowPort, plugin: 'sfprobe', agentIp: w.address });
   }
 
   const drained = async () => {
@@ -130,6 +134,12 @@ describe('rate detection from real exporters replaying attacks on chdb', () => {
     const reflectors = hosts('10.12.0.', 8);
     await replay(w, interleave(ntpAmplification(reflectors, '10.20.0.12'), ordinary()), 'nfprobe');
     expect(await opened(w)).toEqual({ incidents: [['10.20.0.12', 'rate.v1:host:ntp_amplification']], type: 'ntp_amplification', top_sources: sorted(reflectors), exporters: [w.address] });
+  });
+
+  test('pmacctd sfprobe replaying the UDP flood opens the same udp_flood incident as softflowd', async () => {
+    const w = await workspace();
+    await replay(w, interleave(udpFlood(attackers, '10.20.0.14'), ordinary()), 'sfprobe');
+    expect(await opened(w)).toEqual({ incidents: [['10.20.0.14', 'rate.v1:host:udp_flood']], type: 'udp_flood', top_sources: sorted(attackers), exporters: [w.address] });
   });
 
   test('a carpet attack spread over a /24, no host over its threshold, opens one carpet incident on the /24 naming the attackers', async () => {
