@@ -206,7 +206,7 @@ async function withScratch<T>(opts: Common, body: (dir: string, port: number) =>
  * learn a template before the data using it (pmacct sends them back to back).
  */
 async function relay(sourceIp: string, port: number, paceMs: number): Promise<{ port: number; close: () => Promise<void> }> {
-  const inbound = createSocket('udp4');
+  const inbound = createSocket({ type: 'udp4', recvBufferSize: 4 * 1024 * 1024 }); // sfprobe's bursts overflowed 208 KiB (Udp RcvbufErrors); capped at rmem_max
   const outbound = createSocket('udp4');
   const closeBoth = (): void => [inbound, outbound].forEach((s) => s.close());
   await Promise.all([bindSocket(inbound, HOST), bindSocket(outbound, sourceIp)]).catch((err: unknown) => {
