@@ -1,6 +1,7 @@
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { derivedId } from '../core/ids';
 import { automationWorkflow } from '../workflows/automation';
+import { attackEndedSignal } from '../workflows/automation-messages';
 import type { AutomationInput } from '../workflows/automation-contract';
 
 /** A run's id: one per workspace, incident and playbook version, so an incident seen again starts nothing new. */
@@ -25,6 +26,17 @@ export async function startAutomationWorkflow(client: Client, taskQueue: string,
     return true;
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+    throw err;
+  }
+}
+
+/** Tells a run its incident resolved; false when the run has ended (nothing of it is held any more). */
+export async function signalAttackEnded(client: Client, orgId: string, automationId: string): Promise<boolean> {
+  try {
+    await client.workflow.getHandle(automationWorkflowId(orgId, automationId)).signal(attackEndedSignal);
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
     throw err;
   }
 }

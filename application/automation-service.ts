@@ -2,7 +2,7 @@ import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, t
 import type { DecisionTokens } from '../core/decision-token';
 import { AppError, conflict, forbidden, notFound, policyDenied, unavailable } from '../core/errors';
 import type { AutomationRecord, AutomationsRepo } from '../storage/automations-repo';
-import { changeFailures, decideAutomationUpdate, decisionFailures, extendAutomationUpdate, withdrawAutomationUpdate } from '../workflows/automation';
+import { changeFailures, decideAutomationUpdate, decisionFailures, extendAutomationUpdate, withdrawAutomationUpdate } from '../workflows/automation-messages';
 import type { AutomationState } from '../workflows/automation-contract';
 import { automationWorkflowId } from './automation-runs';
 import { approverOfPrincipal, type Principal } from '../core/principal';

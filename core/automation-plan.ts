@@ -26,6 +26,7 @@ export interface ActionSpec {
   rate_bytes_per_second?: number;
   attack_share?: number;
   baseline_share?: number;
+  until_attack_ends?: boolean;
 }
 
 /** An action as a run carries it out: any but the fingerprint's, which planning turns into a Flowspec discard. */
@@ -37,6 +38,7 @@ export function fingerprintRuleOf(action: ActionSpec, match: FlowMatch): Plannab
   return {
     type: 'flowspec_discard',
     duration_minutes: action.duration_minutes,
+    ...(action.until_attack_ends ? { until_attack_ends: true } : {}),
     protocols: match.protocols ?? [],
     source_ports: match.sourcePorts ?? [],
     destination_ports: match.destinationPorts ?? [],
@@ -171,6 +173,8 @@ export interface PlannedAction {
   /** What the speaker announces, in the form it reads back; null for the webhook action. */
   mitigation: Mitigation | null;
   preview: ActionPreview | null;
+  /** Withdrawn when the incident resolves (its attack ended), at `ends_at` at the latest. */
+  until_attack_ends?: true;
   /** For a fingerprint action: what its rule covers of the attack's packets and of the destination's normal traffic. */
   fingerprint?: { attack_share: number; baseline_share: number };
   /** Epoch ms, set once announced: from `starts_at` until `ends_at`, unless withdrawn at `withdrawn_at`. */

@@ -46,6 +46,8 @@ function tcpFlagsNeedTcp(action: { protocols: number[]; tcp_flags: string[] }, c
 }
 
 const durationMinutes = z.number().int().min(1).max(10_080);
+/** Withdrawn as soon as the incident it answers resolves (its attack ended), `duration_minutes` being the longest it is held. */
+const untilAttackEnds = z.boolean().optional();
 
 /** A standard community (RFC 1997): `asn:value`, each a 16-bit number. */
 const community = z
@@ -57,15 +59,17 @@ export const actionSchema = z.discriminatedUnion('type', [
     .object({
       type: z.literal('blackhole'),
       duration_minutes: durationMinutes,
+      until_attack_ends: untilAttackEnds,
       communities: z.array(community).max(8).default([]),
       next_hop: z.string().refine(isAddressText, 'must be an IPv4 or IPv6 address').nullable().default(null),
     })
     .strict(),
-  z.object({ type: z.literal('flowspec_discard'), duration_minutes: durationMinutes, ...flowspecFilter }).strict().superRefine(tcpFlagsNeedTcp),
+  z.object({ type: z.literal('flowspec_discard'), duration_minutes: durationMinutes, until_attack_ends: untilAttackEnds, ...flowspecFilter }).strict().superRefine(tcpFlagsNeedTcp),
   z
     .object({
       type: z.literal('flowspec_rate_limit'),
       duration_minutes: durationMinutes,
+      until_attack_ends: untilAttackEnds,
       rate_bytes_per_second: z.number().min(1).max(1e12),
       ...flowspecFilter,
     })
@@ -75,6 +79,7 @@ export const actionSchema = z.discriminatedUnion('type', [
     .object({
       type: z.literal('flowspec_fingerprint'),
       duration_minutes: durationMinutes,
+      until_attack_ends: untilAttackEnds,
       attack_share: z.number().min(0.5).max(1).default(0.9),
       baseline_share: z.number().min(0).max(0.5).default(0.1),
     })

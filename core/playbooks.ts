@@ -32,6 +32,7 @@ import { isAddressText, labelSchema, telemetryKinds, type TelemetryKind } from '
  * | rate_bytes_per_second | 1–10^12 |
  * | attack_share (flowspec_fingerprint) | 0.5–1, default 0.9: the share of the attack's packets its rule must cover |
  * | baseline_share (flowspec_fingerprint) | 0–0.5, default 0.1: the most of the destination's normal traffic its rule may cover |
+ * | until_attack_ends (network actions) | true: withdrawn when the incident resolves, duration_minutes at the longest |
  *
  * `flowspec_fingerprint` writes no filter in advance: when a run plans it, the
  * attack's fingerprint on the stored flows (core/detection/fingerprint.ts)
@@ -51,11 +52,16 @@ export interface FlowspecFilter {
   packet_length: { min: number; max: number } | null;
 }
 
+/** A network action's hold: withdrawn when its incident resolves (the attack ended), `duration_minutes` at the longest. */
+interface Held {
+  until_attack_ends?: boolean;
+}
+
 export type PlaybookAction =
-  | { type: 'blackhole'; duration_minutes: number; communities: string[]; next_hop: string | null }
-  | ({ type: 'flowspec_discard'; duration_minutes: number } & FlowspecFilter)
-  | ({ type: 'flowspec_rate_limit'; duration_minutes: number; rate_bytes_per_second: number } & FlowspecFilter)
-  | { type: 'flowspec_fingerprint'; duration_minutes: number; attack_share: number; baseline_share: number }
+  | ({ type: 'blackhole'; duration_minutes: number; communities: string[]; next_hop: string | null } & Held)
+  | ({ type: 'flowspec_discard'; duration_minutes: number } & FlowspecFilter & Held)
+  | ({ type: 'flowspec_rate_limit'; duration_minutes: number; rate_bytes_per_second: number } & FlowspecFilter & Held)
+  | ({ type: 'flowspec_fingerprint'; duration_minutes: number; attack_share: number; baseline_share: number } & Held)
   | { type: 'webhook' };
 
 /** Every list empty matches any incident; each list given must match. */

@@ -8,14 +8,14 @@ import { workQueue } from './outbox';
 import { putStream } from './put-stream';
 
 /**
- * Incidents that may start automation runs: the correlator's `incident.opened`
- * and `incident.escalated` events, also published to `<PREFIX>_AUTOMATION_TRIGGERS`
+ * Incidents that may start automation runs, or end what a run holds: the
+ * correlator's `incident.opened`, `incident.escalated` and `incident.resolved` events, also published to `<PREFIX>_AUTOMATION_TRIGGERS`
  * (`<prefix>.autotrigger.<org>`, work-queue retention, the event id as
  * `Nats-Msg-Id`), where the temporal-worker role's automation starter takes
  * them. Published before the correlator writes, as the outbox's are: a crash
  * in between derives the same events again, stored once.
  */
-export const triggerEventTypes: readonly string[] = ['incident.opened', 'incident.escalated'];
+export const triggerEventTypes: readonly string[] = ['incident.opened', 'incident.escalated', 'incident.resolved'];
 
 /** The triggers stream's byte limit: a trigger is an incident event, small; 256 MiB holds a very long outage of the starter. */
 const triggersMaxBytes = 256 * 1024 ** 2;

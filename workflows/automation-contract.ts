@@ -73,7 +73,7 @@ export interface AutomationActivities extends ApprovalActivities {
    */
   executeAutomation(args: { input: AutomationInput; actions: PlannedAction[]; startsAt: number }): Promise<{ actions: PlannedAction[] } | { denied: string }>;
   /** Marks the mitigations withdrawn at `at` in the ledger and has the speaker withdraw them; audited with `reason`. */
-  withdrawMitigations(args: { input: AutomationInput; ids: string[]; at: number; reason: 'expired' | 'withdrawn' | 'failed'; by?: string; byPerson?: Person | null; comment?: string }): Promise<void>;
+  withdrawMitigations(args: { input: AutomationInput; ids: string[]; at: number; reason: 'expired' | 'withdrawn' | 'failed' | 'attack_ended'; by?: string; byPerson?: Person | null; comment?: string }): Promise<void>;
   /** Whether the policies allow holding the active mitigations `minutes` longer; when they do, the ledger holds the new ends. Audited. */
   extendMitigations(args: { input: AutomationInput; actions: PlannedAction[]; minutes: number; by: string; byPerson?: Person | null; comment?: string }): Promise<{ actions: PlannedAction[] } | { denied: string }>;
   /** Checks the proof and the key of a withdraw or extend request, as a decision's (four eyes too for an extension). */

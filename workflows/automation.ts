@@ -13,28 +13,17 @@
 import type { Person } from '../core/person';
 import { approverFrom } from '../core/principal';
 import {
-  ActivityFailure, ApplicationFailure, allHandlersFinished, condition, defineQuery, defineSignal, defineUpdate, patched, proxyActivities, setHandler, workflowInfo,
+  ActivityFailure, ApplicationFailure, allHandlersFinished, condition, patched, proxyActivities, setHandler, workflowInfo,
 } from '@temporalio/workflow';
 import { ApprovalGate } from './approval-gate';
 import type { AutomationStatus, PlannedAction } from '../core/automation-plan';
 import type { PolicyDecision } from '../core/policy';
 import type { AutomationActivities, AutomationInput, AutomationState, ChangeInput } from './automation-contract';
-import type { ApprovalInput, DecisionInput } from './decision-contract';
+import type { DecisionInput } from './decision-contract';
 
-export { decisionFailures } from './approval-gate';
-
-/** Signals for whoever drives Temporal directly: checked like the API's decisions (a decision token is required). */
-export const approveAutomationSignal = defineSignal<[ApprovalInput]>('approve');
-export const denyAutomationSignal = defineSignal<[ApprovalInput]>('deny');
-export const decideAutomationUpdate = defineUpdate<AutomationState, [DecisionInput]>('decide');
-/** Ends every active mitigation of the run now. */
-export const withdrawAutomationUpdate = defineUpdate<AutomationState, [ChangeInput]>('withdraw');
-/** Holds every active mitigation `minutes` longer, if the policies allow it. */
-export const extendAutomationUpdate = defineUpdate<AutomationState, [ChangeInput]>('extend');
-export const automationStatusQuery = defineQuery<AutomationState>('automationStatus');
-
-/** Why a withdraw or extend update failed (the API answers 403, 409 and 503). */
-export const changeFailures = { refused: 'CHANGE_REFUSED', notActive: 'NOT_ACTIVE', denied: 'POLICY_DENIED', unverifiable: 'CHANGE_UNVERIFIABLE' } as const;
+import {
+  approveAutomationSignal, attackEndedSignal, automationStatusQuery, changeFailures, decideAutomationUpdate, denyAutomationSignal, extendAutomationUpdate, withdrawAutomationUpdate,
+} from './automation-messages';
 
 /** The longest extension asked at once, in minutes (a week); the policies bound the whole duration. */
 const maxExtensionMinutes = 10_080;
@@ -68,6 +57,7 @@ class AutomationRun {
   readonly state: AutomationState = { status: 'evaluating', approvals: [], error: null, actions: [] };
   private version = 1;
   private withdrawRequest?: { by: string; byPerson: Person | null; comment?: string };
+  private attackEnded = false;
   private changing = false;
   private readonly gate: ApprovalGate<AutomationState>;
 
@@ -87,6 +77,7 @@ class AutomationRun {
   installHandlers(): void {
     const gate = this.gate;
     setHandler(automationStatusQuery, () => this.state);
+    setHandler(attackEndedSignal, () => void (this.attackEnded = true));
     setHandler(approveAutomationSignal, (raw) => gate.enqueue('approve', raw));
     setHandler(denyAutomationSignal, (raw) => gate.enqueue('deny', raw));
     setHandler(decideAutomationUpdate, (d: DecisionInput) => gate.decideNow(d), { validator: (d: DecisionInput) => gate.validate(d) });
@@ -237,14 +228,31 @@ class AutomationRun {
 
   /** The durable timer: sleeps until the next end, wakes early for a withdraw request or an extension. */
   async hold(): Promise<AutomationState> {
+    // Runs started before actions could be held until their attack ends never withdraw on the signal.
+    const holdsAttacks = patched('hold-until-attack-ends');
+    const attackOver = () => holdsAttacks && this.attackEnded && this.state.actions.some((a) => active(a) && a.until_attack_ends);
     while (this.state.actions.some(active)) {
       const nextEnd = Math.min(...this.state.actions.filter(active).map((a) => a.ends_at!));
       const ends = this.state.actions.map((a) => a.ends_at);
-      const woken = await condition(() => this.withdrawRequest !== undefined || this.state.actions.some((a, i) => a.ends_at !== ends[i]), Math.max(1, nextEnd - Date.now()));
+      const woken = await condition(
+        () => this.withdrawRequest !== undefined || attackOver() || this.state.actions.some((a, i) => a.ends_at !== ends[i]),
+        Math.max(1, nextEnd - Date.now()),
+      );
       if (this.withdrawRequest) return this.withdrawAll(this.withdrawRequest);
-      if (!woken) await this.exclusively(() => this.withdrawEnded());
+      if (attackOver()) await this.exclusively(() => this.withdrawHeld());
+      else if (!woken) await this.exclusively(() => this.withdrawEnded());
     }
     return this.finish('completed');
+  }
+
+  /** The actions held until the attack ends, withdrawn now that their incident resolved. */
+  private async withdrawHeld(): Promise<void> {
+    const at = Date.now();
+    const held = this.state.actions.filter((a) => active(a) && a.until_attack_ends).map((a) => a.id);
+    if (!held.length) return;
+    await withdrawMitigations({ input: this.input, ids: held, at, reason: 'attack_ended' });
+    this.state.actions = this.state.actions.map((a) => (held.includes(a.id) ? { ...a, withdrawn_at: at } : a));
+    await this.record();
   }
 
   private async withdrawAll(request: { by: string; byPerson: Person | null; comment?: string }): Promise<AutomationState> {

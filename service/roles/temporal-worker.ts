@@ -1,6 +1,6 @@
 import { AuditLedger } from '../../application/audit-ledger';
 import { noPlaybooks, playbookAuthor } from '../../core/playbooks';
-import { startAutomationWorkflow } from '../../application/automation-runs';
+import { signalAttackEnded, startAutomationWorkflow } from '../../application/automation-runs';
 import { startReplayWorkflow } from '../../application/replay-service';
 import { counter } from '../../observability/metrics';
 import { AuditRepo } from '../../storage/audit-repo';
@@ -113,7 +113,11 @@ function automationActivities(config: Config, a: Adapters, playbooks: PlaybooksR
 }
 
 /** The automation starter: the triggers' durable consumer, starting a run per matching playbook. */
+/** A run in these states holds nothing and waits for nothing: a resolved incident's signal is not sent to it. */
+const endedRunStatuses: readonly string[] = ['completed', 'withdrawn', 'denied', 'expired', 'failed'];
+
 function automationStarterLoop(config: Config, a: Adapters, playbooks: PlaybooksRepo, incidents: IncidentsRepo) {
+  const automations = new AutomationsRepo(a.clickhouse);
   const handle = automationStarter({
     prefix: config.nats.prefix,
     incidents,
@@ -121,6 +125,13 @@ function automationStarterLoop(config: Config, a: Adapters, playbooks: Playbooks
     authorOf: async (orgId, playbookId, version) => playbookAuthor(await playbooks.versions(orgId, version), playbookId),
     // Each start within 5 s: with Temporal away, the trigger is offered again rather than held.
     start: (input) => a.temporal.client.withDeadline(Date.now() + 5_000, () => startAutomationWorkflow(a.temporal.client, config.temporal.taskQueue, input)),
+    attackEnded: async (orgId, incidentId) => {
+      const runs = await automations.list(orgId, { incidentId, limit: 100 });
+      const told = await Promise.all(
+        runs.filter((r) => !endedRunStatuses.includes(r.status)).map((r) => a.temporal.client.withDeadline(Date.now() + 5_000, () => signalAttackEnded(a.temporal.client, orgId, r.automation_id))),
+      );
+      return told.filter(Boolean).length;
+    },
     registry: a.registry,
     log: a.log,
   });

@@ -260,7 +260,7 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
     const forged = [
       'not json',
       JSON.stringify({ type: 'incident.opened', workspace: other.org_id, data: { id: 'inc_00000000000000000000' } }),
-      JSON.stringify({ type: 'incident.resolved', workspace: w.admin.org_id, data: { id: 'inc_00000000000000000000' } }),
+      JSON.stringify({ type: 'incident.acknowledged', workspace: w.admin.org_id, data: { id: 'inc_00000000000000000000' } }),
       JSON.stringify({ type: 'incident.opened', workspace: w.admin.org_id, data: { id: "inc_'; DROP TABLE x" } }),
     ];
     for (const body of forged) await t.stack.nats.js().publish(subject, body);

@@ -52,6 +52,12 @@ describe('the playbooks document', () => {
     expect(problemsOf({ actions: [{ type: 'flowspec_fingerprint', duration_minutes: 15, protocols: [6] }] })).toEqual(['playbooks.0.actions.0']);
   });
 
+  test('a network action may be held until its attack ends; a webhook may not', () => {
+    expect(playbook({ actions: [{ ...blackhole, until_attack_ends: true }] }).actions[0]).toMatchObject({ until_attack_ends: true });
+    expect(playbook({ actions: [blackhole] }).actions[0]).not.toHaveProperty('until_attack_ends');
+    expect(problemsOf({ actions: [{ type: 'webhook', until_attack_ends: true }] })).toEqual(['playbooks.0.actions.0']);
+  });
+
   test('an unknown action type is refused naming the type', () => {
     expect(problemsOf({ actions: [{ type: 'nuke' }] })).toEqual(['playbooks.0.actions.0.type']);
   });

@@ -44,6 +44,8 @@ export interface AutomationStarterDeps {
   authorOf(orgId: string, playbookId: string, version: number): Promise<Pick<VersionedPlaybooks, 'actor' | 'actor_person'> | undefined>;
   /** Starts a run's workflow; false when that run was started before. */
   start(input: AutomationInput): Promise<boolean>;
+  /** Tells the runs of a resolved incident that its attack ended; how many were still running. */
+  attackEnded(orgId: string, incidentId: string): Promise<number>;
   registry: Registry;
   log: Logger;
   now?: () => number;
@@ -58,7 +60,7 @@ export interface AutomationStarterDeps {
 export function automationStarter(deps: AutomationStarterDeps) {
   const triggers = counter(deps.registry, {
     name: 'nettel_automation_triggers_total',
-    help: 'Automation triggers handled, by outcome: runs started, none matching, already started, refused (malformed), incident never stored',
+    help: 'Automation triggers handled, by outcome: runs started, none matching, already started, refused (malformed), incident never stored; for a resolved incident, runs told its attack ended or none running',
     labelNames: ['outcome'] as const,
   });
   const n = automationNames(deps.prefix);
@@ -68,6 +70,12 @@ export function automationStarter(deps: AutomationStarterDeps) {
       triggers.inc({ outcome: 'refused' });
       deps.log.warn({ subject: m.subject, seq: m.seq }, 'an automation trigger that is not an incident event of its workspace was refused');
       m.term();
+      return;
+    }
+    if (trigger.type === 'incident.resolved') {
+      const told = await deps.attackEnded(trigger.workspace, trigger.data.id);
+      triggers.inc({ outcome: told > 0 ? 'attack_ended' : 'no_run' });
+      m.ack();
       return;
     }
     // Read together: on chDB each read waits for the statement running before it, so two in a row would wait twice.

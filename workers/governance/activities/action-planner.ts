@@ -122,6 +122,7 @@ export async function planActions(
       mitigation,
       preview: network && address && window ? await preview(deps, incident.org_id, spec, address, window) : null,
       ...(fingerprinted ? { fingerprint: fingerprinted } : {}),
+      ...(network && spec.until_attack_ends ? { until_attack_ends: true as const } : {}),
     });
   }
   return actions;

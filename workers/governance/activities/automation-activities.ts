@@ -255,7 +255,7 @@ export function createAutomationActivities(deps: AutomationActivityDeps): Automa
         for (const id of ids) await deps.mitigations.ledger.withdraw(input.orgId, id, at);
         await deps.mitigations.reconcileNow();
       }
-      const action = { withdrawn: 'automation.withdraw', expired: 'automation.expired', failed: 'automation.failed' }[reason];
+      const action = { withdrawn: 'automation.withdraw', expired: 'automation.expired', failed: 'automation.failed', attack_ended: 'automation.attack_ended' }[reason];
       await auditOnce(deps, input, { actor: by ?? 'automation', action, details: { mitigations: ids, ...(comment ? { comment } : {}) }, person: byPerson });
     },
 

@@ -1,0 +1,65 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createLogger } from '../../observability/logger';
+import type { AuditEntryView, AutomationView, ErrorBody, IncidentView, Page } from '../support/api-types';
+import { startBgpRouter, type BgpRouter } from '../support/cluster/bgp-router';
+import { synFlood } from '../support/detection-flows';
+import { startTestStack, type TestStack } from '../support/test-stack';
+import { waitFor, waitForDetectionDrained, waitForTelemetryDrained } from '../support/wait';
+
+/**
+ * A mitigation held until the attack ends: a rate incident's run announces a
+ * blackhole through gobgpd to BIRD, and withdraws it when the incident
+ * resolves after its quiet time, long before the action's duration.
+ */
+describe('a mitigation held until its attack ends', () => {
+  let dir: string;
+  let router: BgpRouter;
+  let t: TestStack;
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attack-end-'));
+    router = await startBgpRouter(dir, createLogger('warn', 'bgp'));
+    t = await startTestStack('chdb', { ROLES: 'api,stream-workers,temporal-worker', WORKER_MAX_WAIT_MS: '20', BGP_BLACKHOLE_NEXT_HOP_V4: '192.0.2.1', ...router.speakerEnv });
+  }, 120_000);
+  afterAll(async () => {
+    await t?.stop();
+    await router?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Ordinary traffic to 50 other destinations, under every threshold: it moves event time on. */
+  const background = (start: number, seconds: number) =>
+    Array.from({ length: seconds * 100 }, (_, i) => ({ timestamp: start + i * 10, src_ip: `192.0.2.${(i % 200) + 1}`, dst_ip: `203.0.113.${(i % 50) + 100}`, src_port: 443, dst_port: 30_000 + i, protocol: 'tcp', tcp_flags: 0x18, packets: 5, bytes: 5_000 }));
+  async function post(key: string, flows: object[]) {
+    for (let i = 0; i < flows.length; i += 500) expect((await t.request<ErrorBody>('POST', '/flow', { key, body: flows.slice(i, i + 500) })).status).toBe(201);
+    await waitForTelemetryDrained(t.stack.nats.jsm, t.stack.config.nats.prefix);
+    await waitForDetectionDrained(t.stack.nats.jsm, t.stack.config.nats.prefix);
+  }
+
+  test('the blackhole leaves BIRD when the incident resolves after its quiet time, audited as the attack ended, before its duration', async () => {
+    const admin = await t.mintKey({ role: 'admin' });
+    const declared = await t.request<{ id: string }>('POST', '/v1/prefixes', { key: admin.key, body: { prefix: '203.0.113.0/24' } });
+    expect((await t.request('POST', `/v1/prefixes/${declared.body.id}/approve`, { key: t.adminKey })).status).toBe(200);
+    expect((await t.request('PUT', '/v1/detection-rules', { key: admin.key, body: { rates: { thresholds: { total: { pps: 3_000 } }, quiet_seconds: 10 } } })).status).toBe(200);
+    const held = { type: 'blackhole', duration_minutes: 60, until_attack_ends: true };
+    expect((await t.request('PUT', '/v1/playbooks', { key: admin.key, body: { playbooks: [{ id: 'held', name: 'held', match: {}, actions: [held] }] } })).status).toBe(200);
+
+    const start = Date.now() - 60_000;
+    await post(admin.key, synFlood('203.0.113.9', start, 12));
+    const run = await waitFor(async () => (await t.request<Page<AutomationView>>('GET', '/v1/automations', { key: admin.key })).body.data.find((r) => r.status === 'active'), 30_000, 'the run active');
+    await waitFor(async () => ((await router.holds('203.0.113.9/32')) ? true : undefined), 20_000, 'the blackhole in BIRD');
+
+    // The flood stopped: 30 s of background traffic pass its quiet time in event time.
+    await post(admin.key, background(start + 12_000, 30));
+    await waitFor(async () => (await t.request<Page<IncidentView>>('GET', '/v1/incidents', { key: admin.key })).body.data.find((i) => i.state === 'resolved'), 30_000, 'the incident resolved');
+    await waitFor(async () => ((await router.holds('203.0.113.9/32')) ? undefined : true), 30_000, 'the blackhole withdrawn');
+    const ended = await waitFor(async () => {
+      const r = (await t.request<AutomationView>('GET', `/v1/automations/${run.automation_id}`, { key: admin.key })).body;
+      return r.status === 'completed' ? r : undefined;
+    }, 30_000, 'the run completed');
+    expect(Date.parse(ended.actions[0]!.withdrawn_at!)).toBeLessThan(Date.parse(ended.actions[0]!.ends_at!));
+    const audit = (await t.request<Page<AuditEntryView>>('GET', '/v1/audit?limit=200', { key: admin.key })).body.data;
+    expect(audit.filter((e) => e.target === run.automation_id).map((e) => e.action)).toContain('automation.attack_ended');
+  });
+});
