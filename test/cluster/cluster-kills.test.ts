@@ -16,7 +16,8 @@ import { waitFor, waitForTelemetryDrained } from '../support/wait';
 
 /**
  * Beyond one machine, on loopback: the roles as deploy/compose.yaml runs them
- * (two API processes, two stream-worker processes, the temporal-worker), each
+ * (two API processes, two stream-worker processes, the temporal-worker, the
+ * collector, fed nothing here: cluster-roles.test.ts feeds it), each
  * its own process and NATS user, on a three-node JetStream cluster started
  * from deploy/nats/nettel.conf with every stream kept on all three nodes, the
  * run's clickhouse-server and Temporal. A client that retries as a collector

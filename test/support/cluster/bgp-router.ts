@@ -10,6 +10,8 @@ export interface BgpRouter {
   speakerEnv: Record<string, string>;
   /** Whether BIRD holds a route for `prefix` (`198.51.100.7/32`) in its main IPv4 table. */
   holds(prefix: string): Promise<boolean>;
+  /** The updates and withdrawals BIRD has received from the speaker since their session came up (its import statistics). */
+  received(): Promise<{ updates: number; withdrawals: number }>;
   stop(): Promise<void>;
 }
 
@@ -31,6 +33,11 @@ export async function startBgpRouter(dir: string, log: Logger): Promise<BgpRoute
   return {
     speakerEnv: { BGP_SPEAKER_ADDRESS: `127.0.0.1:${apiPort}`, BGP_NEIGHBORS: `127.0.0.2:${birdPort}@${asn}` },
     holds: async (prefix) => (await birdc(birdSocket(birdDir), binPath, ['show', 'route', 'table', 'master4', 'all'])).includes(prefix),
+    received: async () => {
+      const text = await birdc(birdSocket(birdDir), binPath, ['show', 'protocols', 'all', 'speaker']);
+      const stat = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(text)?.[1] ?? NaN);
+      return { updates: stat('Import updates'), withdrawals: stat('Import withdraws') };
+    },
     stop: async () => {
       await Promise.all([gobgpd.stop(), bird.stop()]);
     },

@@ -8,14 +8,15 @@ import { parse } from 'yaml';
 import { freePort } from '../../../engines/local-process';
 import type { Logger } from '../../../observability/logger';
 import { startNatsCluster, type NatsCluster } from '../nats-cluster';
+import { freeUdpPorts } from '../udp';
 import { RoleProcess } from './role-process';
 
 const deploy = path.resolve(__dirname, '../../../deploy');
 const topologyJob = path.resolve(__dirname, '../../../dist/service/nats-topology.js');
 
 /** The roles a cluster test runs, each with as many processes as deploy/compose.yaml gives it. */
-export const clusterRoles = ['api', 'stream-workers', 'temporal-worker'] as const;
-type ClusterRole = (typeof clusterRoles)[number];
+export const clusterRoles = ['api', 'stream-workers', 'temporal-worker', 'collector'] as const;
+export type ClusterRole = (typeof clusterRoles)[number];
 
 interface ComposeService {
   environment: Record<string, string>;
@@ -38,6 +39,8 @@ export interface ClusterService {
   /** The platform admin key every API process takes. */
   adminKey: string;
   processes: Record<ClusterRole, RoleProcess[]>;
+  /** The UDP port the collector takes NetFlow on (127.0.0.1). */
+  netflowPort: number;
   stop(): Promise<void>;
 }
 
@@ -48,13 +51,19 @@ export interface ClusterService {
  * run's clickhouse-server (a database of its own) and Temporal (a task
  * queue of its own). The NATS prefix is `nettel`, the one the config's
  * permissions name. `roleEnv` adds settings of one role (the BGP speaker
- * the temporal-worker announces through).
+ * the temporal-worker announces through); `counts` runs more processes of a
+ * role than compose gives it (two temporal-workers).
  */
-export async function startClusterService(dir: string, log: Logger, roleEnv: Partial<Record<ClusterRole, Record<string, string>>> = {}): Promise<ClusterService> {
+export async function startClusterService(
+  dir: string,
+  log: Logger,
+  roleEnv: Partial<Record<ClusterRole, Record<string, string>>> = {},
+  counts: Partial<Record<ClusterRole, number>> = {},
+): Promise<ClusterService> {
   const nats = await startNatsCluster(path.join(dir, 'nats'), 3, log);
   const started: RoleProcess[] = [];
   try {
-    return await startRoles(dir, nats, roleEnv, started);
+    return await startRoles(dir, nats, { roleEnv, counts }, started);
   } catch (err) {
     // A start that fails leaves nothing running: the caller, given no service, cannot stop it.
     await Promise.all(started.map((p) => p.stop()));
@@ -63,8 +72,13 @@ export async function startClusterService(dir: string, log: Logger, roleEnv: Par
   }
 }
 
+interface RoleOptions {
+  roleEnv: Partial<Record<ClusterRole, Record<string, string>>>;
+  counts: Partial<Record<ClusterRole, number>>;
+}
+
 /** The topology job, then each role's processes (each pushed on `started` as it starts). */
-async function startRoles(dir: string, nats: NatsCluster, roleEnv: Partial<Record<ClusterRole, Record<string, string>>>, started: RoleProcess[]): Promise<ClusterService> {
+async function startRoles(dir: string, nats: NatsCluster, { roleEnv, counts }: RoleOptions, started: RoleProcess[]): Promise<ClusterService> {
   const id = randomBytes(5).toString('hex');
   const database = `cluster_${id}`;
   const shared = {
@@ -88,11 +102,14 @@ async function startRoles(dir: string, nats: NatsCluster, roleEnv: Partial<Recor
   };
   await promisify(execFile)(process.execPath, [topologyJob], { env: { ...process.env, ...shared, NATS_REPLICAS: '3', ...nats.credentials('admin') } });
   const processes = {} as Record<ClusterRole, RoleProcess[]>;
+  // The collector's listeners on loopback (compose publishes 2055 and 6343); GoFlow2's metrics port is picked free.
+  const [netflowPort, sflowPort] = await freeUdpPorts(2);
+  const collector = { COLLECTOR_HOST: '127.0.0.1', COLLECTOR_NETFLOW_PORT: String(netflowPort), COLLECTOR_SFLOW_PORT: String(sflowPort), COLLECTOR_REGISTRY_REFRESH_MS: '300' };
   for (const role of clusterRoles) {
-    const { env, processes: count } = composeRole(role);
+    const { env, processes: composed } = composeRole(role);
     processes[role] = await Promise.all(
-      Array.from({ length: count }, async (_, i) => {
-        const port: Record<string, string> = role === 'api' ? { PORT: String(await freePort()), HOST: '127.0.0.1' } : {};
+      Array.from({ length: counts[role] ?? composed }, async (_, i) => {
+        const port: Record<string, string> = role === 'api' ? { PORT: String(await freePort()), HOST: '127.0.0.1' } : role === 'collector' ? collector : {};
         const password = nats.passwords[env.NATS_USER as keyof NatsCluster['passwords']];
         return new RoleProcess(`${role}-${i + 1}`, dir, { ...shared, ...env, ...port, NATS_PASSWORD: password, ...roleEnv[role] }, { database, prefix: 'nettel' });
       }),
@@ -113,6 +130,7 @@ async function startRoles(dir: string, nats: NatsCluster, roleEnv: Partial<Recor
     database,
     adminKey: shared.ADMIN_API_KEY,
     processes,
+    netflowPort: netflowPort!,
     stop: async () => {
       await Promise.all(all.map((p) => p.stop()));
       await admin.close();
