@@ -242,8 +242,7 @@ describe('automation runs, announced by gobgpd to BIRD 2', () => {
       fingerprint: { attack_share: 1, baseline_share: 0, rule: { protocols: [6], destination_ports: [80], source_ports: [], tcp_flags: ['syn'], packet_length: { min: 60, max: 60 } } },
     });
     await tableUntil(birdFlowTable, (text) => /flow4 \{ dst 198\.51\.100\.129\/32; proto 6; dport 80; tcp flags 0x2\/0x2; length 60\.\.60; \}/.test(text), 'the fingerprint rule in BIRD');
-    // Withdrawn once its preview is shown, as the SYN-flood test does (a withdraw during it answered 503 now and then).
-    await waitFor(async () => (await t.request<AutomationView>('GET', `/v1/automations/${announced.automation_id}`, { key: w.operator.key })).body.actions[0]?.preview ?? undefined, 30_000, 'the preview');
+    await waitFor(async () => (await t.request<AutomationView>('GET', `/v1/automations/${announced.automation_id}`, { key: w.operator.key })).body.actions[0]?.preview ?? undefined, 30_000, 'the preview (a withdraw sent during it answered 503 now and then: docs/mitigations.md)');
     expect((await t.request('POST', `/v1/automations/${announced.automation_id}/withdraw`, { key: w.approver.key })).status).toBe(200);
     await tableUntil(birdFlowTable, (text) => !text.includes('198.51.100.129/32'), 'the fingerprint rule withdrawn');
   });
