@@ -62,4 +62,29 @@ describe('a mitigation held until its attack ends', () => {
     const audit = (await t.request<Page<AuditEntryView>>('GET', '/v1/audit?limit=200', { key: admin.key })).body.data;
     expect(audit.filter((e) => e.target === run.automation_id).map((e) => e.action)).toContain('automation.attack_ended');
   });
+
+  test("a fingerprint's Flowspec rule reaches BIRD after approval and is withdrawn once the attack stops and its quiet time passes", async () => {
+    const admin = await t.mintKey({ role: 'admin' });
+    const approver = await t.mintKey({ role: 'approver', orgId: admin.org_id });
+    const declared = await t.request<{ id: string }>('POST', '/v1/prefixes', { key: admin.key, body: { prefix: '198.18.0.0/24' } });
+    expect((await t.request('POST', `/v1/prefixes/${declared.body.id}/approve`, { key: t.adminKey })).status).toBe(200);
+    expect((await t.request('PUT', '/v1/detection-rules', { key: admin.key, body: { rates: { thresholds: { total: { pps: 3_000 } }, quiet_seconds: 10 } } })).status).toBe(200);
+    expect((await t.request('POST', '/v1/policies', { key: admin.key, body: { name: 'a person approves', requires_approval: true } })).status).toBe(201);
+    const fingerprint = { type: 'flowspec_fingerprint', duration_minutes: 60, until_attack_ends: true };
+    expect((await t.request('PUT', '/v1/playbooks', { key: admin.key, body: { playbooks: [{ id: 'fp', name: 'fingerprint', match: {}, actions: [fingerprint] }] } })).status).toBe(200);
+
+    const start = Date.now() - 60_000;
+    await post(admin.key, synFlood('198.18.0.9', start, 12));
+    const waiting = await waitFor(async () => (await t.request<Page<AutomationView>>('GET', '/v1/automations', { key: admin.key })).body.data.find((r) => r.status === 'awaiting_approval'), 30_000, 'the run awaiting approval');
+    expect((await t.request('POST', `/v1/automations/${waiting.automation_id}/approve`, { key: approver.key, body: {} })).status).toBe(202);
+    const rule = /flow4 \{ dst 198\.18\.0\.9\/32; proto 6; dport 80; tcp flags 0x2\/0x2; length 60\.\.60; \}/;
+    await waitFor(async () => (rule.test(await router.flowRules()) ? true : undefined), 30_000, 'the fingerprint rule in BIRD');
+
+    await post(admin.key, background(start + 12_000, 30));
+    await waitFor(async () => (rule.test(await router.flowRules()) ? undefined : true), 30_000, 'the fingerprint rule withdrawn');
+    const ended = (await t.request<AutomationView>('GET', `/v1/automations/${waiting.automation_id}`, { key: admin.key })).body;
+    expect(ended.actions[0]).toMatchObject({ type: 'flowspec_discard', fingerprint: { attack_share: 1 } });
+    const audit = (await t.request<Page<AuditEntryView>>('GET', '/v1/audit?limit=200', { key: admin.key })).body.data;
+    expect(audit.filter((e) => e.target === waiting.automation_id).map((e) => e.action)).toEqual(expect.arrayContaining(['automation.approve', 'automation.executed', 'automation.attack_ended']));
+  });
 });

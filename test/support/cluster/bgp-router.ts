@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { birdc, birdSocket, localBird } from '../../../bench/bird';
+import { birdc, birdFlowTable, birdSocket, localBird } from '../../../bench/bird';
 import { localGobgpServer } from '../../../engines/gobgp';
 import { freePort } from '../../../engines/local-process';
 import type { Logger } from '../../../observability/logger';
@@ -10,6 +10,8 @@ export interface BgpRouter {
   speakerEnv: Record<string, string>;
   /** Whether BIRD holds a route for `prefix` (`198.51.100.7/32`) in its main IPv4 table. */
   holds(prefix: string): Promise<boolean>;
+  /** BIRD's IPv4 Flowspec table, as `birdc show route table flowtab4 all` prints it. */
+  flowRules(): Promise<string>;
   /** The updates and withdrawals BIRD has received from the speaker since their session came up (its import statistics). */
   received(): Promise<{ updates: number; withdrawals: number }>;
   stop(): Promise<void>;
@@ -33,6 +35,7 @@ export async function startBgpRouter(dir: string, log: Logger): Promise<BgpRoute
   return {
     speakerEnv: { BGP_SPEAKER_ADDRESS: `127.0.0.1:${apiPort}`, BGP_NEIGHBORS: `127.0.0.2:${birdPort}@${asn}` },
     holds: async (prefix) => (await birdc(birdSocket(birdDir), binPath, ['show', 'route', 'table', 'master4', 'all'])).includes(prefix),
+    flowRules: () => birdc(birdSocket(birdDir), binPath, ['show', 'route', 'table', birdFlowTable, 'all']),
     received: async () => {
       const text = await birdc(birdSocket(birdDir), binPath, ['show', 'protocols', 'all', 'speaker']);
       const stat = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(text)?.[1] ?? NaN);
