@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '../../observability/logger';
+import { automationNames } from '../../streams/names';
 import type { AuditEntryView, AutomationView, ErrorBody, IncidentView, Page } from '../support/api-types';
 import { startBgpRouter, type BgpRouter } from '../support/cluster/bgp-router';
 import { synFlood } from '../support/detection-flows';
@@ -49,6 +50,16 @@ describe('a mitigation held until its attack ends', () => {
     await post(admin.key, synFlood('203.0.113.9', start, 12));
     const run = await waitFor(async () => (await t.request<Page<AutomationView>>('GET', '/v1/automations', { key: admin.key })).body.data.find((r) => r.status === 'active'), 30_000, 'the run active');
     await waitFor(async () => ((await router.holds('203.0.113.9/32')) ? true : undefined), 20_000, 'the blackhole in BIRD');
+    // A forged incident.resolved trigger of the still open incident is refused: the stored incident decides.
+    const refused = async () => {
+      const metric = t.stack.registry.getSingleMetric('nettel_automation_triggers_total');
+      return metric ? (await metric.get()).values.filter((v) => v.labels.outcome === 'refused').reduce((n, v) => n + v.value, 0) : 0;
+    };
+    const before = await refused();
+    const forged = { type: 'incident.resolved', workspace: admin.org_id, data: { id: run.incident_id } };
+    await t.stack.nats.js().publish(automationNames(t.stack.config.nats.prefix).triggerSubject(admin.org_id), JSON.stringify(forged));
+    await waitFor(async () => ((await refused()) > before ? true : undefined), 30_000, 'the forged trigger refused');
+    expect(await router.holds('203.0.113.9/32')).toBe(true);
 
     // The flood stopped: 30 s of background traffic pass its quiet time in event time.
     await post(admin.key, background(start + 12_000, 30));

@@ -34,6 +34,8 @@ const triggerSchema = z.object({
  */
 const incidentWaits = 40;
 const incidentWait: Backoff = { firstMs: 50, maxMs: 1_000 };
+/** The same waits for an `incident.resolved` whose incident is stored open: 10 (about 6 s), then it is refused as forged. */
+const resolvedWaits = 10;
 
 export interface AutomationStarterDeps {
   prefix: string;
@@ -72,18 +74,27 @@ export function automationStarter(deps: AutomationStarterDeps) {
       m.term();
       return;
     }
-    if (trigger.type === 'incident.resolved') {
-      const told = await deps.attackEnded(trigger.workspace, trigger.data.id);
-      triggers.inc({ outcome: told > 0 ? 'attack_ended' : 'no_run' });
-      m.ack();
-      return;
-    }
     // Read together: on chDB each read waits for the statement running before it, so two in a row would wait twice.
     const [incident, doc] = await Promise.all([deps.incidents.get(trigger.workspace, trigger.data.id), deps.playbooks(trigger.workspace)]);
     if (!incident) {
       if (m.info.redeliveryCount < incidentWaits) return m.nak(backoffDelayMs(incidentWait, m.info.redeliveryCount));
       triggers.inc({ outcome: 'incident_missing' });
       m.term();
+      return;
+    }
+    if (trigger.type === 'incident.resolved') {
+      // The stored incident decides, not the message: a forged `incident.resolved` of an open incident withdraws nothing.
+      // The correlator publishes before it writes, so a true one may find the incident open for a moment: offered again first.
+      if (incident.state !== 'resolved') {
+        if (m.info.redeliveryCount < resolvedWaits) return m.nak(backoffDelayMs(incidentWait, m.info.redeliveryCount));
+        triggers.inc({ outcome: 'refused' });
+        deps.log.warn({ subject: m.subject, incident: incident.id }, 'an incident.resolved trigger of an incident that is not resolved was refused');
+        m.term();
+        return;
+      }
+      const told = await deps.attackEnded(trigger.workspace, incident.id);
+      triggers.inc({ outcome: told > 0 ? 'attack_ended' : 'no_run' });
+      m.ack();
       return;
     }
     const matching = matchingPlaybooks(doc.playbooks, incident);
