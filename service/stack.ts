@@ -7,6 +7,7 @@ import type { NatsClient } from '../streams/nats-client';
 import type { TemporalClient } from '../temporal/temporal-client';
 import type { Collector } from '../workers/collector/collector';
 import type { SnmpPoller } from '../workers/enrichment/snmp-poller';
+import type { RollupFolder } from '../workers/telemetry/rollup-folder';
 import type { TemporalWorker } from '../workers/governance/temporal-worker';
 import type { StreamWorker } from '../workers/telemetry/stream-worker';
 import type { EngineSupervisor } from '../engines/supervisor';
@@ -40,6 +41,8 @@ export interface Stack {
   collector?: Collector;
   /** The SNMP poller of interface names, when this process runs the stream-workers role. */
   snmpPoller?: SnmpPoller;
+  /** The fold of the 5-minute and hourly flow rollups, when this process runs the stream-workers role. */
+  rollupFolder?: RollupFolder;
   /** The URL the API listens on, when this process runs the api role. */
   url?: string;
   stop(): Promise<void>;
@@ -137,6 +140,7 @@ export async function startStack(given: Config, log: Logger): Promise<Stack> {
     temporalWorker: temporalWorker?.worker,
     collector: collector?.collector,
     snmpPoller: streamWorkers?.snmpPoller,
+    rollupFolder: streamWorkers?.folder,
     url: api?.server.url,
     stop: () => lifecycle.stopAll(),
   };

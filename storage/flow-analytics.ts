@@ -5,6 +5,7 @@ import { dimensionSpecs, type FlowDimension, type RollupFamily } from '../core/f
 import { familyResolutions, type FlowFilter, type FlowQueryPlan } from '../core/flow-query';
 import { bucketMs, coarsestOf, flowResolutions, planSegments, type Resolution, type Segment, type TimeSpan } from '../core/resolution';
 import { filterSql } from './analytics/filter-sql';
+import { pendingBuckets } from './rollup-fold';
 import type { Dialect } from './dialect';
 import { enrichedFlows, usesEnrichment } from './enrichment/interface-join';
 import type { AnalystClickHouse } from './query-limits';
@@ -79,11 +80,17 @@ function presented(dimension: FlowDimension, value: unknown): DimensionValue {
   return dimension === 'exporter' && (text === '' || text === '::') ? null : text;
 }
 
-/** The segments a plan reads: the rollups of its family at the resolutions given that the family keeps, or the raw flows alone. */
-function segmentsOf(plan: FlowQueryPlan, range: TimeSpan, available: readonly Resolution[] = flowResolutions): Segment[] {
+/**
+ * The segments a plan reads: the rollups of its family at the resolutions
+ * given that the family keeps, or the raw flows alone. The folded levels'
+ * buckets still pending are read from the minutes (storage/rollup-fold.ts).
+ */
+async function segmentsOf(ch: AnalystClickHouse, scope: FlowScope, available: readonly Resolution[] = flowResolutions): Promise<Segment[]> {
+  const { plan, range } = scope;
   if (plan.source === 'raw') return [{ ...range, resolution: 'raw' }];
   const kept = familyResolutions[plan.source];
-  return planSegments(range, available.filter((r) => kept.includes(r)));
+  const folded = kept.includes('5m') ? await pendingBuckets(ch, scope.orgId, range.from, range.to) : new Set<number>();
+  return planSegments(range, available.filter((r) => kept.includes(r)), folded);
 }
 
 interface SegmentSource {
@@ -155,7 +162,7 @@ function havingOf(restriction: KeyRestriction | undefined, width: number): strin
 export async function topFlows(
   ch: AnalystClickHouse, scope: FlowScope, by: readonly FlowDimension[], metric: FlowMetric, limit: number, only?: KeyRestriction,
 ): Promise<FlowTop> {
-  const segments = segmentsOf(scope.plan, scope.range);
+  const segments = await segmentsOf(ch, scope);
   const keys = by.map((_, i) => `k${i}`).join(', ');
   const parts = segments.map((s) => {
     const src = sourceOf(ch, scope, s, by);
@@ -197,7 +204,7 @@ export async function flowStepVolumes(
   split?: { dimension: FlowDimension; texts: readonly string[] },
 ): Promise<FlowStepVolumes> {
   const available = flowResolutions.filter((r) => r === 'raw' || stepMs % bucketMs[r] === 0);
-  const segments = segmentsOf(scope.plan, scope.range, available);
+  const segments = await segmentsOf(ch, scope, available);
   const splitting = split !== undefined && split.texts.length > 0;
   const parts = segments.map((s) => {
     const src = sourceOf(ch, scope, s, splitting ? [split.dimension] : []);

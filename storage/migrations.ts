@@ -9,6 +9,7 @@ import { enrichmentMigrations as interfaceEnrichmentMigrations } from './enrichm
 import { enrichmentMigrations as addressEnrichmentMigrations } from './migrations/enrichment';
 import { exporterMigrations } from './migrations/exporters';
 import { flowFieldMigrations } from './migrations/flow-fields';
+import { foldedRollupMigrations } from './migrations/folded-rollups';
 import { governanceMigrations } from './migrations/governance';
 import { personMigrations } from './migrations/persons';
 import type { Migration, MigrationContext, Retention } from './migrations/migration';
@@ -26,7 +27,7 @@ import { telemetryMigrations } from './migrations/telemetry';
 import { webhookMigrations } from './migrations/webhooks';
 
 /** Schema as ordered, idempotent migrations, written through the server generation's dialect. */
-export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations, ...playbookMigrations, ...automationMigrations, ...personMigrations, ...singleSignOnMigrations, ...guardrailMigrations, ...addressEnrichmentMigrations, ...interfaceEnrichmentMigrations, ...dimensionRollupMigrations, ...savedViewMigrations, ...attackWindowMigrations];
+export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations, ...playbookMigrations, ...automationMigrations, ...personMigrations, ...singleSignOnMigrations, ...guardrailMigrations, ...addressEnrichmentMigrations, ...interfaceEnrichmentMigrations, ...dimensionRollupMigrations, ...savedViewMigrations, ...attackWindowMigrations, ...foldedRollupMigrations];
 
 export interface MigrateOptions {
   retention: Retention;

@@ -26,6 +26,8 @@ export const retainedTables: readonly RetainedTable[] = [
   { table: 'metrics_1m', days: (r) => r.minute, ttlTime: epochMsTtl('minute') },
   { table: 'metrics_5m', days: (r) => r.fiveMinutes, ttlTime: epochMsTtl('minute') },
   { table: 'metrics_1h', days: (r) => r.hour, ttlTime: epochMsTtl('minute') },
+  // The marks of 5-minute buckets the folded rollups go by (storage/rollup-fold.ts): as long as the minutes they are folded from.
+  { table: 'rollup_marks', days: (r) => r.minute, ttlTime: 'toDateTime(bucket)' },
   // Counts of datagrams from unregistered exporters: kept as long as raw telemetry.
   { table: 'unknown_exporters', days: (r) => r.raw, ttlTime: epochMsTtl('minute') },
   // The rate detectors' attack details (a few KB a decision): kept as long as the hourly rollups, so an

@@ -1,4 +1,5 @@
-import { flowRollups, keyColumns, rollupFromFlows } from './migrations/flow-tables';
+import { keyColumns, rollupFromFlows, viewFedRollups } from './migrations/flow-tables';
+import { markSeconds } from './migrations/folded-rollups';
 import type { ClickHouse } from './clickhouse';
 import { strList } from './sql';
 
@@ -17,6 +18,11 @@ export interface RollupRepairConfig {
 }
 
 export const defaultRollupRepairConfig: RollupRepairConfig = { inFlightWaitMs: 120_000, pollMs: 250 };
+
+/** What a repair completes: the view-fed rollups, and (once migration 0062 made them) the marks the folded levels go by. */
+export interface RollupRepairScope {
+  marks: boolean;
+}
 
 /** The query id a write of flows runs under, so a repair can tell whether it is still running. */
 export const flowWriteQueryId = (writeId: string): string => `nettel-flows-${writeId}`;
@@ -41,16 +47,18 @@ export class RollupRepairTimeoutError extends Error {
  * receipt of a write whose flows are stored gets the write's rows again,
  * aggregated from the stored flows, with the receipt.
  *
- * Rollups are checked each after the one that feeds it: re-feeding one feeds
- * the coarser rollups of its view too, and those lack the write as well
- * (ClickHouse writes a table's part before it runs the table's views). A
- * write still running on the server is waited for first, so a repair never
- * races the view parts of an insert that is only slow.
+ * The rollups checked are those the insert's views feed (the minute levels
+ * and the hourly dimension level); the 5-minute and hourly levels are folded
+ * from the minutes (storage/rollup-fold.ts), so the repair marks every stored
+ * write's buckets pending once the minutes are complete. A write still
+ * running on the server is waited for first, so a repair never races the view
+ * parts of an insert that is only slow.
  */
 export class RollupRepair {
   constructor(
     private readonly ch: ClickHouse,
     private readonly config: RollupRepairConfig = defaultRollupRepairConfig,
+    private readonly scope: RollupRepairScope = { marks: true },
   ) {}
 
   async complete(writeIds: readonly string[]): Promise<RollupRepairOutcome[]> {
@@ -59,7 +67,7 @@ export class RollupRepair {
     await this.waitForRunningWrites(ids);
     const stored = await this.storedFlows(ids);
     const out: RollupRepairOutcome[] = [];
-    for (const rollup of flowRollups) {
+    for (const rollup of viewFedRollups) {
       const receipts = await this.receipts(rollup.table, ids);
       const missing = ids.filter((id) => stored.has(id) && !receipts.has(id));
       for (const id of ids) if (receipts.has(id) && receipts.get(id) !== stored.get(id)) out.push({ table: rollup.table, writeId: id, outcome: 'partial' });
@@ -72,7 +80,24 @@ export class RollupRepair {
       );
       for (const id of missing) out.push({ table: rollup.table, writeId: id, outcome: 'refed' });
     }
+    // After the minutes are complete: a fold trusts a mark's time to come after the minute rows it stands for.
+    if (this.scope.marks) await this.markPending([...stored.keys()]);
     return out;
+  }
+
+  /**
+   * Marks the 5-minute buckets of stored writes pending, so the folded levels
+   * (storage/rollup-fold.ts) get them: an attempt cut after its flows part may
+   * have left its marks unwritten. A bucket marked again is folded again, which
+   * adds only what the coarse level lacks.
+   */
+  private async markPending(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const { database: db, dialect: d } = this.ch;
+    await this.ch.exec(
+      `INSERT INTO ${db}.rollup_marks (org_id, bucket, kind, at)
+       SELECT org_id, ${d.bucketOf('ts', markSeconds)} AS bucket, 'pending' AS kind, ${d.nowTime} AS at FROM ${db}.flows WHERE write_id IN (${ids.join(', ')}) GROUP BY org_id, bucket`,
+    );
   }
 
   /** How many flows each write stored. */

@@ -571,3 +571,24 @@ CREATE TABLE IF NOT EXISTS nettel.attack_windows ON CLUSTER '{cluster}' (
   org_id String, event_id String, scope String, target String, host_group String, window_end Int64,
   type String, vector String, detector_version UInt32, rules_version UInt64, rates String, details String, created_at Int64
   ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.attack_windows', '{replica}') ORDER BY (org_id, target, window_end, event_id);
+
+-- 0062_folded_rollups
+CREATE TABLE IF NOT EXISTS nettel.rollup_marks ON CLUSTER '{cluster}' (
+  org_id LowCardinality(String), bucket DateTime, kind String, at DateTime
+  ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/nettel.rollup_marks', '{replica}', at) PARTITION BY toDate(bucket) ORDER BY (org_id, bucket, kind) TTL toDateTime(bucket) + INTERVAL 30 DAY;
+
+-- 0062_folded_rollups
+CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.rollup_marks_mv ON CLUSTER '{cluster}' TO nettel.rollup_marks AS
+  SELECT org_id, toDateTime(toStartOfInterval(ts, INTERVAL 300 SECOND)) AS bucket, 'pending' AS kind, now() AS at FROM nettel.flows GROUP BY org_id, bucket;
+
+-- 0062_folded_rollups
+DROP VIEW IF EXISTS nettel.flows_5m_mv ON CLUSTER '{cluster}';
+
+-- 0062_folded_rollups
+DROP VIEW IF EXISTS nettel.flows_1h_mv ON CLUSTER '{cluster}';
+
+-- 0062_folded_rollups
+DROP VIEW IF EXISTS nettel.flows_src_5m_mv ON CLUSTER '{cluster}';
+
+-- 0062_folded_rollups
+DROP VIEW IF EXISTS nettel.flows_src_1h_mv ON CLUSTER '{cluster}';

@@ -14,6 +14,8 @@ import { WebhooksRepo } from '../../storage/webhooks-repo';
 import { AutomationTriggers, bothOutboxes } from '../../streams/automation-triggers';
 import { JetStreamOutbox } from '../../streams/outbox';
 import { RetentionJob } from '../../storage/retention-job';
+import { RollupFold } from '../../storage/rollup-fold';
+import { RollupFolder } from '../../workers/telemetry/rollup-folder';
 import { StreamWorker, defaultStreamWorkerConfig } from '../../workers/telemetry/stream-worker';
 import { WebhookNotifier } from '../../workers/webhooks/webhook-notifier';
 import type { Component } from '../component';
@@ -23,8 +25,10 @@ import { detectionRulesCacheOf } from './detection-rules';
 import { snmpPollerOf } from './enrichment';
 
 const retentionIntervalMs = 3_600_000;
+/** How often the minute rollups are folded into the 5-minute and hourly levels: a closed bucket is read from the minutes until then. */
+const rollupFoldIntervalMs = 15_000;
 
-/** The stream-workers role: consume accepted telemetry into ClickHouse, correlate, expire old partitions. */
+/** The stream-workers role: consume accepted telemetry into ClickHouse, correlate, fold the coarse rollups, expire old partitions. */
 export function streamWorkersRole(config: Config, a: Adapters) {
   const store = new TelemetryStore(a.clickhouse);
   const rules = detectionRulesCacheOf(a);
@@ -61,6 +65,7 @@ export function streamWorkersRole(config: Config, a: Adapters) {
     { retention: config.clickhouse.retention, intervalMs: retentionIntervalMs },
     { clickhouse: a.clickhouse, log: a.log, registry: a.registry },
   );
+  const folder = new RollupFolder(rollupFoldIntervalMs, { fold: new RollupFold(a.clickhouse), locks: a.locks, registry: a.registry, log: a.log });
   const notifier = new WebhookNotifier(
     { ...config.webhooks, prefix: config.nats.prefix },
     { nats: a.nats, webhooks: new WebhooksRepo(a.clickhouse), registry: a.registry, log: a.log },
@@ -68,6 +73,6 @@ export function streamWorkersRole(config: Config, a: Adapters) {
   // Interface names by SNMP: the stream workers hold the key the agents' credentials are sealed with.
   const snmpPoller = snmpPollerOf(config, a);
   // The heads start before the detectors that append resolutions, and stop after them.
-  const components: Component[] = [heads, worker, detection, retention, notifier, snmpPoller];
-  return { components, worker, detection, notifier, snmpPoller };
+  const components: Component[] = [heads, worker, detection, retention, folder, notifier, snmpPoller];
+  return { components, worker, detection, notifier, snmpPoller, folder };
 }

@@ -111,8 +111,13 @@ export function rollupView(ctx: MigrationContext, r: Rollup): string {
 
 /** The rollups keyed by addresses, which migration 0017 gave receipts (the dimension rollups are created with them). */
 export const addressRollups: Rollup[] = [...destinationRollups, ...sourceRollups];
-/** Every flow rollup, each after the one that feeds it. */
-export const flowRollups: Rollup[] = [...addressRollups, ...dimensionRollups];
+/**
+ * The flow rollups an insert of flows feeds through views: the minute levels
+ * and the hourly dimension level. The 5-minute and hourly levels by
+ * destination and by source are folded from the minutes since migration 0062
+ * (storage/rollup-fold.ts).
+ */
+export const viewFedRollups: Rollup[] = [destinationRollups[0]!, sourceRollups[0]!, ...dimensionRollups];
 
 /**
  * A rollup's rows from raw flows, with its receipts: beside the rows of each

@@ -109,6 +109,8 @@ describe.each(transports)('analyst queries over rollups on %s', (transport) => {
     expect(posted.status).toBe(201);
     expect((await t.request('POST', '/v1/ingest/events', { key, body: metrics })).status).toBe(202);
     await waitForTelemetryDrained(t.stack.nats.jsm, t.stack.config.nats.prefix);
+    // The flows' buckets have closed: folded, they are read from the 5-minute and hourly levels (storage/rollup-fold.ts).
+    await t.stack.rollupFolder!.settle();
   });
   afterAll(async () => {
     await t.stop();

@@ -72,6 +72,8 @@ describe.each(transports)('the filter parameter of the analyst API on %s', (tran
       expect(res.status).toBe(201);
     }
     await waitForTelemetryDrained(t.stack.nats.jsm, t.stack.config.nats.prefix);
+    // The flows' buckets have closed: folded, they are read from the 5-minute and hourly levels (storage/rollup-fold.ts).
+    await t.stack.rollupFolder!.settle();
   });
   afterAll(async () => {
     await t.stop();

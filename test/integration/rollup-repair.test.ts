@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { flowRowJson, parseFlow } from '../../core/flow';
 import { recordEventId } from '../../core/ids';
-import { flowRollups } from '../../storage/migrations/flow-tables';
+import { viewFedRollups } from '../../storage/migrations/flow-tables';
+import { foldedRollups } from '../../storage/migrations/folded-rollups';
+import { defaultRollupFoldConfig, RollupFold } from '../../storage/rollup-fold';
 import { TelemetryStore } from '../../storage/telemetry-store';
 import { generateFlows } from '../support/flows';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
@@ -53,10 +55,13 @@ describe.each(transports)('rollups completed after a write cut between its parts
     return rows[0]!.w;
   }
 
-  /** Each rollup's flow and byte sums for the workspace, beside the raw table's. */
+  const everyTable = ['flows', ...[...viewFedRollups, ...foldedRollups].map((r) => r.table)];
+
+  /** Each rollup's flow and byte sums for the workspace, beside the raw table's, once the pending buckets are folded (the open one too). */
   async function sums(orgId: string): Promise<Record<string, string>> {
+    await new RollupFold(t.stack.clickhouse, { ...defaultRollupFoldConfig, closedForMs: -3_600_000 }).foldAll();
     const out: Record<string, string> = {};
-    for (const table of ['flows', ...flowRollups.map((r) => r.table)]) {
+    for (const table of everyTable) {
       const [row] = await query<{ f: string; b: string }>(
         `SELECT ${table === 'flows' ? 'count()' : 'sum(flows)'} AS f, sum(bytes) AS b FROM ${db()}.${table} WHERE org_id = '${orgId}'`,
       );
@@ -65,19 +70,28 @@ describe.each(transports)('rollups completed after a write cut between its parts
     return out;
   }
 
-  const allLike = (value: string) => Object.fromEntries(['flows', ...flowRollups.map((r) => r.table)].map((table) => [table, value]));
+  const allLike = (value: string) => Object.fromEntries(everyTable.map((table) => [table, value]));
 
   test('a rollup whose view missed a stored write gets the write from the stored flows', async () => {
     const orgId = `org_cut_${randomBytes(3).toString('hex')}`;
     const { bytes } = flowRows(orgId);
-    const writeId = await writeCut(orgId, ['flows_1m', 'flows_src_5m']);
+    const writeId = await writeCut(orgId, ['flows_1m', 'flows_src_1m']);
 
     const repaired = await store.completeRollups([writeId]);
 
     expect(repaired).toEqual([
       { table: 'flows_1m', writeId, outcome: 'refed' },
-      { table: 'flows_src_5m', writeId, outcome: 'refed' },
+      { table: 'flows_src_1m', writeId, outcome: 'refed' },
     ]);
+    expect(await sums(orgId)).toEqual(allLike(`300 flows, ${bytes} bytes`));
+  });
+
+  test('a write cut before its buckets were marked pending is folded into the 5-minute and hourly levels after the repair', async () => {
+    const orgId = `org_marks_${randomBytes(3).toString('hex')}`;
+    const { bytes } = flowRows(orgId);
+    const writeId = await writeCut(orgId, ['flows_1m', 'rollup_marks']);
+
+    expect(await store.completeRollups([writeId])).toEqual([{ table: 'flows_1m', writeId, outcome: 'refed' }]);
     expect(await sums(orgId)).toEqual(allLike(`300 flows, ${bytes} bytes`));
   });
 
@@ -114,7 +128,7 @@ describe.each(transports)('rollups completed after a write cut between its parts
   test('receipts stay out of every workspace: the rollups of a workspace hold its flows alone', async () => {
     const orgId = `org_receipts_${randomBytes(3).toString('hex')}`;
     const writeId = await writeCut(orgId, []);
-    for (const r of flowRollups) {
+    for (const r of viewFedRollups) {
       const [receipt] = await query<{ org: string; n: string }>(`SELECT any(org_id) AS org, sum(flows) AS n FROM ${db()}.${r.table} WHERE write_id = ${writeId}`);
       expect({ table: r.table, org: receipt!.org, flows: Number(receipt!.n) }).toEqual({ table: r.table, org: '', flows: 300 });
     }

@@ -9,7 +9,7 @@ import { ChdbClickHouse } from '../../storage/chdb-clickhouse';
 import { httpInsertStatement } from '../../storage/clickhouse';
 import { KeysRepo, type KeyRecord } from '../../storage/keys-repo';
 import { migrate, migrations } from '../../storage/migrations';
-import { flowRollups } from '../../storage/migrations/flow-tables';
+import { viewFedRollups } from '../../storage/migrations/flow-tables';
 import { TelemetryStore } from '../../storage/telemetry-store';
 import { generateFlows } from '../support/flows';
 
@@ -68,7 +68,7 @@ describe('the HTTP client\'s inserts on the current dialect, run on chDB', () =>
 
     await new TelemetryStore(ch).insert('flows', rows.join('\n') + '\n');
 
-    for (const rollup of flowRollups) {
+    for (const rollup of viewFedRollups) {
       const [sum] = await ch.query<{ f: string }>(`SELECT sum(flows) AS f FROM ${db}.${rollup.table} WHERE org_id = '${orgId}'`);
       expect({ table: rollup.table, flows: Number(sum!.f) }).toEqual({ table: rollup.table, flows: 500 });
     }

@@ -96,6 +96,44 @@ describe('planSegments', () => {
   });
 });
 
+describe('planSegments with pending buckets', () => {
+  test('a pending 5-minute bucket is read from the minutes, the folded ones beside it from the 5-minute level', () => {
+    expect(planSegments({ from: at(10, 10), to: at(10, 50) }, flowResolutions, new Set([at(10, 20)]))).toEqual([
+      { from: at(10, 10), to: at(10, 20), resolution: '5m' },
+      { from: at(10, 20), to: at(10, 25), resolution: '1m' },
+      { from: at(10, 25), to: at(10, 50), resolution: '5m' },
+    ]);
+  });
+
+  test('an hour that holds a pending 5-minute bucket is read from its 5-minute buckets and that bucket\'s minutes', () => {
+    expect(planSegments({ from: at(10), to: at(13) }, flowResolutions, new Set([at(11, 55)]))).toEqual([
+      { from: at(10), to: at(11), resolution: '1h' },
+      { from: at(11), to: at(11, 55), resolution: '5m' },
+      { from: at(11, 55), to: at(12), resolution: '1m' },
+      { from: at(12), to: at(13), resolution: '1h' },
+    ]);
+  });
+
+  test('pending buckets outside the range change nothing', () => {
+    const range = { from: at(10), to: at(13) };
+    expect(planSegments(range, flowResolutions, new Set([at(9, 55), at(13)]))).toEqual(planSegments(range, flowResolutions));
+  });
+
+  test('with any pending buckets the segments still cover the range exactly, and none of a folded level holds a pending bucket', () => {
+    const rand = seededRandom(42);
+    const problems: string[] = [];
+    for (let i = 0; i < 3000; i += 1) {
+      const { from, to } = randomRange(rand, i);
+      const pending = new Set(Array.from({ length: 1 + Math.floor(rand() * 6) }, () => Math.floor((from + rand() * (to - from)) / (5 * minute)) * 5 * minute));
+      const segments = planSegments({ from, to }, flowResolutions, pending);
+      const covers = segments.every((s, j) => s.from < s.to && s.from === (segments[j - 1]?.to ?? from)) && segments[segments.length - 1]?.to === to;
+      const readsPending = segments.some((s) => (s.resolution === '5m' || s.resolution === '1h') && [...pending].some((p) => p >= s.from && p < s.to));
+      if (!covers || readsPending) problems.push(`[${from}, ${to})`);
+    }
+    expect(problems).toEqual([]);
+  });
+});
+
 describe('coarsestOf', () => {
   test('names the coarsest resolution among the segments', () => {
     expect(coarsestOf(planSegments({ from: at(10, 3, 17), to: at(12, 48, 41) }, flowResolutions))).toBe('1h');
