@@ -6,6 +6,7 @@ import { createLogger } from '../observability/logger';
 import { ChdbClickHouse } from '../storage/chdb-clickhouse';
 import { migrate } from '../storage/migrations';
 import { addressRollups, dimensionRollups, receiptRollupView } from '../storage/migrations/flow-tables';
+import { marksView } from '../storage/migrations/folded-rollups';
 import type { MigrationContext, Retention } from '../storage/migrations/migration';
 import { flowBatches } from './data';
 import { stampedBodies } from './storage-scenarios';
@@ -27,17 +28,20 @@ const retention: Retention = { raw: 3650, minute: 3650, fiveMinutes: 3650, hour:
 const flowRollups = [...addressRollups, ...dimensionRollups];
 const every = flowRollups.map((r) => r.table);
 const shapes: Record<string, string[]> = {
-  'today (every view)': every,
-  'without the dimension view': every.filter((t) => !t.startsWith('flows_dims')),
-  'minute levels and the dimension view': every.filter((t) => t.endsWith('_1m') || t.startsWith('flows_dims')),
-  'minute levels only': every.filter((t) => t.endsWith('_1m')),
+  'before migration 0062: every view, the 5-minute and hourly cascades included': every,
+  'since migration 0062: the minute levels, the dimension view and the 5-minute marks (the coarse levels folded apart)': [
+    ...every.filter((t) => t.endsWith('_1m') || t.startsWith('flows_dims')),
+    'rollup_marks',
+  ],
+  'the minute levels and the dimension view, no marks': every.filter((t) => t.endsWith('_1m') || t.startsWith('flows_dims')),
   'no view': [],
 };
 
 async function useShape(ch: ChdbClickHouse, ctx: MigrationContext, tables: readonly string[]): Promise<void> {
-  for (const t of every) await ch.exec(`DROP VIEW IF EXISTS ${ctx.db}.${t}_mv`);
+  for (const t of [...every, 'rollup_marks']) await ch.exec(`DROP VIEW IF EXISTS ${ctx.db}.${t}_mv`);
   for (const r of flowRollups) if (tables.includes(r.table)) await ch.exec(receiptRollupView(ctx, r));
-  for (const t of ['flows', ...every]) await ch.exec(`TRUNCATE TABLE IF EXISTS ${ctx.db}.${t}`);
+  if (tables.includes('rollup_marks')) await ch.exec(marksView(ctx));
+  for (const t of ['flows', 'rollup_marks', ...every]) await ch.exec(`TRUNCATE TABLE IF EXISTS ${ctx.db}.${t}`);
 }
 
 async function main(): Promise<void> {

@@ -117,18 +117,39 @@ function withEnrichment(ch: AnalystClickHouse, scope: FlowScope, rows: { table: 
   return { table: enrichedFlows(ch.dialect, ch.database, scope.orgId, source, columns, used), where: filters.length ? filters.join(' AND ') : '1' };
 }
 
+/** The segments of one resolution, read by one subquery over all their spans. */
+interface Read {
+  resolution: Resolution;
+  spans: TimeSpan[];
+}
+
+/**
+ * One read per resolution, in the order the resolutions first appear:
+ * pending buckets (storage/rollup-fold.ts) may split a range into many
+ * segments, and one subquery each would cost the engine a pipeline each.
+ */
+function readsOf(segments: readonly Segment[]): Read[] {
+  const reads = new Map<Resolution, TimeSpan[]>();
+  for (const s of segments) reads.set(s.resolution, [...(reads.get(s.resolution) ?? []), { from: s.from, to: s.to }]);
+  return [...reads].map(([resolution, spans]) => ({ resolution, spans }));
+}
+
+/** A time column within any of the spans. */
+const within = (spans: readonly TimeSpan[], column: string, literal: (ms: number) => string) =>
+  `(${spans.map((t) => `(${column} >= ${literal(t.from)} AND ${column} < ${literal(t.to)})`).join(' OR ')})`;
+
 /** `grouped`: the dimensions the query groups by; with the filters', they say whether interface enrichment is joined in. */
-function sourceOf(ch: AnalystClickHouse, scope: FlowScope, s: Segment, grouped: readonly FlowDimension[]): SegmentSource {
+function sourceOf(ch: AnalystClickHouse, scope: FlowScope, s: Read, grouped: readonly FlowDimension[]): SegmentSource {
   const d = ch.dialect;
   const table = s.resolution === 'raw' ? 'raw' : scope.plan.source;
   const filters = [...filterConditions(d, scope.filters), ...(scope.filter ? [filterSql(d, scope.filter, flowFilterCatalog, table)] : [])];
   const used = [...grouped, ...scope.filters.map((f) => f.dimension), ...(scope.filter?.dimensions ?? [])];
   if (s.resolution === 'raw' || scope.plan.source === 'raw') {
-    const where = [`org_id = ${str(scope.orgId)}`, `ts >= ${d.timeLiteral(s.from)}`, `ts < ${d.timeLiteral(s.to)}`];
+    const where = [`org_id = ${str(scope.orgId)}`, within(s.spans, 'ts', (ms) => d.timeLiteral(ms))];
     const rows = { table: `${ch.database}.flows`, where, columns: ['ts', 'bytes', 'packets'] };
     return { ...withEnrichment(ch, scope, rows, used, filters), ms: d.msOf('ts'), flows: 'count()' };
   }
-  const where = [`org_id = ${str(scope.orgId)}`, `minute >= ${d.bucketLiteral(s.from)}`, `minute < ${d.bucketLiteral(s.to)}`];
+  const where = [`org_id = ${str(scope.orgId)}`, within(s.spans, 'minute', (ms) => d.bucketLiteral(ms))];
   const rows = { table: `${ch.database}.${rollupTables[scope.plan.source]}_${s.resolution}`, where, columns: ['minute', 'bytes', 'packets', 'flows'] };
   return { ...withEnrichment(ch, scope, rows, used, filters), ms: d.bucketMs('minute'), flows: 'sum(flows)' };
 }
@@ -164,7 +185,7 @@ export async function topFlows(
 ): Promise<FlowTop> {
   const segments = await segmentsOf(ch, scope);
   const keys = by.map((_, i) => `k${i}`).join(', ');
-  const parts = segments.map((s) => {
+  const parts = readsOf(segments).map((s) => {
     const src = sourceOf(ch, scope, s, by);
     return `SELECT ${by.map((dim, i) => `${dim} AS k${i}`).join(', ')}, sum(bytes) AS b, sum(packets) AS p, ${src.flows} AS n
       FROM ${src.table} WHERE ${src.where} GROUP BY ${keys}`;
@@ -206,7 +227,7 @@ export async function flowStepVolumes(
   const available = flowResolutions.filter((r) => r === 'raw' || stepMs % bucketMs[r] === 0);
   const segments = await segmentsOf(ch, scope, available);
   const splitting = split !== undefined && split.texts.length > 0;
-  const parts = segments.map((s) => {
+  const parts = readsOf(segments).map((s) => {
     const src = sourceOf(ch, scope, s, splitting ? [split.dimension] : []);
     return `SELECT toInt64(intDiv(${src.ms}, ${int(stepMs)}) * ${int(stepMs)}) AS t${splitting ? `, ${split.dimension} AS k0` : ''},
         sum(bytes) AS b, sum(packets) AS p, ${src.flows} AS n FROM ${src.table} WHERE ${src.where} GROUP BY t${splitting ? ', k0' : ''}`;
