@@ -10,7 +10,7 @@ import { DetectionSink, type DetectionMessage } from '../workers/detection/detec
  * `node dist/bench/detection-feed.js`: the rate detectors' consumer on
  * 100,000 collected flows (exporter fields present) in 20 messages of
  * 5,000, 5,000 flows a second of event time to 5,000 destinations, then
- * to 500: parsing
+ * to 500, then 12 a second to 4,096 (scenario 1's flows, spread over a day): parsing
  * each copy's rows, counting them, closing and judging windows and
  * acknowledging, with the writes faked. Ordinary traffic: no window crosses
  * the default thresholds, as almost always. Prints the CPU time per flow;
@@ -22,7 +22,7 @@ const flowsPerMessage = 5_000;
 const messages = 20;
 const t0 = 1_796_000_000_000;
 
-function message(m: number, destinations: number): DetectionMessage {
+function message(m: number, destinations: number, flowsPerSecond: number): DetectionMessage {
   const lines: string[] = [];
   for (let j = 0; j < flowsPerMessage; j += 1) {
     const i = m * flowsPerMessage + j;
@@ -34,7 +34,7 @@ function message(m: number, destinations: number): DetectionMessage {
       protocol: i % 3 ? 'tcp' : 'udp',
       bytes: 1_000 * (1 + (i % 9)),
       packets: 1 + (i % 9),
-      timestamp: t0 + Math.floor(i / 5),
+      timestamp: t0 + Math.floor((i * 1000) / flowsPerSecond),
       exporter: '192.0.2.17',
       in_if: 3,
       out_if: 7,
@@ -78,8 +78,8 @@ async function run(copies: DetectionMessage[]): Promise<void> {
   if (counted !== copies.length * flowsPerMessage) throw new Error(`counted ${counted} flows of ${copies.length * flowsPerMessage}`);
 }
 
-async function measure(destinations: number): Promise<void> {
-  const copies = Array.from({ length: messages }, (_, m) => message(m, destinations));
+async function measure(destinations: number, flowsPerSecond = 5_000): Promise<void> {
+  const copies = Array.from({ length: messages }, (_, m) => message(m, destinations, flowsPerSecond));
   await run(copies);
   await run(copies);
   const rounds = 5;
@@ -87,13 +87,15 @@ async function measure(destinations: number): Promise<void> {
   for (let r = 0; r < rounds; r += 1) await run(copies);
   const used = process.cpuUsage(before);
   const flows = rounds * messages * flowsPerMessage;
-  console.log(`detection consumer, ${destinations} destinations: ${((used.user + used.system) / flows).toFixed(2)} µs CPU a flow over ${flows} flows`);
+  console.log(`detection consumer, ${destinations} destinations, ${flowsPerSecond} flows a second of event time: ${((used.user + used.system) / flows).toFixed(2)} µs CPU a flow over ${flows} flows`);
 }
 
 async function main(): Promise<void> {
   // One flow a second to each destination (the costliest shape: every window judges every destination), then ten.
   await measure(5_000);
   await measure(500);
+  // Scenario 1's shape: a million flows over a day of event time, about 12 a second, each window holding a few.
+  await measure(4_096, 12);
 }
 
 void main();

@@ -1,6 +1,6 @@
 import { classify, type AttackType } from './classify';
 import { defaultWindowSettings, RateWindows, type ClosedWindow, type WindowSettings } from './rate-window';
-import { crossedBounds, RateRuleBook, type RateRules } from './rules';
+import { crossedBounds, mayCross, RateRuleBook, type RateRules } from './rules';
 import { counterSlots, ratesOf, type RateFlow, type Rates } from './traffic-class';
 import { QuietTracker, type CrossedTarget, type PrefixSums, type RateQuiet } from './quiet';
 import { rateDetectorVersion, rateRule } from './version';
@@ -61,25 +61,36 @@ export function judgeWindow(w: ClosedWindow, book: RateRuleBook): RateDecision[]
   return judged(w, book).decisions;
 }
 
-/** One window's decisions, and the summed counters of every carpet prefix with traffic in it (whether it crossed or not). */
+/**
+ * One window's decisions, and the summed counters of every carpet prefix with
+ * traffic in it (whether it crossed or not). Destinations are visited in the
+ * window's order and the decisions sorted after, which gives the order of
+ * visiting them sorted: the prefix sums are sums of whole numbers, exact in
+ * any order. A destination below every bound of its thresholds
+ * (rules.ts mayCross) is not judged further.
+ */
 export function judged(w: ClosedWindow, book: RateRuleBook): { decisions: RateDecision[]; prefixes: Map<string, PrefixSums> } {
   const hosts: RateDecision[] = [];
   const prefixes = new Map<string, PrefixSums>();
-  for (const dst of [...w.byDestination.keys()].sort(byText)) {
-    if (book.isWhitelistedDestination(dst)) continue;
-    const counters = w.byDestination.get(dst)!;
-    const rates = ratesOf(counters, w.seconds);
-    const host = book.hostThresholds(dst);
-    const crossed = crossedBounds(rates, host.thresholds);
-    if (crossed.length) hosts.push(decision('host', dst, host.group, w, rates, crossed, 1));
-    const prefix = book.carpetPrefixOf(dst);
+  for (const [dst, counters] of w.byDestination) {
+    const profile = book.profileOf(dst);
+    if (profile.whitelisted) continue;
+    let crossed = false;
+    if (mayCross(counters, w.seconds, profile.judged.thresholds)) {
+      const rates = ratesOf(counters, w.seconds);
+      const bounds = crossedBounds(rates, profile.judged.thresholds);
+      if (bounds.length) hosts.push(decision('host', dst, profile.judged.group, w, rates, bounds, 1));
+      crossed = bounds.length > 0;
+    }
+    const prefix = profile.carpetPrefix;
     if (!prefix) continue;
     let p = prefixes.get(prefix);
     if (!p) prefixes.set(prefix, (p = { counters: new Float64Array(counterSlots), addresses: 0, crossed: false }));
     for (let k = 0; k < counterSlots; k++) p.counters[k] = p.counters[k]! + counters[k]!;
     p.addresses += 1;
-    p.crossed ||= crossed.length > 0;
+    p.crossed ||= crossed;
   }
+  hosts.sort((a, b) => byText(a.target, b.target));
   const carpets: RateDecision[] = [];
   for (const prefix of [...prefixes.keys()].sort(byText)) {
     const p = prefixes.get(prefix)!;

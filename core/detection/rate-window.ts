@@ -35,7 +35,7 @@ interface Bucket {
   untracked: number;
 }
 
-/** One closed window: the sums of its buckets per destination. */
+/** One closed window: the sums of its buckets per destination (read only: a sum may be a bucket's own counters). */
 export interface ClosedWindow {
   /** Event time the window ends at (exclusive): its last bucket's end. */
   end: number;
@@ -117,18 +117,32 @@ export class RateWindows {
     return out;
   }
 
+  /**
+   * A window's sums per destination. A destination in one bucket of the
+   * window only takes that bucket's counters as they are (no copy: windows
+   * are read, never written, and a closed bucket no longer changes); one in
+   * several gets a sum of its own.
+   */
   private windowAt(lastStart: number): ClosedWindow {
     const { bucketMs, windowBuckets } = this.settings;
     const byDestination = new Map<string, Float64Array>();
+    const summed = new Set<Float64Array>();
     let saturated = false;
     for (let i = windowBuckets - 1; i >= 0; i--) {
       const bucket = this.buckets.get(lastStart - i * bucketMs);
       if (!bucket) continue;
       if (bucket.untracked > 0) saturated = true;
       for (const [dst, counters] of bucket.byDestination) {
-        const sum = byDestination.get(dst);
-        if (sum) for (let k = 0; k < counterSlots; k++) sum[k] = sum[k]! + counters[k]!;
-        else byDestination.set(dst, Float64Array.from(counters));
+        let sum = byDestination.get(dst);
+        if (!sum) {
+          byDestination.set(dst, counters);
+          continue;
+        }
+        if (!summed.has(sum)) {
+          byDestination.set(dst, (sum = Float64Array.from(sum)));
+          summed.add(sum);
+        }
+        for (let k = 0; k < counterSlots; k++) sum[k] = sum[k]! + counters[k]!;
       }
     }
     return { end: lastStart + bucketMs, seconds: (windowBuckets * bucketMs) / 1000, byDestination, saturated };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseAddressRange } from '../flow-query';
 import { PrefixTable, prefixOfAddress } from '../prefix-table';
-import { trafficClasses, type ClassRates, type TrafficClass } from './traffic-class';
+import { classIndex, countersPerClass, trafficClasses, type ClassRates, type TrafficClass } from './traffic-class';
 
 /**
  * A workspace's rate rules: the thresholds a destination's window rates are
@@ -98,11 +98,39 @@ export function crossedBounds(rates: Record<TrafficClass, ClassRates>, threshold
   return out;
 }
 
+/**
+ * Whether counters over a window of `seconds` may break any of the
+ * thresholds: the same arithmetic as ratesOf and crossedBounds, on the
+ * bounded classes only, without building the rates. A window judges every
+ * destination it holds, nearly all far below every bound.
+ */
+export function mayCross(counters: Float64Array, seconds: number, thresholds: RateThresholds): boolean {
+  for (const c of trafficClasses) {
+    const bounds = thresholds[c];
+    if (!bounds) continue;
+    const at = classIndex[c] * countersPerClass;
+    if (bounds.pps !== undefined && counters[at]! / seconds >= bounds.pps) return true;
+    if (bounds.bps !== undefined && (counters[at + 1]! * 8) / seconds >= bounds.bps) return true;
+    if (bounds.fps !== undefined && counters[at + 2]! / seconds >= bounds.fps) return true;
+  }
+  return false;
+}
+
 /** A host group's name and thresholds as a destination takes them; the workspace's are group ''. */
 export interface Judged {
   group: string;
   thresholds: RateThresholds;
 }
+
+/** What the detectors need of one destination under a book: looked up once, not in every window that holds it. */
+export interface DestinationProfile {
+  whitelisted: boolean;
+  judged: Judged;
+  carpetPrefix: string | undefined;
+}
+
+/** Destinations a book remembers the profiles of; past this it forgets them all and starts again (a bound on memory, not on answers). */
+const maxProfiles = 200_000;
 
 const entries = (list: readonly string[]) => list.map((prefix) => ({ prefix: prefix.includes('/') ? prefix : `${prefix}/${prefix.includes(':') ? 128 : 32}`, value: true as const }));
 
@@ -116,6 +144,19 @@ export class RateRuleBook {
     this.groups = new PrefixTable(rules.host_groups.flatMap((g) => g.prefixes.map((prefix) => ({ prefix: entries([prefix])[0]!.prefix, value: g }))));
     this.sources = new PrefixTable(entries(rules.whitelist.sources));
     this.destinations = new PrefixTable(entries(rules.whitelist.destinations));
+  }
+
+  private readonly profiles = new Map<string, DestinationProfile>();
+
+  /** A destination's whitelisting, thresholds and carpet prefix, as the lookups below give them. */
+  profileOf(address: string): DestinationProfile {
+    let profile = this.profiles.get(address);
+    if (!profile) {
+      if (this.profiles.size >= maxProfiles) this.profiles.clear();
+      profile = { whitelisted: this.isWhitelistedDestination(address), judged: this.hostThresholds(address), carpetPrefix: this.carpetPrefixOf(address) };
+      this.profiles.set(address, profile);
+    }
+    return profile;
   }
 
   isWhitelistedSource = (address: string): boolean => this.sources.lookup(address) === true;

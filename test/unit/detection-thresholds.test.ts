@@ -1,6 +1,6 @@
 import { RateDetector, type RateDecision } from '../../core/detection/detect';
-import { defaultRateRules, rateRulesSchema, RateRuleBook, type RateRules } from '../../core/detection/rules';
-import type { RateFlow } from '../../core/detection/traffic-class';
+import { crossedBounds, defaultRateRules, mayCross, rateRulesSchema, RateRuleBook, type RateRules, type RateThresholds } from '../../core/detection/rules';
+import { counterSlots, ratesOf, trafficClasses, type RateFlow } from '../../core/detection/traffic-class';
 import { hostPrefix, PrefixTable, prefixOfAddress } from '../../core/prefix-table';
 import { flow, syn, t0 } from '../support/detection-flows';
 
@@ -148,4 +148,23 @@ describe('prefixes of addresses', () => {
 test('flows of a SYN flood name syn_flood in the rule text with the detector version', () => {
   const [d] = atFullWindow(decide(rules(), steady(['203.0.113.9'], 2000, { tcp_flags: syn })));
   expect(d!.rule).toBe('rate.v1:host:syn_flood:total.pps>=1000');
+});
+
+describe('the quick check before a destination is judged', () => {
+  test('mayCross is true exactly when crossedBounds finds a bound broken, for any counters and thresholds', () => {
+    let seed = 20261129;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const mismatches: string[] = [];
+    for (let i = 0; i < 20_000; i++) {
+      const counters = Float64Array.from({ length: counterSlots }, () => Math.floor(next() * 50_000));
+      const thresholds: RateThresholds = {};
+      for (const c of trafficClasses) {
+        if (next() < 0.6) continue;
+        thresholds[c] = { ...(next() < 0.5 ? { pps: 1 + Math.floor(next() * 10_000) } : {}), ...(next() < 0.5 ? { bps: 1 + Math.floor(next() * 80_000_000) } : {}), ...(next() < 0.5 ? { fps: 1 + Math.floor(next() * 10_000) } : {}) };
+      }
+      const seconds = 1 + Math.floor(next() * 5);
+      if (mayCross(counters, seconds, thresholds) !== crossedBounds(ratesOf(counters, seconds), thresholds).length > 0) mismatches.push(`case ${i}`);
+    }
+    expect(mismatches).toEqual([]);
+  });
 });
