@@ -54,7 +54,9 @@ export const defaultTopology = (prefix: string): TopologyConfig => ({
   // No age limit: a backlog waits for the workers however long they are away.
   maxAgeMs: 0,
   duplicateWindowMs: 120_000,
-  ackWaitMs: 30_000,
+  // Kept alive from arrival (workers/consume/jetstream-pull.ts), a message waits this long only when its worker died or stalled:
+  // it bounds the drain after a kill -9 (bench/results/2026-11-29-ack-wait-kept-alive.md), not how long a worker may take.
+  ackWaitMs: 10_000,
   maxAckPending: 10_000,
   deadLetterMaxBytes: 1024 ** 3,
   replicas: 1,

@@ -54,6 +54,8 @@ export class JetStreamPull {
   private interruptCurrent?: (reason: string) => void;
   /** When each message held now reached this process (forgotten with the message). */
   private readonly arrivals = new WeakMap<object, number>();
+  /** The last time the keep-alives may have lapsed: NATS lost, or the event loop stalled past half the ack wait. */
+  private lapsedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly config: JetStreamPullConfig,
@@ -68,7 +70,10 @@ export class JetStreamPull {
       await this.deps.prepare();
       const consumer = await nats.js().consumers.get(this.config.stream, this.config.consumer);
       this.watchConnection();
-      const pull = new KeptAlivePull(consumer, this.config, (m) => this.arrivals.set(m, Date.now()));
+      const pull = new KeptAlivePull(consumer, this.config, {
+        arrived: (m) => this.arrivals.set(m, Date.now()),
+        stalled: () => (this.lapsedAt = Date.now()),
+      });
       this.interruptCurrent = (reason) => pull.fail(new ConsumeInterrupted(reason));
       return pull;
     } catch (err) {
@@ -78,14 +83,16 @@ export class JetStreamPull {
   }
 
   /**
-   * How long ago a message reached this process, or undefined for one it
-   * never pulled. Kept alive from then on, a message is handed to another
-   * worker only if this process stalled or lost NATS for about the ack wait:
-   * one held for half of it is checked for stored rows before it is written.
+   * Whether another worker may have been handed a message this process
+   * pulled: kept alive from its arrival, it is redelivered only if the
+   * keep-alives lapsed for about the ack wait, which takes a lost connection
+   * or an event loop stalled past half of it since the message arrived. Such
+   * a message is checked for stored rows before it is written; one held long
+   * behind a deep buffer, but kept alive all along, is not.
    */
-  heldForMs(m: object): number | undefined {
+  mayHaveLapsed(m: object): boolean {
     const at = this.arrivals.get(m);
-    return at === undefined ? undefined : Date.now() - at;
+    return at !== undefined && this.lapsedAt >= at;
   }
 
   /** One listener for the connection's life: a disconnect ends whichever pull is open. */
@@ -94,7 +101,11 @@ export class JetStreamPull {
     this.watchingConnection = true;
     const status = this.deps.nats.nc.status();
     void (async () => {
-      for await (const s of status) if (s.type === Events.Disconnect) this.interruptCurrent?.('disconnected');
+      for await (const s of status) {
+        if (s.type !== Events.Disconnect) continue;
+        this.lapsedAt = Date.now();
+        this.interruptCurrent?.('disconnected');
+      }
     })();
   }
 }
@@ -125,11 +136,17 @@ class KeptAlivePull implements OpenedConsumer<JsMsg> {
   constructor(
     private readonly consumer: Consumer,
     private readonly config: JetStreamPullConfig,
-    private readonly arrived: (m: JsMsg) => void,
+    private readonly events: { arrived: (m: JsMsg) => void; stalled: () => void },
   ) {
+    const intervalMs = Math.max(500, Math.floor(config.ackWaitMs / 3));
+    let lastTick = Date.now();
     this.keepAlive = setInterval(() => {
+      // A tick late by half the ack wait: the process stalled, and a keep-alive of any message it holds may have come too late.
+      const now = Date.now();
+      if (now - lastTick > intervalMs + config.ackWaitMs / 2) events.stalled();
+      lastTick = now;
       for (const m of this.buffer) m.working();
-    }, Math.max(500, Math.floor(config.ackWaitMs / 3)));
+    }, intervalMs);
     this.messages = this.read();
     void this.pump();
   }
@@ -165,7 +182,7 @@ class KeptAlivePull implements OpenedConsumer<JsMsg> {
         if (this.ended) fetched.stop();
         void this.watchHeartbeats(fetched);
         for await (const m of fetched) {
-          this.arrived(m);
+          this.events.arrived(m);
           this.buffer.push(m);
           this.wakeReader?.();
         }

@@ -24,8 +24,8 @@ export interface JetStreamSourceConfig {
  * consumer, or a server restarted without its delivery state, hands out again
  * messages some worker already wrote without marking them redelivered: every
  * message up to that sequence is checked for stored rows before it is written.
- * So is a message this process held for half the ack wait (a stall, or NATS
- * lost meanwhile: its keep-alives may not have reached the server).
+ * So is a message held while this process lost NATS or stalled past half the
+ * ack wait (its keep-alives may not have reached the server in time).
  */
 export class JetStreamSource implements MessageSource {
   private checkUpToSeq = 0;
@@ -43,9 +43,7 @@ export class JetStreamSource implements MessageSource {
   }
 
   mayHaveBeenDelivered(message: WorkMessage): boolean {
-    if (message.info.streamSequence <= this.checkUpToSeq) return true;
-    const held = this.pull.heldForMs(message);
-    return held !== undefined && held > this.config.topology.ackWaitMs / 2;
+    return message.info.streamSequence <= this.checkUpToSeq || this.pull.mayHaveLapsed(message);
   }
 
   open(): Promise<OpenedConsumer<WorkMessage>> {
