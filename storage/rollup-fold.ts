@@ -14,7 +14,10 @@ import { str } from './sql';
  * (a delta: minute sums minus coarse sums, one snapshot of both), then the
  * same for the hours from the 5-minute level, then marks the buckets folded
  * at the time it read them. A fold run twice, or cut by a crash and run
- * again, adds nothing twice: only what the coarse level lacks. One process
+ * again, adds nothing twice: only what the coarse level lacks. A Replicated
+ * table would drop a delta equal to an earlier one as a duplicate insert
+ * (two folds of a steady load can add the same rows), so the fold's inserts
+ * are never deduplicated. One process
  * folds at a time (a lock, service/roles/stream-workers.ts): two folds
  * computing the same delta at once would both add it.
  *
@@ -75,13 +78,13 @@ export class RollupFold {
     private readonly config: RollupFoldConfig = defaultRollupFoldConfig,
   ) {}
 
-  /** One fold of the oldest closed pending buckets; returns those it folded. */
-  async foldOnce(): Promise<PendingBucket[]> {
+  /** One fold of the oldest closed pending buckets (`openToo`: the open ones too, for tests and tools); returns those it folded. */
+  async foldOnce(opts: { openToo?: boolean } = {}): Promise<PendingBucket[]> {
     const d = this.ch.dialect;
     const [now] = await this.ch.query<{ v: string }>(`SELECT toString(${d.bucketMs(d.nowTime)}) AS v`);
     const readAt = Number(now!.v);
     await this.waitForRunningInserts();
-    const buckets = await this.closedPending(readAt);
+    const buckets = await this.closedPending(opts.openToo ? Number.MAX_SAFE_INTEGER / 2 : readAt);
     if (buckets.length === 0) return [];
     for (const r of foldedRollups) await this.foldLevel(r, buckets);
     await this.markFolded(buckets, readAt);
@@ -89,9 +92,9 @@ export class RollupFold {
   }
 
   /** Folds until no closed bucket is pending (a back-fill, the bench's seed); returns how many it folded. */
-  async foldAll(): Promise<number> {
+  async foldAll(opts: { openToo?: boolean } = {}): Promise<number> {
     let total = 0;
-    for (let folded = await this.foldOnce(); folded.length > 0; folded = await this.foldOnce()) total += folded.length;
+    for (let folded = await this.foldOnce(opts); folded.length > 0; folded = await this.foldOnce(opts)) total += folded.length;
     return total;
   }
 
@@ -122,7 +125,8 @@ export class RollupFold {
       `INSERT INTO ${db}.${r.table} (org_id, minute, ${keys}, write_id, bytes, packets, flows)
        SELECT org_id, bucket, ${keys}, toUInt64(0), m_bytes - c_bytes, m_packets - c_packets, m_flows - c_flows
        FROM (${fine}) AS fine ALL LEFT JOIN (${coarse}) AS coarse USING (org_id, bucket, ${keys})
-       WHERE (m_bytes > c_bytes OR m_packets > c_packets OR m_flows > c_flows) AND m_bytes >= c_bytes AND m_packets >= c_packets AND m_flows >= c_flows`,
+       WHERE (m_bytes > c_bytes OR m_packets > c_packets OR m_flows > c_flows) AND m_bytes >= c_bytes AND m_packets >= c_packets AND m_flows >= c_flows
+       SETTINGS insert_deduplicate = 0`,
     );
   }
 

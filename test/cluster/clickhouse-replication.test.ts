@@ -199,6 +199,8 @@ async function killReplicaUnderLoad(victim: ClickHouseReplica, orgId: string, ke
     const stoppedAt = Date.now();
     await waitForTelemetryDrained(t.stack.nats.jsm, t.stack.config.nats.prefix, 120_000);
     const drain = seconds(stoppedAt);
+    // The 5-minute and hourly levels are folded from the minutes (storage/rollup-fold.ts): the load's buckets are still open.
+    await t.stack.rollupFolder!.settle({ openToo: true });
     await Promise.all(engines.replicas.map(caughtUp));
     const [a, b] = await Promise.all([storedOn(replicaA(), orgId, report), storedOn(replicaB(), orgId, report)]);
     const retries = Object.values(report.retries).reduce((x, y) => x + y, 0);

@@ -4,7 +4,7 @@ import { createLogger } from '../../observability/logger';
 import { ChdbClickHouse } from '../../storage/chdb-clickhouse';
 import { dialectOf } from '../../storage/dialect';
 import { migrate, migrations } from '../../storage/migrations';
-import { defaultRollupFoldConfig, RollupFold } from '../../storage/rollup-fold';
+import { RollupFold } from '../../storage/rollup-fold';
 import { seededRandom } from '../support/malformed';
 import { startTestStack, type TestStack } from '../support/test-stack';
 
@@ -162,7 +162,7 @@ describe('an upgrade of a database the previous release created, on current Clic
     const flow = { org_id: 'org_new', ts, received_at: ts, event_id: 'evt_new', src_ip: '10.9.9.9', dst_ip: '2001:db8::9', src_port: 0, dst_port: 53, protocol: 'udp', bytes: 700, packets: 7 };
     await ch.insertJsonEachRow('flows', JSON.stringify(flow) + '\n');
     // The 5-minute and hourly levels are folded from the minutes (storage/rollup-fold.ts), the open bucket too here.
-    await new RollupFold(ch, { ...defaultRollupFoldConfig, closedForMs: -3_600_000 }).foldAll();
+    await new RollupFold(ch).foldAll({ openToo: true });
     const tables = [...destinationTables, ...sourceTables];
     expect(await sumsOfTables(tables, "''", ['org_new'])).toEqual(everyTable(tables, { 'org_new ': { flows: 1, bytes: 700, packets: 7 } }));
   });

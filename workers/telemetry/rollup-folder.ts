@@ -34,7 +34,6 @@ function rollupFoldMetrics(registry: Registry) {
 export class RollupFolder {
   private readonly rounds: PeriodicRound;
   private readonly metrics: ReturnType<typeof rollupFoldMetrics>;
-  private lastFolded = 0;
 
   constructor(
     intervalMs: number,
@@ -54,15 +53,15 @@ export class RollupFolder {
   }
 
   /**
-   * Rounds until one folds nothing (tests, and tools that want the levels
-   * folded before they read them): a bucket marked in the very second a
-   * round read the time stays pending for the next round (storage/rollup-fold.ts).
+   * Folds until a fold finds nothing (tests, and tools that want the levels
+   * folded before they read them; `openToo` folds the open buckets too): a
+   * bucket marked in the very second a fold read the time stays pending for
+   * the next (storage/rollup-fold.ts). Under the lock, as the rounds fold.
    */
-  async settle(): Promise<void> {
+  async settle(opts: { openToo?: boolean } = {}): Promise<void> {
     for (;;) {
-      this.lastFolded = 0;
-      await this.rounds.runFresh();
-      if (this.lastFolded === 0) return;
+      const folded = await this.deps.locks.tryWithLock(rollupFoldLock, () => this.deps.fold.foldOnce(opts));
+      if (!folded?.length) return;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
@@ -73,7 +72,6 @@ export class RollupFolder {
       const outcome = folded === undefined ? 'not_holder' : folded.length > 0 ? 'folded' : 'idle';
       this.metrics.rounds.inc({ outcome });
       if (folded) this.metrics.buckets.inc(folded.length);
-      this.lastFolded = folded?.length ?? 0;
     } catch (err) {
       this.metrics.rounds.inc({ outcome: 'failed' });
       this.deps.log.error({ err }, 'the rollup fold failed; its buckets stay pending and are read from the minutes until a later round');
