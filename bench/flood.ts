@@ -1,3 +1,4 @@
+import { defaultWindowSettings } from '../core/detection/rate-window';
 import { expectStatus, type RunView } from './automation';
 import { backlogSampler } from './backlog';
 import { birdRouteEvents, type BirdRouteEvent } from './bird';
@@ -41,8 +42,8 @@ const approvedPrefix = '198.18.0.0/16';
 const rates = { thresholds: { total: { pps: 20_000, bps: 1_000_000_000, fps: 3_500 }, udp: { pps: 2_000 } } };
 /** The fingerprint's rule for a minute (a playbook's shortest duration), and no policy: no run waits for a person. */
 const playbooks = [{ id: 'bench-fingerprint', name: "Discard the attack's fingerprint for a minute", match: {}, actions: [{ type: 'flowspec_fingerprint', duration_minutes: 1 }] }];
-/** The detectors' allowed lateness (core/detection/rate-window.ts): a window closes once event time is this far past its end. */
-const latenessMs = 5_000;
+/** The detectors' allowed lateness: a window closes once event time is this far past its end. */
+const { latenessMs } = defaultWindowSettings;
 
 async function floodWorkspace(stack: BenchStack): Promise<string> {
   const admin = await mintKey(stack.url, stack.adminKey, { role: 'admin' });
@@ -65,16 +66,29 @@ async function storedFacts(stack: BenchStack, key: string, opened: Map<string, I
   const runs = new Map<string, RunView>();
   const page = await call<{ data: RunView[] }>(stack.url, 'GET', '/v1/automations?limit=1000', key);
   for (const r of page.body.data ?? []) runs.set(r.incident_id, r);
-  const incidents = new Map<string, { windowEnd?: number; judgedAt?: number; rule?: string; type?: string }>();
+  const incidents = new Map<string, { windowEnd?: number; judgedAt?: number; pace?: number; rule?: string; type?: string }>();
   for (const [service, { id }] of opened) {
-    const signals = await call<{ data: Array<{ timestamp: string; received_at: string; rule: string | null }> }>(stack.url, 'GET', `/v1/incidents/${id}/signals?limit=1`, key);
+    // Oldest first: the first crossing window, then one a second while the flood lasts.
+    const signals = await call<{ data: Array<{ timestamp: string; received_at: string; rule: string | null }> }>(stack.url, 'GET', `/v1/incidents/${id}/signals?limit=30`, key);
     const incident = await call<{ attack: { type: string } | null }>(stack.url, 'GET', `/v1/incidents/${id}`, key);
-    const first = signals.body.data?.[0];
+    const list = signals.body.data ?? [];
+    const [first, last] = [list[0], list[list.length - 1]];
     // A signal's event time is its window's last millisecond.
     const ts = timeOf(first?.timestamp);
-    incidents.set(service, { windowEnd: ts === undefined ? undefined : ts + 1, judgedAt: timeOf(first?.received_at), rule: first?.rule ?? undefined, type: incident.body.attack?.type });
+    incidents.set(service, { windowEnd: ts === undefined ? undefined : ts + 1, judgedAt: timeOf(first?.received_at), pace: judgingPace(first, last), rule: first?.rule ?? undefined, type: incident.body.attack?.type });
   }
   return { runs, incidents };
+}
+
+/**
+ * Wall time the detectors took per second of event time between an incident's
+ * first and last windows: above 1, they judged its windows more slowly than
+ * the flood made them, and fell further behind with each one.
+ */
+function judgingPace(first?: { timestamp: string; received_at: string }, last?: { timestamp: string; received_at: string }): number | undefined {
+  if (!first || !last || first === last) return undefined;
+  const pace = (Date.parse(last.received_at) - Date.parse(first.received_at)) / (Date.parse(last.timestamp) - Date.parse(first.timestamp));
+  return Math.round(pace * 100) / 100;
 }
 
 /** Scenario 14: see the file's comment. `flowsPerSecond` is scenario 3's load (half of scenario 1's rate). */
@@ -95,7 +109,7 @@ export async function floodLatency(stack: BenchStack, flowsPerSecond: number, si
     await new Promise((r) => setTimeout(r, Math.max(0, traffic.endsAt - Date.now())));
     // The ordinary flows and the load go on meanwhile: event time moves on and closes the floods' last windows, as it would.
     const inBird = () => traffic.floods.every((f) => ruleInBird(birdRouteEvents(birdDir), f));
-    await settle(inBird, 120_000);
+    await settle(inBird, 240_000);
     await settle(() => openings.opened.size >= sizes.floods, 30_000);
     const [outcome, statuses, backlogs, probed] = await stop();
     const stored = await storedFacts(stack, key, openings.opened);
@@ -127,6 +141,7 @@ function rowOf(f: FloodRecord, opening: IncidentOpening | undefined, stored: Sto
     // From when the flows that could close it were made (their event time, stamped within 100 ms of their post) to its judgement.
     closing_flows_to_judged_ms: elapsedMs(incident?.judgedAt, closable),
     judged_ms: elapsedMs(incident?.judgedAt, from),
+    judging_pace: incident?.pace ?? null,
     incident_opened_ms: elapsedMs(opening?.openedAt, from),
     run_requested_ms: elapsedMs(timeOf(run?.requested_at), from),
     execute_started_ms: elapsedMs(timeOf(run?.actions[0]?.starts_at), from),
@@ -153,6 +168,7 @@ function summary(rows: Row[], settings: { sizes: FloodSizes; flowsPerSecond: num
     incident_p99_ms: percentile(part.map((r) => r.incident_opened_ms), 99),
     rule_p99_ms: percentile(part.map((r) => r.rule_in_bird_ms), 99),
   }));
+  const paces = rows.flatMap((r) => (r.judging_pace === null ? [] : [r.judging_pace]));
   const count = (values: Array<string | null>) => values.reduce<Record<string, number>>((n, v) => ({ ...n, [v ?? 'none']: (n[v ?? 'none'] ?? 0) + 1 }), {});
   return {
     incident: valid ? toIncident : invalid,
@@ -168,6 +184,7 @@ function summary(rows: Row[], settings: { sizes: FloodSizes; flowsPerSecond: num
       halves,
       missing: { incident: rows.filter((r) => r.incident_opened_ms === Infinity).length, rule: rows.filter((r) => r.rule_in_bird_ms === Infinity).length },
       attack_types: count(rows.map((r) => r.attack_type)),
+      judging_pace: { p50: percentile(paces, 50), max: Math.max(...paces) },
       run_statuses: count(rows.map((r) => r.run_status)),
       stages: {
         stored_to_in_clickhouse: spread(of('in_clickhouse_ms')),
