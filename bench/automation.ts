@@ -1,8 +1,8 @@
 import { connect } from 'nats';
 import { automationNames } from '../streams/names';
 import { birdRouteEvents, type BirdRouteEvent } from './bird';
-import { call, mintKey } from './client';
-import { percentile } from './data';
+import { call, mintKey, settle } from './client';
+import { elapsedMs, percentile, spread, timeOf } from './data';
 import { backgroundFlows, type LoadOutcome } from './scenarios';
 import type { BenchStack } from './stack';
 
@@ -37,7 +37,7 @@ const addressOf = (n: number) => `198.51.100.${10 + n}`;
 /** The playbook's shortest duration (core/playbooks.ts: 1 to 10,080 minutes). */
 const playbooks = [{ id: 'bench-rtbh', name: 'Blackhole the destination for a minute', match: {}, actions: [{ type: 'blackhole', duration_minutes: 1 }] }];
 
-interface RunView {
+export interface RunView {
   automation_id: string;
   incident_id: string;
   status: string;
@@ -45,7 +45,7 @@ interface RunView {
   actions: Array<{ starts_at: string | null; ends_at: string | null }>;
 }
 
-function expectStatus(res: { status: number; body: unknown }, status: number, what: string): void {
+export function expectStatus(res: { status: number; body: unknown }, status: number, what: string): void {
   if (res.status !== status) throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
 }
 
@@ -85,16 +85,6 @@ function routeTimes(events: BirdRouteEvent[], address: string, since: number) {
   return { added: added?.at, removed: readded ? undefined : removed?.at, flaps: mine.filter((e) => e.change === 'added').length - 1 };
 }
 
-/** Polls `done` every 200 ms until it holds or `timeoutMs` passed; whether it held. */
-async function settle(done: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return true;
-}
-
 /** The workspace's incidents by service and its runs by incident, once every run has put its mitigation in place. */
 async function runsOf(stack: BenchStack, key: string, since: number, count: number) {
   const incidents = new Map<string, { id: string; updated_at: string }>();
@@ -132,9 +122,6 @@ async function expiries(stack: BenchStack, adminKey: string): Promise<Map<string
   return new Map((page.body.data ?? []).filter((e) => e.action === 'automation.expired').map((e) => [e.target, Date.parse(e.at)]));
 }
 
-const ms = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || Number.isNaN(a) || Number.isNaN(b) ? Infinity : a - b);
-const at = (text: string | null | undefined) => (text ? Date.parse(text) : undefined);
-const spread = (values: number[]) => ({ p50_ms: percentile(values, 50), p99_ms: percentile(values, 99) });
 
 /** Scenario 13: see the file's comment. `flowsPerSecond` is scenario 3's load (half of scenario 1's rate). */
 export async function automationLatency(stack: BenchStack, flowsPerSecond: number, sizes: AutomationSizes, log: (msg: string) => void) {
@@ -155,7 +142,7 @@ export async function automationLatency(stack: BenchStack, flowsPerSecond: numbe
     const after = await starterDeliveries(stack);
     const starter = { triggers: after.triggers - before.triggers, deliveries: after.deliveries - before.deliveries };
     if (sizes.withdraw) {
-      const lastEnd = Math.max(...[...runs.values()].map((r) => at(r.actions[0]?.ends_at) ?? 0));
+      const lastEnd = Math.max(...[...runs.values()].map((r) => timeOf(r.actions[0]?.ends_at) ?? 0));
       log(`automation: every route announced; the last mitigation ends at ${new Date(lastEnd).toISOString()}`);
       await settle(() => [...routes().values()].every((r) => r.removed !== undefined), Math.max(0, lastEnd - Date.now()) + 60_000);
     }
@@ -182,17 +169,17 @@ function summary(
     const route = routes.get(address)!;
     const incident = incidents.get(address);
     const run = incident && runs.get(incident.id);
-    const endsAt = at(run?.actions[0]?.ends_at);
+    const endsAt = timeOf(run?.actions[0]?.ends_at);
     return {
       address,
       accepted_at: new Date(t).toISOString(),
       // The correlator's time for the version it opened, taken before it publishes the trigger and writes the incident.
-      incident_opened_ms: ms(at(incident?.updated_at), t),
-      run_requested_ms: ms(at(run?.requested_at), t),
-      execute_started_ms: ms(at(run?.actions[0]?.starts_at), t),
-      announced_ms: ms(route.added, t),
-      withdraw_lag_ms: settings.sizes.withdraw ? ms(route.removed, endsAt) : NaN,
-      expiry_recorded_ms: settings.sizes.withdraw ? ms(run && expired.get(run.automation_id), endsAt) : NaN,
+      incident_opened_ms: elapsedMs(timeOf(incident?.updated_at), t),
+      run_requested_ms: elapsedMs(timeOf(run?.requested_at), t),
+      execute_started_ms: elapsedMs(timeOf(run?.actions[0]?.starts_at), t),
+      announced_ms: elapsedMs(route.added, t),
+      withdraw_lag_ms: settings.sizes.withdraw ? elapsedMs(route.removed, endsAt) : NaN,
+      expiry_recorded_ms: settings.sizes.withdraw ? elapsedMs(run && expired.get(run.automation_id), endsAt) : NaN,
       route_flaps: route.flaps,
     };
   });

@@ -74,11 +74,15 @@ export function birdEventsLog(dir: string): string {
 export interface BirdRouteEvent {
   at: number;
   change: 'added' | 'removed';
+  /** The route's net: a prefix, or a Flowspec rule as BIRD writes it (`flow4 { dst 198.18.0.10/32; proto 17; }`). */
   prefix: string;
 }
 
-/** `1795820511.790 <TRACE> speaker.ipv4 > added [best] 198.51.100.9/32 0L 3G blackhole`, as `debug { routes }` and the log's time format write it. */
-const routeTrace = /^(\d+\.\d{3}) <TRACE> \S+ > (added|removed) \[\w+\] (\S+)/;
+/**
+ * `1795820511.790 <TRACE> speaker.ipv4 > added [best] 198.51.100.9/32 0L 3G blackhole`, as `debug { routes }` and the
+ * log's time format write it; a Flowspec route's net is its whole rule, `flow4 { dst 198.18.0.10/32; proto 17; … }`.
+ */
+const routeTrace = /^(\d+\.\d{3}) <TRACE> \S+ > (added|removed) \[\w+\] (flow[46] \{[^}]*\}|\S+)/;
 
 /** Every route change BIRD's log holds so far, oldest first. */
 export function birdRouteEvents(dir: string): BirdRouteEvent[] {

@@ -75,3 +75,13 @@ export async function waitUntil(check: () => Promise<boolean>, timeoutMs: number
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/** Polls `done` every 200 ms until it holds or `timeoutMs` passed; whether it held (a scenario that reports what is missing rather than failing). */
+export async function settle(done: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return true;
+}

@@ -52,3 +52,13 @@ export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
+
+/** The p50 and p99 of latencies, in milliseconds. */
+export const spread = (values: number[]) => ({ p50_ms: percentile(values, 50), p99_ms: percentile(values, 99) });
+
+/** Milliseconds from `from` to `to`; Infinity when either is unknown (a missing stage counts as never reached). */
+export const elapsedMs = (to: number | undefined, from: number | undefined) =>
+  to === undefined || from === undefined || Number.isNaN(to) || Number.isNaN(from) ? Infinity : to - from;
+
+/** An API time (ISO text) in milliseconds since the epoch; undefined when it is null or absent. */
+export const timeOf = (text: string | null | undefined) => (text ? Date.parse(text) : undefined);

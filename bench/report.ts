@@ -22,6 +22,12 @@ export interface BenchResult {
   automation_detect_to_announce_p99_ms: number;
   /** Scenario 13: from a mitigation's end (the run's `ends_at`) to its route gone from BIRD. */
   automation_withdraw_lag_p99_ms: number;
+  /** Scenario 14: from a flood's first flows stored (the earliest 201 of a post holding them) to its incident opened, under scenario 3's load. */
+  flood_stored_to_incident_p50_ms: number;
+  flood_stored_to_incident_p99_ms: number;
+  /** Scenario 14: from a flood's first flows stored to its fingerprint's Flowspec rule in BIRD, with no approval asked. */
+  flood_stored_to_rule_p50_ms: number;
+  flood_stored_to_rule_p99_ms: number;
   query_1h_p99_ms: number;
   query_1d_p99_ms: number;
   top_1h_p99_ms: number;
@@ -100,6 +106,18 @@ export const targets: Target[] = [
     label: "automation: a mitigation's end to its route gone from BIRD, p99",
     text: '≤ 1,000 ms',
     holds: (r) => r.automation_withdraw_lag_p99_ms <= 1000,
+  },
+  {
+    key: 'flood_stored_to_incident_p99_ms',
+    label: "flood: its first flows stored to its incident opened, p99 under load",
+    text: '≤ 2,000 ms',
+    holds: (r) => r.flood_stored_to_incident_p99_ms <= 2000,
+  },
+  {
+    key: 'flood_stored_to_rule_p99_ms',
+    label: "flood: its first flows stored to the fingerprint's rule in BIRD, p99 under load",
+    text: '≤ 3,000 ms',
+    holds: (r) => r.flood_stored_to_rule_p99_ms <= 3000,
   },
   { key: 'query_1h_p99_ms', label: 'analyst queries p99, one hour', text: '≤ 300 ms', holds: (r) => r.query_1h_p99_ms <= 300 },
   { key: 'query_1d_p99_ms', label: 'analyst queries p99, one day', text: '≤ 2,000 ms', holds: (r) => r.query_1d_p99_ms <= 2000 },

@@ -6,6 +6,8 @@ import { automationLatency, automationSizes } from './automation';
 import { mintKey } from './client';
 import { collectorScenario, collectorSizes } from './collector';
 import { flowBatches } from './data';
+import { floodLatency } from './flood';
+import { floodSizes } from './flood-traffic';
 import { summarizeProfiles } from './profile-summary';
 import { machine, targets, writeBenchmarks, type BenchResult } from './report';
 import {
@@ -36,8 +38,9 @@ const quick = args.has('--quick');
 // --only=e2e,single,... runs a subset while profiling; a run that skips any scenario never writes BENCHMARKS.md.
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 const runs = (name: string) => !only || only.includes(name);
-// Scenario 13 holds each mitigation for its minute and more: a full run, or one that names it, not the smoke run.
+// Scenario 13 holds each mitigation for its minute and more, scenario 14 floods for minutes: a full run, or one that names them, not the smoke run.
 const runsAutomation = only ? only.includes('automation') : !quick;
+const runsFlood = only ? only.includes('flood') : !quick;
 const skipped = { flows_per_s: NaN, accepted_flows_per_s: NaN };
 const sizes = quick ? quickSizes : fullSizes;
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
@@ -82,6 +85,9 @@ async function measure(stack: BenchStack, config: Config) {
   const automationRun = quick ? automationSizes.quick : automationSizes.full;
   log(`automation: ${automationRun.incidents} incidents under the same load, each blackholed for a minute, the routes timed in BIRD`);
   const automation = runsAutomation ? await automationLatency(stack, halfPeak, automationRun, log) : undefined;
+  const floodRun = quick ? floodSizes.quick : floodSizes.full;
+  log(`flood: ${floodRun.floods} floods ${floodRun.spacingMs} ms apart under the same load, each on its own destination, timed to the fingerprint's rule in BIRD`);
+  const flood = runsFlood ? await floodLatency(stack, halfPeak, floodRun, log) : undefined;
 
   log(`analyst queries over ${sizes.storedFlows} stored flows`);
   const noQuery = { p50_ms: NaN, p99_ms: NaN };
@@ -93,7 +99,7 @@ async function measure(stack: BenchStack, config: Config) {
   const rss = serviceRss(stack);
   const collector = runs('collector') ? await collectorScenario(stack, config, quick ? collectorSizes.quick : collectorSizes.full, log) : undefined;
   const rssAfterCollector = collector && serviceRss(stack);
-  return { syncing, rawJs, rawCh, engine, e2e, e2eRows, recovery, single, incidents, webhooks, automation, queries, replay, rss, collector, rssAfterCollector };
+  return { syncing, rawJs, rawCh, engine, e2e, e2eRows, recovery, single, incidents, webhooks, automation, flood, queries, replay, rss, collector, rssAfterCollector };
 }
 
 /** Peak RSS of the API process and of the workers' process, read while they still run. */
@@ -161,6 +167,10 @@ function report(stack: BenchStack, m: Measured) {
     webhook_delivery_p99_ms: Math.round(m.webhooks.p99_ms),
     automation_detect_to_announce_p99_ms: Math.round(m.automation?.announce.p99_ms ?? NaN),
     automation_withdraw_lag_p99_ms: Math.round(m.automation?.withdraw.p99_ms ?? NaN),
+    flood_stored_to_incident_p50_ms: Math.round(m.flood?.incident.p50_ms ?? NaN),
+    flood_stored_to_incident_p99_ms: Math.round(m.flood?.incident.p99_ms ?? NaN),
+    flood_stored_to_rule_p50_ms: Math.round(m.flood?.rule.p50_ms ?? NaN),
+    flood_stored_to_rule_p99_ms: Math.round(m.flood?.rule.p99_ms ?? NaN),
     query_1h_p99_ms: round1(m.queries.hour.p99_ms),
     query_1d_p99_ms: round1(m.queries.day.p99_ms),
     ...topKeys(m.top),
@@ -183,6 +193,7 @@ function report(stack: BenchStack, m: Measured) {
     incidents: m.incidents,
     webhooks: m.webhooks,
     automation: m.automation?.details,
+    flood: m.flood?.details,
     queries: m.queries,
     top_talkers: m.top && { seed: m.top.seed, ranges: m.top.ranges },
     replay: m.replay,
@@ -197,7 +208,7 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const profileDir = args.has('--profile') ? fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-profile-')) : undefined;
   allowLoopbackWebhooks();
-  const stack = await startBenchStack({ cpuProfileDir: profileDir, router: runsAutomation });
+  const stack = await startBenchStack({ cpuProfileDir: profileDir, router: runsAutomation || runsFlood });
   const extra: Record<string, unknown> = { mode: quick ? 'quick' : 'full', sizes, machine: machine() };
   try {
     const running = await measure(stack, config);

@@ -5,6 +5,7 @@ import { connect, headers as natsHeaders, RetentionPolicy, StorageType } from 'n
 import type { LoadResult } from './http-load';
 import { call, mintKey, postFlows, storedFlows, timedGet, waitUntil } from './client';
 import { flowBatches, metricEvents, percentile, type FlowBatches } from './data';
+import { pacedLoop } from './paced';
 import type { BenchStack } from './stack';
 
 export interface Sizes {
@@ -119,7 +120,7 @@ export interface LoadOutcome {
 const fullLoadShare = 0.95;
 
 /**
- * Scenario 3's load, which the automation scenario runs under too: flows in
+ * Scenario 3's load, which the automation and flood scenarios run under too: flows in
  * 5,000-flow batches at `flowsPerSecond`, into a workspace of their own,
  * posted on schedule without waiting for each answer until `stop()`, which
  * waits for the answers and counts them. `seconds` of distinct bodies are
@@ -130,27 +131,14 @@ export async function backgroundFlows(stack: Pick<BenchStack, 'url' | 'adminKey'
   const started = Date.now();
   const bodies = flowBatches({ flows: Math.ceil(flowsPerSecond * seconds) + batchSize, batchSize, from: started - 3_600_000, spanMs: 3_600_000, seed: 3 }).bodies;
   const intervalMs = (batchSize / flowsPerSecond) * 1000;
-  let running = true;
   let posted = 0;
   let accepted = 0;
   let refused = 0;
   const statuses: Record<number, number> = {};
   const answers: Array<Promise<void>> = [];
-  // A stop cuts the wait for the next batch short (at a low rate it is long).
-  let wake: () => void = () => undefined;
-  const posting = (async () => {
-    for (let i = 0; running; i += 1) {
-      const due = started + i * intervalMs;
-      if (due > Date.now()) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, due - Date.now());
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-      }
-      if (!running) break;
+  const posting = pacedLoop(
+    intervalMs,
+    (i) => {
       answers.push(
         call(stack.url, 'POST', '/flow', load.key, bodies[i % bodies.length]!, 'application/x-ndjson').then(
           (res) => {
@@ -162,14 +150,13 @@ export async function backgroundFlows(stack: Pick<BenchStack, 'url' | 'adminKey'
         ),
       );
       posted += batchSize;
-    }
-  })();
+    },
+    started,
+  );
   return {
     /** Stops posting; resolves, once every post is answered, with what the load did. */
     async stop(): Promise<LoadOutcome> {
-      running = false;
-      wake();
-      await posting;
+      await posting.stop();
       const due = Math.floor(((Date.now() - started) / 1000) * flowsPerSecond);
       await Promise.all(answers);
       const outcome: LoadOutcome = { due, posted, accepted, refused, statuses };
