@@ -60,6 +60,11 @@ export interface BenchResult {
   unsynced_nats_single_ingest_rps: number;
   synced_nats_publish_ack_p50_ms: number;
   unsynced_nats_publish_ack_p50_ms: number;
+  /** Scenario 15 (issue 36): scenario 1 with the stream workers as one process of their own, then as two, on a ClickHouse server. */
+  cluster_e2e_one_worker_flows_per_s: number;
+  cluster_e2e_two_workers_flows_per_s: number;
+  /** Scenario 15: the backlog left when one of two stream-worker processes is killed -9, drained by the other (its ack wait included). */
+  cluster_drain_after_kill_flows_per_s: number;
 }
 
 export function machine() {

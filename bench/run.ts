@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../service/config';
 import { automationLatency, automationSizes } from './automation';
+import { clusterScenario } from './cluster';
 import { mintKey } from './client';
 import { collectorScenario, collectorSizes } from './collector';
 import { flowBatches } from './data';
@@ -41,6 +42,8 @@ const runs = (name: string) => !only || only.includes(name);
 // Scenario 13 holds each mitigation for its minute and more, scenario 14 floods for minutes: a full run, or one that names them, not the smoke run.
 const runsAutomation = only ? only.includes('automation') : !quick;
 const runsFlood = only ? only.includes('flood') : !quick;
+// Scenario 15 starts services of its own on a ClickHouse server three times over: a full run, or one that names it.
+const runsCluster = only ? only.includes('cluster') : !quick;
 const skipped = { flows_per_s: NaN, accepted_flows_per_s: NaN };
 const sizes = quick ? quickSizes : fullSizes;
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
@@ -67,6 +70,7 @@ async function measure(stack: BenchStack, config: Config) {
   const e2eRows = { orgId: analyst.org_id, before: Date.now() };
   log(`recovery: ${sizes.e2eFlows} flows with Idempotency-Key, the service killed -9 at the last acknowledgement, the backlog drained by a new start`);
   const recovery = runs('recovery') ? await recoveryDrain(stack, e2eData, e2eRange) : undefined;
+  const cluster = runsCluster ? await clusterScenario(stack, config, e2eData, e2eRange, log) : undefined;
 
   log(`one flow per request for ${sizes.singleSeconds}s at concurrency 64, then the bare http baseline`);
   const ingestKey = await mintKey(stack.url, stack.adminKey, { role: 'ingest' });
@@ -99,7 +103,7 @@ async function measure(stack: BenchStack, config: Config) {
   const rss = serviceRss(stack);
   const collector = runs('collector') ? await collectorScenario(stack, config, quick ? collectorSizes.quick : collectorSizes.full, log) : undefined;
   const rssAfterCollector = collector && serviceRss(stack);
-  return { syncing, rawJs, rawCh, engine, e2e, e2eRows, recovery, single, incidents, webhooks, automation, flood, queries, replay, rss, collector, rssAfterCollector };
+  return { syncing, rawJs, rawCh, engine, e2e, e2eRows, recovery, cluster, single, incidents, webhooks, automation, flood, queries, replay, rss, collector, rssAfterCollector };
 }
 
 /** Peak RSS of the API process and of the workers' process, read while they still run. */
@@ -181,6 +185,9 @@ function report(stack: BenchStack, m: Measured) {
     collector_loss_pct: m.collector?.loss_pct ?? NaN,
     goflow2_alone_flows_per_s: Math.round(m.collector?.goflow2_alone_flows_per_s ?? NaN),
     ...syncCostKeys(m.syncing),
+    cluster_e2e_one_worker_flows_per_s: Math.round(m.cluster?.one_worker_flows_per_s ?? NaN),
+    cluster_e2e_two_workers_flows_per_s: Math.round(m.cluster?.two_workers_flows_per_s ?? NaN),
+    cluster_drain_after_kill_flows_per_s: Math.round(m.cluster?.drain_after_kill_flows_per_s ?? NaN),
   };
   const details = {
     roles_per_process: stack.processes.map((p) => p.role),
@@ -188,6 +195,7 @@ function report(stack: BenchStack, m: Measured) {
     sync_cost: m.syncing,
     stored_e2e_flows: m.stored,
     recovery: m.recovery,
+    cluster: m.cluster?.details,
     single_ingest: m.single.service,
     bare_http: m.single.baseline,
     incidents: m.incidents,

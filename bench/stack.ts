@@ -35,6 +35,10 @@ export interface LaunchOptions {
   /** The service's NATS_PREFIX: a restart on the same folder keeps it (a fresh one each launch otherwise). */
   natsPrefix?: string;
   withoutCollector?: boolean;
+  /** One process per entry, each its ROLES (the cluster scenario: `['api', 'stream-workers', 'stream-workers']`); the stack's own split otherwise. */
+  roles?: string[];
+  /** Settings of this service alone (its CLICKHOUSE_URL). */
+  env?: Record<string, string>;
 }
 
 export interface BenchStack extends ServiceRun {
@@ -134,7 +138,8 @@ async function launchService(
     if (!running) return;
     running = false;
     for (const { child } of [...processes].reverse()) {
-      if (child.exitCode !== null) continue;
+      // A process the scenario killed (-9) has exited already: waiting for its exit would wait forever.
+      if (child.exitCode !== null || child.signalCode !== null) continue;
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGINT');
       await exited;
@@ -190,9 +195,9 @@ export async function startBenchStack(opts: { cpuProfileDir?: string; router?: b
     QUERY_BUDGET_BURST_UNITS: process.env.QUERY_BUDGET_BURST_UNITS ?? '1000000',
   };
   const roles = config.clickhouse.url ? ['api', 'stream-workers,temporal-worker,collector'] : ['api,stream-workers,temporal-worker,collector'];
-  const launch = ({ withoutCollector, ...o }: LaunchOptions, env: NodeJS.ProcessEnv = baseEnv) => {
-    const launched = withoutCollector ? roles.map((r) => r.split(',').filter((role) => role !== 'collector').join(',')) : roles;
-    return launchService(env, launched, { ...o, cpuProfileDir: opts.cpuProfileDir });
+  const launch = ({ withoutCollector, roles: own, env: ownEnv, ...o }: LaunchOptions, env: NodeJS.ProcessEnv = baseEnv) => {
+    const launched = own ?? (withoutCollector ? roles.map((r) => r.split(',').filter((role) => role !== 'collector').join(',')) : roles);
+    return launchService({ ...env, ...ownEnv }, launched, { ...o, cpuProfileDir: opts.cpuProfileDir });
   };
   const stopEngines = async () => {
     await Promise.all(engines.map((e) => e.stop()));

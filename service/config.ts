@@ -12,6 +12,7 @@ import { natsSettings } from '../streams/nats.config';
 import { temporalSettings } from '../temporal/temporal.config';
 import { collectorSettings } from '../workers/collector/collector.config';
 import { replayReconcilerSettings } from '../workers/governance/replay-reconciler.config';
+import { mitigationReconcilerSettings } from '../workers/mitigation/mitigation-reconciler.config';
 import { snmpPollerSettings } from '../workers/enrichment/snmp-poller.config';
 import { approvalsSettings } from '../workers/governance/approvals.config';
 import { streamWorkerSettings } from '../workers/telemetry/stream-worker.config';
@@ -36,6 +37,7 @@ export const componentSettings = [
   temporalSettings,
   supervisionSettings,
   bgpSettings,
+  mitigationReconcilerSettings,
   streamWorkerSettings,
   collectorSettings,
   webhooksSettings,
@@ -63,6 +65,7 @@ function composedShape() {
     typeof temporalSettings.shape &
     typeof supervisionSettings.shape &
     typeof bgpSettings.shape &
+    typeof mitigationReconcilerSettings.shape &
     typeof streamWorkerSettings.shape &
     typeof collectorSettings.shape &
     typeof webhooksSettings.shape &
@@ -88,6 +91,7 @@ function configOf(e: Env) {
     ...temporalSettings.configOf(e),
     ...supervisionSettings.configOf(e),
     ...bgpSettings.configOf(e),
+    ...mitigationReconcilerSettings.configOf(e),
     ...streamWorkerSettings.configOf(e),
     ...collectorSettings.configOf(e),
     ...webhooksSettings.configOf(e),

@@ -1,13 +1,17 @@
+import os from 'node:os';
 import type { Logger } from '../observability/logger';
 import { AuditHeads } from '../streams/audit-heads';
+import { Lease } from '../streams/lease';
 import { Locks, defaultLockConfig } from '../streams/locks';
 import { MitigationLedger } from '../streams/mitigation-ledger';
 import type { NatsClient } from '../streams/nats-client';
 import { outboxConsumer } from '../streams/outbox';
 import { putConsumer } from '../streams/put-stream';
+import { names } from '../streams/names';
 import { QueryBudgetBucket } from '../streams/query-budget-bucket';
 import { defaultTopology, ensureTopology, type TopologyConfig } from '../streams/topology';
 import { automationStarterConsumer } from '../workers/governance/automation-starter';
+import { speakerLeaseKey } from '../workers/mitigation/reconciler-lease';
 import { notifierConsumers } from '../workers/webhooks/webhook-notifier';
 import type { Config } from './config';
 import { sessionBucketOf, signInBucketOf } from './console-sessions';
@@ -20,6 +24,13 @@ export const queryBudgetBucketOf = (config: Config, nats: NatsClient) =>
     replicas: config.nats.replicas,
     budget: { ratePerSecond: config.queryBudget.unitsPerMinute / 60, capacity: config.queryBudget.burstUnits },
   });
+
+/** The lease of the BGP speaker at `speakerAddress`: whichever temporal-worker holds it is the one that changes the speaker. */
+export const speakerLeaseOf = (config: Config, nats: NatsClient, speakerAddress: string) =>
+  new Lease(
+    { bucket: names(config.nats.prefix).speakerLeasesBucket, key: speakerLeaseKey(speakerAddress, os.hostname()), ttlMs: config.mitigationReconciler.leaseTtlMs, replicas: config.nats.replicas },
+    nats,
+  );
 
 /** The telemetry streams and the writers' consumer, as the configuration sizes them. */
 export function topologyOf(config: Config): TopologyConfig {
@@ -42,6 +53,8 @@ export async function ensureJetStreamObjects(config: Config, nats: NatsClient, l
     new Locks({ ...defaultLockConfig(prefix), replicas }, nats, log),
     new AuditHeads(nats, prefix, replicas),
     new MitigationLedger({ nats, prefix, replicas }),
+    // The bucket is every speaker's; the address only names a key, which opening does not write.
+    speakerLeaseOf(config, nats, 'any'),
     sessionBucketOf(config, nats),
     signInBucketOf(config, nats),
     queryBudgetBucketOf(config, nats),

@@ -16,6 +16,8 @@ export interface BucketOptions {
 export interface StoredEntry {
   value: unknown;
   revision: number;
+  /** When JetStream stored it, by the server's clock (ms): a bucket's time to live counts from it. */
+  writtenAt: number;
 }
 
 /**
@@ -93,7 +95,7 @@ export class OpenedBucket {
     } catch {
       value = undefined;
     }
-    return { value, revision: entry.revision };
+    return { value, revision: entry.revision, writtenAt: entry.created.getTime() };
   }
 
   /** Writes a new entry: its revision, or undefined when the key holds one; BucketFull past the bucket's bound. */

@@ -40,6 +40,8 @@ export const names = (prefix: string) => {
     locksBucket: `${upper}_LOCKS`,
     /** The mitigations that should be announced now (streams/mitigation-ledger.ts). */
     mitigationsBucket: `${upper}_MITIGATIONS`,
+    /** The lease of each BGP speaker: which temporal-worker reconciles it (streams/lease.ts); its keys live seconds. */
+    speakerLeasesBucket: `${upper}_SPEAKER_LEASES`,
     /** The console's sessions, shared by every API process (streams/session-bucket.ts). */
     sessionsBucket: `${upper}_SESSIONS`,
     /** Sign-ins under way: written by unauthenticated requests, so short-lived and bounded in bytes. */

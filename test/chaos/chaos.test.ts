@@ -6,7 +6,7 @@ import path from 'node:path';
 import { freePort, type LocalProcess } from '../../engines/local-process';
 import { createLogger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
-import { localClickHouseServer } from '../support/clickhouse-server';
+import { localClickHouseServer } from '../../engines/clickhouse-server';
 import { waitFor } from '../support/wait';
 import { runScenario, whileAcknowledging, type ScenarioResult } from '../support/chaos/scenario';
 import type { LoadClient } from '../support/chaos/load-client';

@@ -8,7 +8,8 @@ import path from 'node:path';
  * scenario is not in the smoke run: each mitigation it times is held for its
  * minute (a playbook's shortest duration) before its withdrawal is timed, so
  * it takes two minutes at least; its keys are null there. Nor is the flood
- * scenario (its 200 floods take four minutes and more): null there too. Given ten minutes:
+ * scenario (its 200 floods take four minutes and more), nor the cluster
+ * scenario (three services of its own on a ClickHouse server): null there too. Given ten minutes:
  * the whole quick run took more than five beside the rest of the suite on
  * 2026-11-29's 2-core machine (it was seeding its last scenario).
  */
@@ -26,6 +27,7 @@ const keys = [
 const fullRunOnly = [
   'automation_detect_to_announce_p99_ms', 'automation_withdraw_lag_p99_ms',
   'flood_stored_to_incident_p50_ms', 'flood_stored_to_incident_p99_ms', 'flood_stored_to_rule_p50_ms', 'flood_stored_to_rule_p99_ms',
+  'cluster_e2e_one_worker_flows_per_s', 'cluster_e2e_two_workers_flows_per_s', 'cluster_drain_after_kill_flows_per_s',
 ];
 /** Measured under scenario 3's background load: null, with the reason in the details, when that load fell short. */
 const underLoad = ['incident_latency_p50_ms', 'incident_latency_p99_ms', 'webhook_delivery_p99_ms'];

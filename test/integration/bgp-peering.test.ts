@@ -14,6 +14,7 @@ import { BgpSpeaker, type Neighbour } from '../../workers/mitigation/bgp-speaker
 import { MitigationReconciler } from '../../workers/mitigation/mitigation-reconciler';
 import { birdc, birdSocket, localBird } from '../../bench/bird';
 import { metricTotal } from '../support/metrics';
+import { speakerLease } from '../support/speaker-lease';
 import { waitFor } from '../support/wait';
 
 /**
@@ -52,6 +53,7 @@ describe('the BGP speaker between routers', () => {
   let ledger: MitigationLedger;
   let speaker: BgpSpeaker;
   let reconciler: MitigationReconciler;
+  let lease: Awaited<ReturnType<typeof speakerLease>>;
   const registry = createRegistry();
   const router = (name: string) => routers.find((r) => r.name === name)!;
   const birdOf = (name: string, args: string[]) => birdc(birdSocket(path.join(dir, `bird-${name}`)), config.binPath, args);
@@ -75,12 +77,13 @@ describe('the BGP speaker between routers', () => {
     await ledger.start();
     speaker = new BgpSpeaker({ address: `127.0.0.1:${apiPort}`, protoDir: gobgpProtoDir(config.toolsDir) });
     await speaker.start();
+    lease = await speakerLease({ nats, prefix, speakerAddress: `127.0.0.1:${apiPort}`, registry, log });
     const neighbours: Neighbour[] = routers.map((r) => ({
       address: r.address, asn: r.asn, port: r.port, localAddress: '127.0.0.1', multihop: true, connectRetrySeconds: 1, holdTimeSeconds: 9, maxPrefixes,
     }));
     reconciler = new MitigationReconciler(
       { intervalMs: 200, neighbours, keepEndedMs: 60_000 },
-      { speaker, ledger, approvedPrefixes: () => Promise.resolve(['198.51.100.0/24']), registry, log },
+      { speaker, ledger, lease: lease.reconcilerLease, approvedPrefixes: () => Promise.resolve(['198.51.100.0/24']), registry, log },
     );
     await reconciler.start();
     for (const r of routers.filter((x) => x.name !== 'c')) {
@@ -92,6 +95,7 @@ describe('the BGP speaker between routers', () => {
     await reconciler?.stop();
     await speaker?.stop();
     await nats?.jsm.streams.delete(`KV_${names(prefix).mitigationsBucket}`).catch(() => undefined);
+    await lease?.remove();
     await nats?.stop();
     await Promise.all([gobgpd?.stop(), ...routers.map((r) => r.process?.stop())]);
     fs.rmSync(dir, { recursive: true, force: true });

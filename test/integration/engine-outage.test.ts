@@ -5,7 +5,7 @@ import { freePort, type LocalProcess } from '../../engines/local-process';
 import { loadConfig } from '../../service/config';
 import { createLogger } from '../../observability/logger';
 import type { ErrorBody, FlowView, HealthView, Page } from '../support/api-types';
-import { localClickHouseServer } from '../support/clickhouse-server';
+import { localClickHouseServer } from '../../engines/clickhouse-server';
 import { testNatsServer } from '../support/nats-server';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { waitFor } from '../support/wait';

@@ -16,6 +16,7 @@ import { MitigationReconciler } from '../../workers/mitigation/mitigation-reconc
 import type { Mitigation } from '../../core/mitigation';
 import { birdc, birdFlowTable, birdFlowTable6, birdSocket, localBird } from '../../bench/bird';
 import { metricTotal } from '../support/metrics';
+import { speakerLease } from '../support/speaker-lease';
 import { waitFor } from '../support/wait';
 
 /**
@@ -50,6 +51,7 @@ describe('the mitigation reconciler, with gobgpd peered with BIRD 2', () => {
   let ledger: MitigationLedger;
   let speaker: BgpSpeaker;
   let reconciler: MitigationReconciler;
+  let lease: Awaited<ReturnType<typeof speakerLease>>;
   /** The prefixes approved per workspace, as storage/prefixes-repo.ts answers them: the platform admin's revocation is a change here. */
   const approved = new Map<string, string[]>([['org_a', ['198.51.100.0/24', '203.0.113.0/24', '2001:db8::/32']]]);
   const table = (name: string) => birdc(birdSocket(path.join(dir, 'bird')), config.binPath, ['show', 'route', 'table', name, 'all']);
@@ -73,8 +75,9 @@ describe('the mitigation reconciler, with gobgpd peered with BIRD 2', () => {
     await ledger.start();
     speaker = new BgpSpeaker({ address: `127.0.0.1:${apiPort}`, protoDir: gobgpProtoDir(config.toolsDir) });
     await speaker.start();
+    lease = await speakerLease({ nats, prefix, speakerAddress: `127.0.0.1:${apiPort}`, registry, log });
     const neighbour = { address: '127.0.0.2', asn, port: birdPort, localAddress: '127.0.0.1', connectRetrySeconds: 1, holdTimeSeconds: 9 };
-    reconciler = new MitigationReconciler({ intervalMs: 200, neighbours: [neighbour], keepEndedMs: 2_000 }, { speaker, ledger, approvedPrefixes: (orgId) => Promise.resolve(approved.get(orgId) ?? []), registry, log });
+    reconciler = new MitigationReconciler({ intervalMs: 200, neighbours: [neighbour], keepEndedMs: 2_000 }, { speaker, ledger, lease: lease.reconcilerLease, approvedPrefixes: (orgId) => Promise.resolve(approved.get(orgId) ?? []), registry, log });
     await reconciler.start();
     await waitFor(async () => ((await speaker.neighbours())[0]?.state === 'ESTABLISHED' ? true : undefined), 30_000, 'the BGP session with BIRD');
   }, 60_000);
@@ -83,6 +86,7 @@ describe('the mitigation reconciler, with gobgpd peered with BIRD 2', () => {
     await reconciler?.stop();
     await speaker?.stop();
     await nats?.jsm.streams.delete(`KV_${names(prefix).mitigationsBucket}`).catch(() => undefined);
+    await lease?.remove();
     await nats?.stop();
     await Promise.all([supervisor?.stop(), bird?.stop()]);
     fs.rmSync(dir, { recursive: true, force: true });

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { freePort, type LocalProcess } from '../../engines/local-process';
 import type { Logger } from '../../observability/logger';
 import { loadConfig } from '../../service/config';
-import { localClickHouseServer } from './clickhouse-server';
+import { localClickHouseServer } from '../../engines/clickhouse-server';
 import { waitFor } from './wait';
 import { localZooKeeper } from './zookeeper';
 

@@ -9,7 +9,7 @@ import { writeWorkflowBundle } from '../../service/build-workflow-bundle';
 import { loadConfig } from '../../service/config';
 import { createLogger } from '../../observability/logger';
 import type { LocalProcess } from '../../engines/local-process';
-import { localClickHouseServer } from './clickhouse-server';
+import { localClickHouseServer } from '../../engines/clickhouse-server';
 import { testNatsServer } from './nats-server';
 
 /**

@@ -3,6 +3,7 @@ import { createRegistry } from '../../observability/metrics';
 import type { MitigationLedger, MitigationRecord } from '../../streams/mitigation-ledger';
 import type { BgpSpeaker } from '../../workers/mitigation/bgp-speaker';
 import { MitigationReconciler } from '../../workers/mitigation/mitigation-reconciler';
+import { ReconcilerLease } from '../../workers/mitigation/reconciler-lease';
 import type { Mitigation } from '../../core/mitigation';
 import { metricTotal } from '../support/metrics';
 
@@ -24,6 +25,10 @@ class FakeSpeaker {
   withdraw = () => Promise.resolve();
 }
 
+/** The only process: it always holds the speaker's lease. */
+const soleHolder = (registry: ReturnType<typeof createRegistry>) =>
+  new ReconcilerLease({ hold: () => Promise.resolve(true), release: () => Promise.resolve(), holder: () => Promise.resolve('this process') }, { registry, log: createLogger('silent') });
+
 const blackhole = (destination: string): Mitigation => ({ action: 'blackhole', destination, nextHop: '192.0.2.1' });
 const record = (id: string, m: Mitigation): MitigationRecord => ({ id, org_id: 'org_a', mitigation: m, starts_at: 0, ends_at: Number.MAX_SAFE_INTEGER });
 
@@ -36,6 +41,7 @@ test('a change the speaker refuses is counted, the pass fails, and the other cha
     {
       speaker: speaker as unknown as BgpSpeaker,
       ledger: ledger as unknown as MitigationLedger,
+      lease: soleHolder(registry),
       approvedPrefixes: () => Promise.resolve(['198.51.100.0/24']),
       registry,
       log: createLogger('silent'),
@@ -57,6 +63,7 @@ test('a workspace whose approved prefixes cannot be read keeps its routes for th
     {
       speaker: speaker as unknown as BgpSpeaker,
       ledger: ledger as unknown as MitigationLedger,
+      lease: soleHolder(registry),
       approvedPrefixes: () => Promise.reject(new Error('clickhouse is down')),
       registry,
       log: createLogger('silent'),

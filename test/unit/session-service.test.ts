@@ -23,13 +23,13 @@ function mapStore() {
     create: (key, value) => {
       if (entries.has(key)) return Promise.resolve(false);
       counts.writes += 1;
-      entries.set(key, { value: JSON.parse(JSON.stringify(value)) as unknown, revision: ++sequence });
+      entries.set(key, { value: JSON.parse(JSON.stringify(value)) as unknown, revision: ++sequence, writtenAt: Date.now() });
       return Promise.resolve(true);
     },
     update: (key, value, revision) => {
       if (entries.get(key)?.revision !== revision) return Promise.resolve(undefined);
       counts.writes += 1;
-      entries.set(key, { value: JSON.parse(JSON.stringify(value)) as unknown, revision: ++sequence });
+      entries.set(key, { value: JSON.parse(JSON.stringify(value)) as unknown, revision: ++sequence, writtenAt: Date.now() });
       return Promise.resolve(sequence);
     },
     removeAt: (key, revision) => {
@@ -116,7 +116,7 @@ test('an entry that is not a session record (written by something else) is no se
   const { service, entries } = sessions();
   const { id } = await service.open(personSubject);
   const [key, entry] = [...entries.entries()][0]!;
-  entries.set(key, { value: { ...(entry.value as object), kind: 'person', groups: 'admins' }, revision: entry.revision });
+  entries.set(key, { value: { ...(entry.value as object), kind: 'person', groups: 'admins' }, revision: entry.revision, writtenAt: entry.writtenAt });
   expect(await service.find(id)).toBeUndefined();
   expect(entries.size).toBe(0);
 });

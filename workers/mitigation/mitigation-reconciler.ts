@@ -1,11 +1,13 @@
 import { PeriodicRound } from '../../core/periodic-round';
 import type { Logger } from '../../observability/logger';
-import { counter, gauge, type Registry } from '../../observability/metrics';
+import type { Registry } from '../../observability/metrics';
 import { endOf, isActive, replayedReason, vanishedReason, type MitigationLedger, type MitigationRecord, type UnreadableEntry } from '../../streams/mitigation-ledger';
 import type { BgpSpeaker, Neighbour } from './bgp-speaker';
 import { mitigationDestination, type Mitigation } from '../../core/mitigation';
 import { prefixWithin } from '../../core/mitigation-policy';
 import { mitigationPath } from './mitigations';
+import { LeaseLostError, type ReconcilerLease } from './reconciler-lease';
+import { reconcilerMetrics } from './reconciler-metrics';
 
 export interface MitigationReconcilerConfig {
   /** How often the speaker is compared with the ledger; a route outlives its end by at most about this. */
@@ -38,31 +40,6 @@ function announceable(value: unknown): Mitigation | undefined {
   }
 }
 
-const reconcilerMetrics = (registry: Registry) => ({
-  changes: counter(registry, {
-    name: 'nettel_mitigation_reconcile_changes_total',
-    help: 'Routes the mitigation reconciler announced or withdrew to make the BGP speaker match the ledger, and neighbours it added again',
-    labelNames: ['change'] as const,
-  }),
-  changeFailures: counter(registry, {
-    name: 'nettel_mitigation_reconcile_change_failures_total',
-    help: 'Announcements, withdrawals and neighbour additions the speaker refused or failed; the others of the pass are still made',
-    labelNames: ['change'] as const,
-  }),
-  reconciles: counter(registry, { name: 'nettel_mitigation_reconciles_total', help: 'Reconciliations of the BGP speaker with the mitigation ledger that completed' }),
-  failures: counter(registry, { name: 'nettel_mitigation_reconcile_failures_total', help: 'Reconciliations that failed (the speaker or the ledger unreachable); tried again at the next interval' }),
-  unapproved: counter(registry, {
-    name: 'nettel_mitigation_unapproved_withdrawals_total',
-    help: 'Active mitigations the reconciler withdrew because their destination is no longer within a prefix approved for their workspace (revoked or removed)',
-  }),
-  unreadable: gauge(registry, { name: 'nettel_mitigation_ledger_unreadable_entries', help: 'Ledger entries that are not mitigations the speaker can express: never announced' }),
-  refused: counter(registry, {
-    name: 'nettel_mitigation_ledger_refused_entries_total',
-    help: 'Ledger entries refused when first seen, by kind: forged (no signature of the service), replayed (signed for another revision), vanished (a record gone before its end)',
-    labelNames: ['kind'] as const,
-  }),
-});
-
 const refusalKind = (reason: string) => (reason.startsWith(replayedReason) ? 'replayed' : reason === vanishedReason ? 'vanished' : 'forged');
 
 /**
@@ -72,22 +49,34 @@ const refusalKind = (reason: string) => (reason.startsWith(replayedReason) ? 're
  * passed is withdrawn even if the run that announced it is gone, so nothing
  * stays announced past its end for longer than an interval (or, while the
  * speaker is frozen, than the neighbours' hold time).
+ *
+ * One reconciler per speaker at a time: a pass runs only in the process that
+ * holds the speaker's lease (reconciler-lease.ts), renewed at the start of
+ * each pass and again right before each change to the speaker; the others
+ * stand by, and one of them takes over once a holder stops renewing
+ * (docs/operations/cluster.md says how soon).
  */
 export class MitigationReconciler {
   private readonly rounds: PeriodicRound;
   private lastSuccess = 0;
   /** A pass at the next moment the ledger's desired state changes (a start or an end), sooner than the interval would. */
   private nextChange?: NodeJS.Timeout;
+  /** A pass when the lease another process stopped renewing should have expired, sooner than the interval would. */
+  private nextTry?: NodeJS.Timeout;
   private lastError?: string;
   private readonly metrics;
   /** Entries already reported, by key and reason: each refusal is logged and counted once, the gauge says how many stand. */
   private reported = new Set<string>();
+  /** Whether the last pass found another process holding the speaker's lease. */
+  private standingBy = false;
 
   constructor(
     private readonly config: MitigationReconcilerConfig,
     private readonly deps: {
       speaker: BgpSpeaker;
       ledger: MitigationLedger;
+      /** Whether this process is the one that changes the speaker now. */
+      lease: ReconcilerLease;
       /** The prefixes approved for a workspace now (CIDR): an active mitigation outside them all is withdrawn. */
       approvedPrefixes: (orgId: string) => Promise<readonly string[]>;
       registry: Registry;
@@ -104,9 +93,12 @@ export class MitigationReconciler {
     return Promise.resolve();
   }
 
-  stop(): Promise<void> {
+  async stop(): Promise<void> {
     clearTimeout(this.nextChange);
-    return this.rounds.stop();
+    clearTimeout(this.nextTry);
+    await this.rounds.stop();
+    // After the last pass: the next process takes over at its next pass, not once the lease has expired.
+    await this.deps.lease.release();
   }
 
   /**
@@ -129,31 +121,52 @@ export class MitigationReconciler {
     return this.rounds.runFresh();
   }
 
-  /** For /healthz: down while reconciliations fail for more than three intervals. */
-  probe(): Promise<{ detail: string }> {
+  /** For /healthz: down while reconciliations fail for more than three intervals; a process standing by is up while it can read the lease. */
+  async probe(): Promise<{ detail: string }> {
     const now = (this.deps.now ?? Date.now)();
-    if (now - this.lastSuccess > 3 * this.config.intervalMs) return Promise.reject(new Error(`the speaker does not match the ledger: ${this.lastError ?? 'not reconciled yet'}`));
-    return Promise.resolve({ detail: `reconciled ${new Date(this.lastSuccess).toISOString()}` });
+    if (now - this.lastSuccess > 3 * this.config.intervalMs) throw new Error(`the speaker does not match the ledger: ${this.lastError ?? 'not reconciled yet'}`);
+    if (this.standingBy) return { detail: `standing by: ${(await this.deps.lease.holder()) ?? 'another process'} reconciles the speaker` };
+    return { detail: `reconciled ${new Date(this.lastSuccess).toISOString()}` };
   }
 
   private async reconcile(): Promise<void> {
     try {
       // A speaker that was down at start (or lacked its API's definition) is connected on a later pass.
       if (!this.deps.speaker.connected) await this.deps.speaker.start();
+      // Renewed (or taken) just before the pass: it also fences the routing policy's check, whose change is the speaker's own call.
+      if (!(await this.deps.lease.hold())) return this.standBy();
       const failed: string[] = [];
       await this.ensureNeighbours(failed);
       await this.matchRoutes(failed);
       if (failed.length) throw new Error(`${failed.length} change(s) failed, first ${failed[0]}`);
-      this.lastSuccess = (this.deps.now ?? Date.now)();
       this.metrics.reconciles.inc();
       if (this.lastError !== undefined) this.deps.log.info('the BGP speaker matches the mitigation ledger again');
-      this.lastError = undefined;
+      this.passed(false);
     } catch (err) {
+      // The lease went to another process during the pass (reconciler-lease.ts counted it): that one makes the rest.
+      if (err instanceof LeaseLostError) return this.passed(true);
       this.metrics.failures.inc();
       // Said once when reconciling starts failing, not every second: the counter and the probe tell the rest.
       if (this.lastError === undefined) this.deps.log.warn({ err }, 'unable to reconcile the BGP speaker with the mitigation ledger; trying again every interval');
       this.lastError = (err as Error).message;
     }
+  }
+
+  /** Another process holds the lease: a pass as soon as it may have expired, if that comes before the interval. */
+  private standBy(): void {
+    this.passed(true);
+    const at = this.deps.lease.retryAt();
+    const now = (this.deps.now ?? Date.now)();
+    clearTimeout(this.nextTry);
+    if (at === undefined || at - now >= this.config.intervalMs) return;
+    this.nextTry = setTimeout(() => void this.rounds.runFresh(), Math.max(0, at - now));
+    this.nextTry.unref();
+  }
+
+  private passed(standingBy: boolean): void {
+    this.lastSuccess = (this.deps.now ?? Date.now)();
+    this.lastError = undefined;
+    this.standingBy = standingBy;
   }
 
   private async ensureNeighbours(failed: string[]): Promise<void> {
@@ -181,8 +194,13 @@ export class MitigationReconciler {
     }
   }
 
-  /** One change to the speaker; one that fails is counted and named, and the others are still made. */
+  /**
+   * One change to the speaker; one that fails is counted and named, and the
+   * others are still made. The lease is renewed right before it: a process
+   * that lost it (or cannot renew it) stops the pass here, changing nothing.
+   */
   private async change(kind: 'neighbour_added' | 'announced' | 'withdrawn', what: object, work: () => Promise<void>, failed: string[]): Promise<void> {
+    await this.deps.lease.fence();
     try {
       await work();
       this.metrics.changes.inc({ change: kind });

@@ -1,14 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { requireExecutable } from '../../engines/binaries';
-import type { LocalEngineOptions } from '../../engines/engines';
-import { LocalProcess } from '../../engines/local-process';
-import type { Logger } from '../../observability/logger';
+import { requireExecutable } from './binaries';
+import type { LocalEngineOptions } from './engines';
+import { LocalProcess } from './local-process';
+import type { Logger } from '../observability/logger';
 
 /**
  * The clickhouse-server the tests run against (Debian's 18.16, which the set-up installs): the
  * embedded default runs chDB and a deployment points CLICKHOUSE_URL at its own server, so only
- * the tests start one.
+ * the tests and the bench's cluster scenario (bench/cluster.ts: stream workers as processes of
+ * their own, which chDB's one process per folder cannot be) start one.
  */
 export interface ClickHouseServerOptions extends LocalEngineOptions {
   tcpPort: number;
