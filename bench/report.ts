@@ -46,6 +46,9 @@ export interface BenchResult {
   replay_1m_s: number;
   api_rss_mib: number;
   workers_rss_mib: number;
+  /** Issue 33: the enrichment's CPU a flow (the stored line enriched, less the same line without), and that as a share of scenario 1's time a flow. */
+  enrichment_us_per_flow: number;
+  enrichment_share_of_e2e_pct: number;
   collector_flows_per_s: number;
   collector_loss_pct: number;
   goflow2_alone_flows_per_s: number;

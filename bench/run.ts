@@ -4,6 +4,7 @@ import path from 'node:path';
 import { loadConfig, type Config } from '../service/config';
 import { automationLatency, automationSizes } from './automation';
 import { clusterScenario } from './cluster';
+import { enrichmentCost } from './enrichment-lookup';
 import { mintKey } from './client';
 import { collectorScenario, collectorSizes } from './collector';
 import { flowBatches } from './data';
@@ -64,6 +65,8 @@ async function measure(stack: BenchStack, config: Config) {
   const rawCh = runs('rawch') ? await rawClickHouse(stack.dir, e2eData, settingsOf(config)) : NaN;
   log(`the engine's insert of the same ${sizes.e2eFlows} rows from JSONEachRow and Native files`);
   const engine = runs('engine') ? await engineInserts(stack.dir, e2eData, config.clickhouse.retention) : undefined;
+  log('the enrichment of a flow, in this process');
+  const enrichment = runs('enrichment') ? await enrichmentCost(quick ? 50_000 : 200_000) : { us_per_flow: NaN, plain_line_us: NaN, enriched_line_us: NaN };
   log(`batched end to end: ${sizes.e2eFlows} flows`);
   const analyst = await mintKey(stack.url, stack.adminKey);
   const e2e = runs('e2e') ? await batchedEndToEnd(stack, analyst.key, e2eData, e2eRange) : skipped;
@@ -103,7 +106,7 @@ async function measure(stack: BenchStack, config: Config) {
   const rss = serviceRss(stack);
   const collector = runs('collector') ? await collectorScenario(stack, config, quick ? collectorSizes.quick : collectorSizes.full, log) : undefined;
   const rssAfterCollector = collector && serviceRss(stack);
-  return { syncing, rawJs, rawCh, engine, e2e, e2eRows, recovery, cluster, single, incidents, webhooks, automation, flood, queries, replay, rss, collector, rssAfterCollector };
+  return { syncing, rawJs, rawCh, engine, enrichment, e2e, e2eRows, recovery, cluster, single, incidents, webhooks, automation, flood, queries, replay, rss, collector, rssAfterCollector };
 }
 
 /** Peak RSS of the API process and of the workers' process, read while they still run. */
@@ -181,6 +184,8 @@ function report(stack: BenchStack, m: Measured) {
     replay_1m_s: Math.round(m.replay.seconds * 1000) / 1000,
     api_rss_mib: m.rss.api,
     workers_rss_mib: m.rss.workers,
+    enrichment_us_per_flow: m.enrichment.us_per_flow,
+    enrichment_share_of_e2e_pct: Math.round(m.enrichment.us_per_flow * (m.e2e.flows_per_s / 1e6) * 10_000) / 100,
     collector_flows_per_s: Math.round(m.collector?.flows_per_s ?? NaN),
     collector_loss_pct: m.collector?.loss_pct ?? NaN,
     goflow2_alone_flows_per_s: Math.round(m.collector?.goflow2_alone_flows_per_s ?? NaN),
@@ -195,6 +200,7 @@ function report(stack: BenchStack, m: Measured) {
     sync_cost: m.syncing,
     stored_e2e_flows: m.stored,
     recovery: m.recovery,
+    enrichment: m.enrichment,
     cluster: m.cluster?.details,
     single_ingest: m.single.service,
     bare_http: m.single.baseline,

@@ -19,7 +19,7 @@ const keys = [
   'single_ingest_p50_ms', 'single_ingest_p99_ms', 'incident_latency_p50_ms', 'incident_latency_p99_ms', 'webhook_delivery_p99_ms', 'query_1h_p99_ms',
   'query_1d_p99_ms', 'top_1h_p99_ms', 'top_1d_p99_ms', 'top_30d_p99_ms', 'top_dims_1h_p99_ms', 'top_dims_1d_p99_ms', 'top_dims_30d_p99_ms',
   'top_filtered_1h_p99_ms', 'top_filtered_1d_p99_ms', 'top_filtered_30d_p99_ms', 'top_sankey_1h_p99_ms', 'top_sankey_1d_p99_ms', 'top_sankey_30d_p99_ms', 'replay_1m_s', 'api_rss_mib', 'workers_rss_mib',
-  'collector_flows_per_s', 'collector_loss_pct', 'goflow2_alone_flows_per_s', 'batched_accepted_flows_per_s',
+  'enrichment_us_per_flow', 'enrichment_share_of_e2e_pct', 'collector_flows_per_s', 'collector_loss_pct', 'goflow2_alone_flows_per_s', 'batched_accepted_flows_per_s',
   'synced_nats_raw_jetstream_events_per_s', 'unsynced_nats_raw_jetstream_events_per_s', 'synced_nats_accepted_flows_per_s',
   'unsynced_nats_accepted_flows_per_s', 'synced_nats_single_ingest_rps', 'unsynced_nats_single_ingest_rps',
   'synced_nats_publish_ack_p50_ms', 'unsynced_nats_publish_ack_p50_ms',
