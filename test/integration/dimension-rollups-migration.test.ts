@@ -137,7 +137,8 @@ describe.each(transports)('the dimension rollups back-filled by migration 0048 o
       const expected = writes.map((w) => ({ w, n: flows.filter((f) => f.write_id === w).length }));
       expect({ table, receipts: await receipts(table) }).toEqual({ table, receipts: expected });
     }
-    expect(await new RollupRepair(ch).complete(writes)).toEqual([]);
+    // Through 0048: the marks the folded levels go by come with migration 0062.
+    expect(await new RollupRepair(ch, undefined, { marks: false }).complete(writes)).toEqual([]);
   });
 
   test('the back-fill run again, as after a crash part-way, leaves the same sums', async () => {
