@@ -154,6 +154,25 @@ function topKeys(top: Measured['top']) {
   } as Pick<BenchResult, Extract<keyof BenchResult, `top_${string}`>>;
 }
 
+/** Scenario 15's keys (null when it did not run). */
+function clusterKeys(c: Measured['cluster']) {
+  return {
+    cluster_e2e_one_worker_flows_per_s: Math.round(c?.one_worker_flows_per_s ?? NaN),
+    cluster_e2e_two_workers_flows_per_s: Math.round(c?.two_workers_flows_per_s ?? NaN),
+    cluster_drain_after_kill_flows_per_s: Math.round(c?.drain_after_kill_flows_per_s ?? NaN),
+  };
+}
+
+/** Scenario 14's keys (null when it did not run). */
+function floodKeys(f: Measured['flood']) {
+  return {
+    flood_stored_to_incident_p50_ms: Math.round(f?.incident.p50_ms ?? NaN),
+    flood_stored_to_incident_p99_ms: Math.round(f?.incident.p99_ms ?? NaN),
+    flood_stored_to_rule_p50_ms: Math.round(f?.rule.p50_ms ?? NaN),
+    flood_stored_to_rule_p99_ms: Math.round(f?.rule.p99_ms ?? NaN),
+  };
+}
+
 /** The keys BENCHMARKS.md and the smoke test read, and the details beside them. */
 function report(stack: BenchStack, m: Measured) {
   const result: BenchResult = {
@@ -174,10 +193,7 @@ function report(stack: BenchStack, m: Measured) {
     webhook_delivery_p99_ms: Math.round(m.webhooks.p99_ms),
     automation_detect_to_announce_p99_ms: Math.round(m.automation?.announce.p99_ms ?? NaN),
     automation_withdraw_lag_p99_ms: Math.round(m.automation?.withdraw.p99_ms ?? NaN),
-    flood_stored_to_incident_p50_ms: Math.round(m.flood?.incident.p50_ms ?? NaN),
-    flood_stored_to_incident_p99_ms: Math.round(m.flood?.incident.p99_ms ?? NaN),
-    flood_stored_to_rule_p50_ms: Math.round(m.flood?.rule.p50_ms ?? NaN),
-    flood_stored_to_rule_p99_ms: Math.round(m.flood?.rule.p99_ms ?? NaN),
+    ...floodKeys(m.flood),
     query_1h_p99_ms: round1(m.queries.hour.p99_ms),
     query_1d_p99_ms: round1(m.queries.day.p99_ms),
     ...topKeys(m.top),
@@ -190,9 +206,7 @@ function report(stack: BenchStack, m: Measured) {
     collector_loss_pct: m.collector?.loss_pct ?? NaN,
     goflow2_alone_flows_per_s: Math.round(m.collector?.goflow2_alone_flows_per_s ?? NaN),
     ...syncCostKeys(m.syncing),
-    cluster_e2e_one_worker_flows_per_s: Math.round(m.cluster?.one_worker_flows_per_s ?? NaN),
-    cluster_e2e_two_workers_flows_per_s: Math.round(m.cluster?.two_workers_flows_per_s ?? NaN),
-    cluster_drain_after_kill_flows_per_s: Math.round(m.cluster?.drain_after_kill_flows_per_s ?? NaN),
+    ...clusterKeys(m.cluster),
   };
   const details = {
     roles_per_process: stack.processes.map((p) => p.role),
