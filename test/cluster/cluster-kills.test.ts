@@ -78,7 +78,9 @@ interface Outcome {
 /** Stops the load, waits for the workers to take everything, and compares what ClickHouse holds with what was acknowledged. */
 async function settle(client: LoadClient, orgId: string): Promise<Outcome> {
   const report = await client.stop();
-  await waitForTelemetryDrained(await cluster.admin.jetstreamManager(), 'nettel', 60_000);
+  // Right after a node's kill the admin's first JetStream request may time out while the meta group elects a leader: asked again.
+  const jsm = await waitFor(() => cluster.admin.jetstreamManager(), 60_000, "the admin's JetStream API after the kill");
+  await waitForTelemetryDrained(jsm, 'nettel', 60_000);
   const run = serverQueries(process.env.TEST_CLICKHOUSE_URL!);
   const stored = await countStored(run, cluster.database, orgId, report.acknowledgedBatches);
   const [rows] = await run([`SELECT count() AS n, uniqExact(event_id) AS ids FROM ${cluster.database}.flows WHERE org_id = '${orgId}'`]);
