@@ -60,15 +60,20 @@ export class RollupFolder {
    */
   async settle(opts: { openToo?: boolean } = {}): Promise<void> {
     for (;;) {
-      const folded = await this.deps.locks.tryWithLock(rollupFoldLock, () => this.deps.fold.foldOnce(opts));
+      const folded = await this.foldUnderLock(opts);
       if (!folded?.length) return;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
 
+  /** One fold if this process gets the lock; undefined when another holds it. */
+  private foldUnderLock(opts: { openToo?: boolean } = {}) {
+    return this.deps.locks.tryWithLock(rollupFoldLock, () => this.deps.fold.foldOnce(opts));
+  }
+
   private async round(): Promise<void> {
     try {
-      const folded = await this.deps.locks.tryWithLock(rollupFoldLock, () => this.deps.fold.foldOnce());
+      const folded = await this.foldUnderLock();
       const outcome = folded === undefined ? 'not_holder' : folded.length > 0 ? 'folded' : 'idle';
       this.metrics.rounds.inc({ outcome });
       if (folded) this.metrics.buckets.inc(folded.length);
