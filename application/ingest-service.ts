@@ -14,8 +14,8 @@ type Stamp = { org_id: string; event_id: string; ts: number; received_at: number
 
 interface KindSpec<T> {
   parse: (value: unknown) => z.ZodSafeParseResult<T>;
-  /** The stored JSON line of a record and its event time. */
-  toLine: (input: T, stamp: Stamp, enricher?: FlowEnricher) => { json: string; ts: number };
+  /** The stored JSON line of a record and its event time; a flow's detection digest line too (core/detection/flow-digest.ts). */
+  toLine: (input: T, stamp: Stamp, enricher?: FlowEnricher) => { json: string; ts: number; digest?: string };
 }
 
 const viaObject =
@@ -96,6 +96,7 @@ export class IngestService {
     const batchHex = batchHexOf(request);
     const receivedAt = (this.deps.now ?? Date.now)();
     const lines: string[] = new Array<string>(records.length);
+    const digests: string[] | undefined = kind === 'flow' ? new Array<string>(records.length) : undefined;
     const details: ErrorDetail[] = [];
     let bad = 0;
     let minTs = Number.MAX_SAFE_INTEGER;
@@ -111,13 +112,14 @@ export class IngestService {
       if (line.ts < minTs) minTs = line.ts;
       if (line.ts > maxTs) maxTs = line.ts;
       lines[i] = line.json;
+      if (digests) digests[i] = line.digest!;
     }
     if (bad > 0) {
       this.rejected.inc({ kind }, bad);
       throw validationError(`${bad} of ${records.length} record(s) are invalid; nothing was stored`, details);
     }
     await this.deps.publisher.publish(
-      { kind, orgId, batchId: `${orgId}.${kind}.${batchHex}`, lines, minTs, maxTs, idempotent: request.idempotencyKey !== undefined },
+      { kind, orgId, batchId: `${orgId}.${kind}.${batchHex}`, lines, digests, minTs, maxTs, idempotent: request.idempotencyKey !== undefined },
       { coalesce: request.idempotencyKey === undefined },
     );
     return batchHex;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { flowDigestLine } from './detection/flow-digest';
 import { counter, earliestTimestamp, ip, isAddressText, latestTimestamp, protocolSchema, timestamp, type Stamped } from './telemetry';
 import type { RowFields } from './row-shape';
 
@@ -163,14 +164,18 @@ export function toFlowRow(input: FlowInput, stamp: Stamped): FlowRow {
  * [A-Za-z0-9_-], so only the protocol needs JSON escaping; a unit test holds
  * the two to the same output. `tail` is the enrichment's fields, already
  * written as JSON (core/enrichment/flow-enrichment.ts enrichmentJsonTail).
+ * `digest` is the same flow's line of the detection digest
+ * (core/detection/flow-digest.ts), from the same values.
  */
-export function flowRowJson(input: FlowInput, stamp: Stamped, tail = ''): { json: string; ts: number } {
+export function flowRowJson(input: FlowInput, stamp: Stamped, tail = ''): { json: string; ts: number; digest: string } {
   const ts = input.timestamp ?? stamp.ts;
   const rate = input.sampling_rate;
+  const bytes = scaledBySampling(input.bytes, rate);
+  const packets = scaledBySampling(input.packets, rate);
   let json =
     `{"org_id":"${stamp.org_id}","event_id":"${stamp.event_id}","ts":${ts},"received_at":${stamp.received_at},` +
     `"src_ip":"${input.src_ip}","dst_ip":"${input.dst_ip}","src_port":${input.src_port ?? 0},"dst_port":${input.dst_port ?? 0},` +
-    `"protocol":${JSON.stringify(input.protocol)},"bytes":${scaledBySampling(input.bytes, rate)},"packets":${scaledBySampling(input.packets, rate)}`;
+    `"protocol":${JSON.stringify(input.protocol)},"bytes":${bytes},"packets":${packets}`;
   if (input.exporter !== undefined) json += `,"exporter":"${input.exporter}"`;
   if (input.in_if !== undefined) json += `,"in_if":${input.in_if}`;
   if (input.out_if !== undefined) json += `,"out_if":${input.out_if}`;
@@ -181,5 +186,7 @@ export function flowRowJson(input: FlowInput, stamp: Stamped, tail = ''): { json
   if (input.flow_start !== undefined) json += `,"flow_start":${input.flow_start}`;
   if (input.flow_end !== undefined) json += `,"flow_end":${input.flow_end}`;
   if (rate !== undefined) json += `,"sampling_rate":${rate}`;
-  return { json: json + tail + '}', ts };
+  const { src_ip, dst_ip, protocol, tcp_flags, exporter, in_if, out_if } = input;
+  const digest = flowDigestLine({ ts, src_ip, dst_ip, src_port: input.src_port ?? 0, dst_port: input.dst_port ?? 0, protocol, bytes, packets, tcp_flags, exporter, in_if, out_if });
+  return { json: json + tail + '}', ts, digest };
 }

@@ -16,6 +16,14 @@ export const telemetryHeaderNames = {
   idempotent: 'Nettel-Idempotent',
   /** Set on a message's dead-letter copy: the error that refused it. */
   error: 'Nettel-Error',
+  /**
+   * On a flow message that carries its detection digest after its rows: the
+   * rows' length in bytes (the rest is the digest, core/detection/flow-digest.ts).
+   * Absent: the message is rows only.
+   */
+  rowsBytes: 'Nettel-Rows-Bytes',
+  /** `1` on a detection copy that is a digest (streams/detection-feed.ts); absent: the copy is the rows. */
+  digest: 'Nettel-Digest',
 } as const;
 
 /** What the publisher says of one message's rows. */
@@ -27,6 +35,8 @@ export interface TelemetryHeaders {
   minTs: number;
   maxTs: number;
   idempotent?: boolean;
+  /** The rows' bytes when the digest follows them. */
+  rowsBytes?: number;
 }
 
 /** A message's headers as name and value pairs, for the publisher (and a test that forges a message). */
@@ -40,6 +50,7 @@ export function telemetryHeaderEntries(h: TelemetryHeaders): Array<[string, stri
     [names.maxTs, String(h.maxTs)],
   ];
   if (h.idempotent) entries.push([names.idempotent, '1']);
+  if (h.rowsBytes !== undefined) entries.push([names.rowsBytes, String(h.rowsBytes)]);
   return entries;
 }
 
@@ -66,4 +77,35 @@ export function readTelemetryHeaders(headers: { get(key: string): string } | und
     maxTs: Number(headers?.get(names.maxTs)),
     idempotent: headers?.get(names.idempotent) === '1',
   };
+}
+
+/**
+ * Where a message's rows end: the whole data, or the length its rows-bytes
+ * header gives. Undefined when that header is there but is no length within
+ * the data (the screen refuses such a message whole).
+ */
+export function rowsEndOf(headers: { get(key: string): string } | undefined, dataBytes: number): number | undefined {
+  const text = headers?.get(telemetryHeaderNames.rowsBytes) ?? '';
+  if (text === '') return dataBytes;
+  if (!/^\d{1,10}$/.test(text)) return undefined;
+  const end = Number(text);
+  return end <= dataBytes ? end : undefined;
+}
+
+/** A telemetry message as far as its rows and digest go. */
+interface TelemetryData {
+  readonly data: Uint8Array;
+  readonly headers?: { get(key: string): string };
+}
+
+/** The message's rows: the bytes the writers store (a screened message's rows end where its header says). */
+export function rowsOf(message: TelemetryData): Uint8Array {
+  const end = rowsEndOf(message.headers, message.data.byteLength) ?? message.data.byteLength;
+  return end === message.data.byteLength ? message.data : message.data.subarray(0, end);
+}
+
+/** The detection digest after the rows, or undefined when the message carries none (a producer of an earlier release). */
+export function digestOf(message: TelemetryData): Uint8Array | undefined {
+  const end = rowsEndOf(message.headers, message.data.byteLength);
+  return end === undefined || end === message.data.byteLength ? undefined : message.data.subarray(end);
 }

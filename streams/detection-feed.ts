@@ -1,4 +1,5 @@
-import { AckPolicy, DiscardPolicy, RetentionPolicy, StorageType, headers as natsHeaders, nanos, type ConsumerConfig, type JetStreamManager, type StreamConfig } from 'nats';
+import { AckPolicy, DiscardPolicy, RetentionPolicy, StorageType, headers as natsHeaders, nanos, type ConsumerConfig, type JetStreamManager, type MsgHdrs, type StreamConfig } from 'nats';
+import { digestOf, rowsOf, telemetryHeaderNames } from '../core/telemetry-headers';
 import { counter, type Registry } from '../observability/metrics';
 import { names } from './names';
 import type { NatsClient } from './nats-client';
@@ -13,7 +14,10 @@ import { putConsumer, putStream } from './put-stream';
  * flows is written and before they acknowledge it, publish a copy of each
  * flow message here, and one detector at a time reads them
  * (workers/detection/): the detectors judge exactly the stored flows, as a
- * replay does.
+ * replay does. The copy is the message's detection digest (the fields the
+ * detectors read, core/detection/flow-digest.ts, about a seventh of the
+ * rows' bytes), marked by its `Nettel-Digest` header; a message published by
+ * an earlier release has none, and its rows are copied instead.
  *
  * - Stream `<PREFIX>_DETECTION` takes `<prefix>.detect.flow.<org>`,
  *   work-queue retention, one durable consumer `<PREFIX>_DETECTOR`.
@@ -76,7 +80,7 @@ export async function ensureDetectionFeed(jsm: JetStreamManager, config: Detecti
 /** A written flow message, as the copy needs it (a JetStream message of the telemetry stream). */
 export interface WrittenFlowMessage {
   readonly data: Uint8Array;
-  readonly headers?: Iterable<[string, string[]]>;
+  readonly headers?: Iterable<[string, string[]]> & { get(key: string): string };
   readonly info: { readonly streamSequence: number };
 }
 
@@ -113,10 +117,9 @@ export class DetectionFeed {
     const n = names(this.deps.prefix);
     const acks = await Promise.all(
       messages.map(async ({ orgId, message }) => {
-        const h = natsHeaders();
-        for (const [name, values] of message.headers ?? []) for (const v of values) h.append(name, v);
+        const { data, headers: h } = copyOf(message);
         try {
-          return await js.publish(n.detectionSubject(orgId), message.data, { msgID: `tel-${message.info.streamSequence}`, headers: h, timeout: this.deps.timeoutMs ?? 5_000 });
+          return await js.publish(n.detectionSubject(orgId), data, { msgID: `tel-${message.info.streamSequence}`, headers: h, timeout: this.deps.timeoutMs ?? 5_000 });
         } catch (err) {
           this.copied.inc({ outcome: 'failed' });
           throw new DetectionFeedError(err);
@@ -125,6 +128,16 @@ export class DetectionFeed {
     );
     for (const ack of acks) this.copied.inc({ outcome: ack.duplicate ? 'duplicate' : 'stored' });
   }
+}
+
+/** What is copied of a message: its digest and headers (the rows' length left out), or its rows when it has no digest. */
+function copyOf(message: WrittenFlowMessage): { data: Uint8Array; headers: MsgHdrs } {
+  const h = natsHeaders();
+  for (const [name, values] of message.headers ?? []) if (name !== telemetryHeaderNames.rowsBytes) for (const v of values) h.append(name, v);
+  const digest = digestOf(message);
+  if (!digest) return { data: rowsOf(message), headers: h };
+  h.set(telemetryHeaderNames.digest, '1');
+  return { data: digest, headers: h };
 }
 
 /** Creates the detector's consumer, or brings it to this configuration: the holder runs it before each open, so a deleted one comes back. */

@@ -13,6 +13,12 @@ export interface TelemetryBatch {
   orgId: string;
   batchId: string;
   lines: string[];
+  /**
+   * A flow batch's detection digest, a line for each of `lines` in the same
+   * order (core/detection/flow-digest.ts): it travels after the rows, and the
+   * writers copy it alone to the rate detectors.
+   */
+  digests?: string[];
   minTs: number;
   maxTs: number;
   /**
@@ -38,6 +44,8 @@ interface PendingGroup {
   kind: StreamKind;
   orgId: string;
   lines: string[];
+  /** Undefined once a request without digests joined: the group's message is then rows only. */
+  digests?: string[];
   bytes: number;
   minTs: number;
   maxTs: number;
@@ -101,15 +109,17 @@ export class TelemetryPublisher {
   publish(batch: TelemetryBatch, opts: { coalesce: boolean } = { coalesce: true }): Promise<void> {
     if (!opts.coalesce || batch.idempotent || batch.lines.length > coalesceMaxLines) return this.publishNow(batch);
     const subject = names(this.deps.prefix).subject(batch.kind, batch.orgId);
-    const bytes = batch.lines.reduce((n, line) => n + Buffer.byteLength(line) + 1, 0);
+    const bytes = linesBytes(batch.lines) + (batch.digests ? linesBytes(batch.digests) : 0);
     // A group is always one message: a request that would take it past the payload limit starts the next one.
     if ((this.pending.get(subject)?.bytes ?? 0) + bytes > this.maxMessageBytes()) this.flushGroup(subject);
     let group = this.pending.get(subject);
     if (!group) {
-      group = { kind: batch.kind, orgId: batch.orgId, lines: [], bytes: 0, minTs: batch.minTs, maxTs: batch.maxTs, waiters: [] };
+      group = { kind: batch.kind, orgId: batch.orgId, lines: [], digests: [], bytes: 0, minTs: batch.minTs, maxTs: batch.maxTs, waiters: [] };
       this.pending.set(subject, group);
     }
     for (const line of batch.lines) group.lines.push(line);
+    if (group.digests && batch.digests) for (const line of batch.digests) group.digests.push(line);
+    else group.digests = undefined;
     group.bytes += bytes;
     group.minTs = Math.min(group.minTs, batch.minTs);
     group.maxTs = Math.max(group.maxTs, batch.maxTs);
@@ -132,7 +142,7 @@ export class TelemetryPublisher {
     if (!group) return;
     this.pending.delete(subject);
     const batchId = `${group.orgId}.${group.kind}.g${randomUUID().replace(/-/g, '').slice(0, 16)}`;
-    this.publishNow({ kind: group.kind, orgId: group.orgId, batchId, lines: group.lines, minTs: group.minTs, maxTs: group.maxTs }).then(
+    this.publishNow({ kind: group.kind, orgId: group.orgId, batchId, lines: group.lines, digests: group.digests, minTs: group.minTs, maxTs: group.maxTs }).then(
       () => group.waiters.forEach((w) => w.resolve()),
       (err) => group.waiters.forEach((w) => w.reject(err)),
     );
@@ -150,7 +160,7 @@ export class TelemetryPublisher {
       throw unavailable('telemetry log (NATS JetStream)');
     }
     const subject = names(this.deps.prefix).subject(batch.kind, batch.orgId, batch.exporter);
-    const chunks = chunkLines(batch.lines, this.maxMessageBytes());
+    const chunks = chunkLines(batch.lines, batch.digests, this.maxMessageBytes());
     const js = this.deps.nats.js();
     let acks;
     try {
@@ -158,7 +168,7 @@ export class TelemetryPublisher {
         chunks.map((chunk, i) => {
           const h = natsHeaders();
           // JetStream drops a retry only within its duplicate window: past it, the workers check the rows (idempotent).
-          for (const [name, value] of telemetryHeaderEntries({ ...batch, count: chunk.count })) h.set(name, value);
+          for (const [name, value] of telemetryHeaderEntries({ ...batch, count: chunk.count, rowsBytes: chunk.rowsBytes })) h.set(name, value);
           const msgID = chunks.length === 1 ? batch.batchId : `${batch.batchId}.${i}`;
           return js.publish(subject, chunk.data, { msgID, headers: h, timeout: this.deps.timeoutMs ?? 5_000 });
         }),
@@ -178,22 +188,37 @@ export class TelemetryPublisher {
   }
 }
 
-function chunkLines(lines: string[], maxBytes: number): Array<{ data: Buffer; count: number }> {
-  const chunks: Array<{ data: Buffer; count: number }> = [];
-  let current: string[] = [];
+const linesBytes = (lines: string[]): number => lines.reduce((n, line) => n + Buffer.byteLength(line) + 1, 0);
+
+interface Chunk {
+  data: Buffer;
+  count: number;
+  /** Where the rows end when the digest follows them. */
+  rowsBytes?: number;
+}
+
+/** The lines as messages within the payload limit, each line's digest (when given) in the same message after the rows. */
+function chunkLines(lines: string[], digests: string[] | undefined, maxBytes: number): Chunk[] {
+  const chunks: Chunk[] = [];
+  let from = 0;
   let size = 0;
-  const flush = () => {
-    if (current.length) chunks.push({ data: Buffer.from(current.join('\n') + '\n'), count: current.length });
-    current = [];
+  const flush = (to: number) => {
+    if (to === from) return;
+    const rows = lines.slice(from, to).join('\n') + '\n';
+    if (!digests) chunks.push({ data: Buffer.from(rows), count: to - from });
+    else {
+      const rowsBytes = Buffer.byteLength(rows);
+      chunks.push({ data: Buffer.from(rows + digests.slice(from, to).join('\n') + '\n'), count: to - from, rowsBytes });
+    }
+    from = to;
     size = 0;
   };
-  for (const line of lines) {
-    const bytes = Buffer.byteLength(line) + 1;
-    if (size + bytes > maxBytes) flush();
-    current.push(line);
+  for (let i = 0; i < lines.length; i += 1) {
+    const bytes = Buffer.byteLength(lines[i]!) + 1 + (digests ? Buffer.byteLength(digests[i]!) + 1 : 0);
+    if (size + bytes > maxBytes) flush(i);
     size += bytes;
   }
-  flush();
+  flush(lines.length);
   return chunks;
 }
 

@@ -115,7 +115,11 @@ export class RateDetector {
 
   constructor(rules: RateRules, settings: WindowSettings = defaultWindowSettings) {
     this.book = new RateRuleBook(rules);
-    this.windows = new RateWindows(settings, (f) => this.book.isWhitelistedSource(f.src_ip));
+    this.windows = new RateWindows(
+      settings,
+      (f) => this.book.isWhitelistedSource(f.src_ip),
+      (total, seconds) => this.book.mayAnyCross(total, seconds),
+    );
     this.quiet = new QuietTracker(this.book);
   }
 

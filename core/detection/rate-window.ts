@@ -32,6 +32,8 @@ export const defaultWindowSettings: WindowSettings = { bucketMs: 1000, windowBuc
 
 interface Bucket {
   byDestination: Map<string, Float64Array>;
+  /** Every counted flow of the bucket, whatever its destination. */
+  total: Float64Array;
   untracked: number;
 }
 
@@ -56,6 +58,11 @@ export class RateWindows {
     readonly settings: WindowSettings = defaultWindowSettings,
     /** Flows it leaves out before counting (a whitelisted source). */
     private readonly skip: (f: RateFlow) => boolean = () => false,
+    /**
+     * Whether a window's whole traffic may break some bound (RateRuleBook.mayAnyCross): a window
+     * that may not is closed without its per-destination sums, since none of them could decide anything.
+     */
+    private readonly mayMatter: (total: Float64Array, seconds: number) => boolean = () => true,
   ) {}
 
   /** Event time every window ending at or before which is closed (judged, or empty): the end of the last closed bucket. */
@@ -75,7 +82,7 @@ export class RateWindows {
       this.newest = Math.max(this.newest, f.ts);
       if (this.skip(f)) continue;
       let bucket = this.buckets.get(start);
-      if (!bucket) this.buckets.set(start, (bucket = { byDestination: new Map(), untracked: 0 }));
+      if (!bucket) this.buckets.set(start, (bucket = { byDestination: new Map(), total: new Float64Array(counterSlots), untracked: 0 }));
       let counters = bucket.byDestination.get(f.dst_ip);
       if (!counters) {
         if (bucket.byDestination.size >= this.settings.maxDestinations) {
@@ -86,6 +93,7 @@ export class RateWindows {
         bucket.byDestination.set(f.dst_ip, (counters = new Float64Array(counterSlots)));
       }
       addFlow(counters, f);
+      addFlow(bucket.total, f);
     }
   }
 
@@ -117,21 +125,35 @@ export class RateWindows {
     return out;
   }
 
+  /** The window's buckets, oldest first, and whether any dropped destinations. */
+  private bucketsOf(lastStart: number): { buckets: Bucket[]; saturated: boolean } {
+    const { bucketMs, windowBuckets } = this.settings;
+    const buckets: Bucket[] = [];
+    for (let i = windowBuckets - 1; i >= 0; i--) {
+      const bucket = this.buckets.get(lastStart - i * bucketMs);
+      if (bucket) buckets.push(bucket);
+    }
+    return { buckets, saturated: buckets.some((b) => b.untracked > 0) };
+  }
+
   /**
    * A window's sums per destination. A destination in one bucket of the
    * window only takes that bucket's counters as they are (no copy: windows
    * are read, never written, and a closed bucket no longer changes); one in
-   * several gets a sum of its own.
+   * several gets a sum of its own. A window whose whole traffic may matter to
+   * no bound holds no destination (mayMatter): the sums could decide nothing.
    */
   private windowAt(lastStart: number): ClosedWindow {
     const { bucketMs, windowBuckets } = this.settings;
+    const seconds = (windowBuckets * bucketMs) / 1000;
+    const end = lastStart + bucketMs;
     const byDestination = new Map<string, Float64Array>();
+    const { buckets, saturated } = this.bucketsOf(lastStart);
+    const total = new Float64Array(counterSlots);
+    for (const bucket of buckets) for (let k = 0; k < counterSlots; k++) total[k] = total[k]! + bucket.total[k]!;
+    if (!this.mayMatter(total, seconds)) return { end, seconds, byDestination, saturated };
     const summed = new Set<Float64Array>();
-    let saturated = false;
-    for (let i = windowBuckets - 1; i >= 0; i--) {
-      const bucket = this.buckets.get(lastStart - i * bucketMs);
-      if (!bucket) continue;
-      if (bucket.untracked > 0) saturated = true;
+    for (const bucket of buckets) {
       for (const [dst, counters] of bucket.byDestination) {
         let sum = byDestination.get(dst);
         if (!sum) {
@@ -145,6 +167,6 @@ export class RateWindows {
         for (let k = 0; k < counterSlots; k++) sum[k] = sum[k]! + counters[k]!;
       }
     }
-    return { end: lastStart + bucketMs, seconds: (windowBuckets * bucketMs) / 1000, byDestination, saturated };
+    return { end, seconds, byDestination, saturated };
   }
 }

@@ -144,6 +144,7 @@ export class RateRuleBook {
     this.groups = new PrefixTable(rules.host_groups.flatMap((g) => g.prefixes.map((prefix) => ({ prefix: entries([prefix])[0]!.prefix, value: g }))));
     this.sources = new PrefixTable(entries(rules.whitelist.sources));
     this.destinations = new PrefixTable(entries(rules.whitelist.destinations));
+    this.everyThresholds = [rules.thresholds, rules.carpet.thresholds, ...rules.host_groups.flatMap((g) => (g.carpet_thresholds ? [g.thresholds, g.carpet_thresholds] : [g.thresholds]))];
   }
 
   private readonly profiles = new Map<string, DestinationProfile>();
@@ -171,6 +172,19 @@ export class RateRuleBook {
   /** The carpet prefix of a destination (canonical CIDR), or undefined when the text is not an address. */
   carpetPrefixOf = (address: string): string | undefined =>
     prefixOfAddress(address, this.rules.carpet.ipv4_prefix_length, this.rules.carpet.ipv6_prefix_length);
+
+  /** Every set of thresholds the book judges by: the workspace's, the carpet's, each host group's. */
+  private readonly everyThresholds: readonly RateThresholds[];
+
+  /**
+   * Whether counters may break any thresholds of the book: a host's, a host
+   * group's or a carpet prefix's. Any destination's or prefix's sums in a
+   * window are at most the window's whole traffic, so a window whose whole
+   * traffic may break none decides nothing (rate-window.ts).
+   */
+  mayAnyCross(counters: Float64Array, seconds: number): boolean {
+    return this.everyThresholds.some((t) => mayCross(counters, seconds, t));
+  }
 
   /** The thresholds a carpet prefix is judged by: the host group of its network address, if it sets carpet thresholds, or the workspace's. */
   carpetThresholds(prefix: string): Judged {

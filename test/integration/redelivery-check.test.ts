@@ -3,6 +3,7 @@ import type { JsMsg } from 'nats';
 import { Registry } from 'prom-client';
 import { parseFlow, flowRowJson } from '../../core/flow';
 import { recordEventId } from '../../core/ids';
+import { rowsOf } from '../../core/telemetry-headers';
 import { TelemetryStore } from '../../storage/telemetry-store';
 import { TelemetryPublisher } from '../../streams/telemetry-publisher';
 import type { TelemetryWrites } from '../../workers/telemetry/stream-worker-ports';
@@ -19,7 +20,8 @@ import { names } from '../../streams/names';
  * counts query for the batch, looks up id by id only the request stored in
  * part, and every row ends stored exactly once, on both engines.
  */
-const lines = (message: JsMsg) => Buffer.from(message.data).toString('utf8').split('\n').filter(Boolean);
+/** A message's rows (its detection digest after them is the rate detectors'). */
+const lines = (message: JsMsg) => Buffer.from(rowsOf(message)).toString('utf8').split('\n').filter(Boolean);
 const idOf = (line: string) => (JSON.parse(line) as { event_id: string }).event_id;
 const requestOf = (id: string) => id.slice(0, 20);
 
@@ -56,7 +58,7 @@ describe.each(transports)('redelivered rows checked a batch at once on %s', (tra
         const now = Date.now();
         const stamped = body.split('\n').map((l, i) => flowRowJson(parseFlow(JSON.parse(l)).data!, { org_id: orgId, event_id: recordEventId(hex, i), ts: now, received_at: now }));
         const times = stamped.map((s) => s.ts);
-        return publisher.publish({ kind: 'flow', orgId, batchId: `${orgId}.flow.${hex}`, lines: stamped.map((s) => s.json), minTs: Math.min(...times), maxTs: Math.max(...times) });
+        return publisher.publish({ kind: 'flow', orgId, batchId: `${orgId}.flow.${hex}`, lines: stamped.map((s) => s.json), digests: stamped.map((s) => s.digest), minTs: Math.min(...times), maxTs: Math.max(...times) });
       }),
     );
   }

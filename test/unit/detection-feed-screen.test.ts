@@ -1,3 +1,4 @@
+import { flowDigestLine } from '../../core/detection/flow-digest';
 import { telemetryHeaderNames } from '../../core/telemetry-headers';
 import { screenFeedMessage, type FeedScreenConfig } from '../../workers/detection/feed-screen';
 import { flow, syn, t0 } from '../support/detection-flows';
@@ -74,5 +75,31 @@ describe('the detection feed screen', () => {
     ['a protocol of 17 characters', { protocol: 'p'.repeat(17) }],
   ])('a row with %s refuses the whole message', (_name, over) => {
     expect(reason(copy({ rows: [row({}), row(over)] }))).toBe('bad_row');
+  });
+
+  describe('a copy that is a digest (its Nettel-Digest header set)', () => {
+    const digestCopy = (lines: string[], over: { org?: string } = {}) => {
+      const m = copy({ body: lines.join('\n') + '\n', org: over.org });
+      const get = m.headers.get;
+      return { ...m, headers: { get: (k: string) => (k === telemetryHeaderNames.digest ? '1' : get(k)) } };
+    };
+
+    test("is read as the subject's workspace and its flows", () => {
+      const flows = [flow(), { ...flow(), tcp_flags: syn, exporter: '192.0.2.1', in_if: 3, out_if: 4 }];
+      expect(screenFeedMessage(digestCopy(flows.map(flowDigestLine)), config, now)).toEqual({ ok: true, org: 'org_a', flows });
+    });
+
+    test('with one line out of range is refused whole', () => {
+      const v = screenFeedMessage(digestCopy([flowDigestLine(flow()), flowDigestLine({ ...flow(), dst_port: 70_000 })]), config, now);
+      expect(v).toEqual({ ok: false, reason: 'bad_row' });
+    });
+
+    test("whose workspace header differs from the subject's is refused before any line is read", () => {
+      expect(screenFeedMessage(digestCopy([flowDigestLine(flow())], { org: 'org_b' }), config, now)).toEqual({ ok: false, reason: 'bad_headers' });
+    });
+
+    test('that holds rows, not digest lines, is refused', () => {
+      expect(screenFeedMessage(digestCopy([JSON.stringify(row({}))]), config, now)).toEqual({ ok: false, reason: 'bad_row' });
+    });
   });
 });

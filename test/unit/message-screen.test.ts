@@ -40,4 +40,16 @@ describe('the telemetry message screen', () => {
     const headers = { ...m.headers!, get: (k: string) => (k === 'Nettel-Min-Ts' ? 'NaN' : m.headers!.get(k)) };
     expect(screenMessage({ ...m, headers })).toEqual({ ok: false, reason: 'bad_times' });
   });
+
+  test('a flow message with its detection digest after the rows passes, the digest unread by the screen', () => {
+    expect(screenMessage(message({ digest: 'not a row of any org\n' }))).toEqual({ ok: true });
+  });
+
+  test('a rows-bytes header that is no length within the message is refused', () => {
+    for (const rowsBytesHeader of ['-1', '1e3', 'x', '99999999']) expect(screenMessage(message({ rowsBytesHeader }))).toEqual({ ok: false, reason: 'bad_rows_bytes' });
+  });
+
+  test('rows cut short by their rows-bytes header are judged as cut: a partial row is refused', () => {
+    expect(screenMessage(message({ rowsBytesHeader: '10' }))).toEqual({ ok: false, reason: 'not_rows_of_org' });
+  });
 });

@@ -205,4 +205,45 @@ describe('telemetry publisher', () => {
     ]);
     expect(await metricTotal(registry, 'nettel_telemetry_accepted_total')).toBe(0);
   });
+
+  describe('a flow batch with its detection digest', () => {
+    const withDigests = (prefix: string, count: number, width = 10): TelemetryBatch => {
+      const lines = records(prefix, count, width);
+      return { ...batch('org_a', 'flow', lines, `org_a.flow.${prefix}`), digests: lines.map((_, i) => `${prefix}\t${i}`) };
+    };
+    const parts = (p: Published, data = p.lines.join('\n') + '\n') => {
+      const rowsBytes = Number(p.headers.get(telemetryHeaderNames.rowsBytes));
+      return { rows: data.slice(0, rowsBytes).split('\n').filter(Boolean), digest: data.slice(rowsBytes).split('\n').filter(Boolean) };
+    };
+
+    test('travels after the rows in the same message, the rows\' length in its header', async () => {
+      const { connection, published } = fakeConnection({ autoAck: { duplicate: false } });
+      const { publisher } = publisherOver(connection);
+      await publisher.publish(withDigests('a', 3), { coalesce: false });
+      expect(parts(published[0]!)).toEqual({ rows: records('a', 3), digest: ['a\t0', 'a\t1', 'a\t2'] });
+    });
+
+    test("a batch split over messages keeps each row's digest line in the row's message", async () => {
+      const maxPayload = headerRoom + 2_000;
+      const { connection, published } = fakeConnection({ maxPayload, autoAck: { duplicate: false } });
+      const { publisher } = publisherOver(connection);
+      await publisher.publish(withDigests('s', 30, 70), { coalesce: false });
+      expect(published.length).toBeGreaterThan(1);
+      for (const message of published) {
+        expect(message.bytes).toBeLessThanOrEqual(maxPayload - headerRoom);
+        const { rows, digest } = parts(message);
+        expect(digest).toEqual(rows.map((r) => `s\t${(JSON.parse(r) as { id: string }).id.slice(2)}`));
+      }
+    });
+
+    test('a shared message holds a digest only when every request in it brought one', async () => {
+      const { connection, published } = fakeConnection({ autoAck: { duplicate: false } });
+      const { publisher } = publisherOver(connection);
+      await Promise.all([publisher.publish(withDigests('a', 2)), publisher.publish(withDigests('b', 1))]);
+      expect(parts(published[0]!)).toEqual({ rows: [...records('a', 2), ...records('b', 1)], digest: ['a\t0', 'a\t1', 'b\t0'] });
+      await Promise.all([publisher.publish(withDigests('c', 2)), publisher.publish(batch('org_a', 'flow', records('d', 1)))]);
+      expect(published[1]!.headers.has(telemetryHeaderNames.rowsBytes)).toBe(false);
+      expect(published[1]!.lines).toEqual([...records('c', 2), ...records('d', 1)]);
+    });
+  });
 });

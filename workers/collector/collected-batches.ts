@@ -24,6 +24,8 @@ interface Pending {
   exporter: string;
   hex: string;
   lines: string[];
+  /** Each line's detection digest (core/detection/flow-digest.ts). */
+  digests: string[];
   minTs: number;
   maxTs: number;
 }
@@ -49,16 +51,17 @@ export class CollectedBatches {
   ) {}
 
   /** The event id the next flow of this workspace and exporter gets (its batch id and index). */
-  add(orgId: string, exporter: string, line: (eventId: string) => { json: string; ts: number }): void {
+  add(orgId: string, exporter: string, line: (eventId: string) => { json: string; ts: number; digest: string }): void {
     const key = `${orgId}|${exporter}`;
     let batch = this.pending.get(key);
     if (!batch) {
-      batch = { orgId, exporter, hex: randomBytes(8).toString('hex'), lines: [], minTs: Infinity, maxTs: -Infinity };
+      batch = { orgId, exporter, hex: randomBytes(8).toString('hex'), lines: [], digests: [], minTs: Infinity, maxTs: -Infinity };
       this.pending.set(key, batch);
       this.timer ??= setTimeout(() => this.flushAll(), this.config.maxWaitMs);
     }
-    const { json, ts } = line(recordEventId(batch.hex, batch.lines.length));
+    const { json, ts, digest } = line(recordEventId(batch.hex, batch.lines.length));
     batch.lines.push(json);
+    batch.digests.push(digest);
     if (ts < batch.minTs) batch.minTs = ts;
     if (ts > batch.maxTs) batch.maxTs = ts;
     if (batch.lines.length >= this.config.maxFlows) {
@@ -85,6 +88,7 @@ export class CollectedBatches {
       exporter: p.exporter,
       batchId: `${p.orgId}.flow.c${p.hex}`,
       lines: p.lines,
+      digests: p.digests,
       minTs: p.minTs,
       maxTs: p.maxTs,
     };

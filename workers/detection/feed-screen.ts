@@ -1,5 +1,6 @@
 import { workspaceOrgIdSchema } from '../../core/ids';
-import { readTelemetryHeaders } from '../../core/telemetry-headers';
+import { readTelemetryHeaders, telemetryHeaderNames } from '../../core/telemetry-headers';
+import { readFlowDigest } from '../../core/detection/flow-digest-reader';
 import { earliestTimestamp } from '../../core/telemetry';
 import type { RateFlow } from '../../core/detection/traffic-class';
 import { readFlowRows } from './flow-lines';
@@ -25,8 +26,9 @@ const dayMs = 86_400_000;
  * Whoever can publish on the feed's subjects is not trusted: the workspace is
  * the subject's (never a header's or a row's alone), the kind and workspace
  * headers must agree with it, the message may be no larger than a copy can
- * be, and every row must be a flow of that workspace in range
- * (flow-lines.ts). Whether the workspace exists is the sink's question (it
+ * be, and every flow must be in range: a digest's lines
+ * (core/detection/flow-digest-reader.ts) or, from a release before the
+ * digest, rows of that workspace (flow-lines.ts). Whether the workspace exists is the sink's question (it
  * needs I/O).
  */
 export function screenFeedMessage(
@@ -39,6 +41,8 @@ export function screenFeedMessage(
   if (!workspaceOrgIdSchema.safeParse(org).success) return { ok: false, reason: 'bad_subject' };
   const headers = readTelemetryHeaders(message.headers);
   if (headers.kind !== 'flow' || headers.org !== org) return { ok: false, reason: 'bad_headers' };
-  const rows = readFlowRows(message.data, org, { earliest: earliestTimestamp, latest: now + dayMs });
-  return rows.ok ? { ok: true, org, flows: rows.flows } : rows;
+  const times = { earliest: earliestTimestamp, latest: now + dayMs };
+  // A digest carries no workspace of its own: the subject's, checked above against the headers, is its workspace.
+  const read = message.headers?.get(telemetryHeaderNames.digest) === '1' ? readFlowDigest(message.data, times) : readFlowRows(message.data, org, times);
+  return read.ok ? { ok: true, org, flows: read.flows } : read;
 }

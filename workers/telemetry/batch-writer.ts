@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { detectorRulesOf, historyOf, inForce } from '../../core/detection-rules';
 import { metricThresholdSignals, trafficVolumeSignals, type DestinationMinute, type DetectorRules } from '../../core/detectors';
 import { metricRowSchema, signalRowSchema, type MetricRow, type SignalRow } from '../../core/telemetry';
-import { readTelemetryHeaders } from '../../core/telemetry-headers';
+import { readTelemetryHeaders, rowsOf } from '../../core/telemetry-headers';
 import type { Logger } from '../../observability/logger';
 import type { TelemetryTable } from '../../storage/telemetry-store';
 import { correlateSignals, groupBy, storeDerivedSignals } from '../../application/derived-signals';
@@ -104,8 +104,8 @@ export class BatchWriter {
     for (const entry of entries) {
       const rows = checked.get(entry);
       if (!rows) {
-        // The message's own bytes: Buffer.concat below is the one copy.
-        parts.push(entry.msg.data);
+        // The message's own rows (its digest, if any, is the detectors'): Buffer.concat below is the one copy.
+        parts.push(rowsOf(entry.msg));
         if (parse) for (const row of parseLines(entry, table)) parsed.push(row);
         continue;
       }
@@ -226,7 +226,8 @@ const rowSchemas: Partial<Record<TelemetryTable, z.ZodType<object>>> = { signals
  * and metrics are checked against their row schema besides.
  */
 function parseLines({ msg, org }: Entry, table: TelemetryTable): object[] {
-  const text = Buffer.from(msg.data).toString('utf8');
+  const rows = rowsOf(msg);
+  const text = Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength).toString('utf8');
   const schema = rowSchemas[table];
   const out: object[] = [];
   try {

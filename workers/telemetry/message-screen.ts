@@ -2,7 +2,7 @@ import { orgIdSchema } from '../../core/ids';
 import { flowRowFields } from '../../core/flow';
 import { hasRowsOf, rowShapeOf, type RowShape } from '../../core/row-shape';
 import { metricRowFields, signalRowFields, type StreamKind } from '../../core/telemetry';
-import { readTelemetryHeaders } from '../../core/telemetry-headers';
+import { readTelemetryHeaders, rowsEndOf, rowsOf } from '../../core/telemetry-headers';
 import type { WorkMessage } from './stream-worker-ports';
 
 /** Each kind's row shape: the stream the kind's rows are written to takes no other field. */
@@ -12,7 +12,7 @@ const shapes: ReadonlyMap<string, RowShape> = new Map<StreamKind, RowShape>([
   ['metric', rowShapeOf(metricRowFields)],
 ]);
 
-export type ScreenVerdict = { ok: true } | { ok: false; reason: 'unknown_kind' | 'org_mismatch' | 'bad_times' | 'not_rows_of_org' | 'reserved_field' };
+export type ScreenVerdict = { ok: true } | { ok: false; reason: 'unknown_kind' | 'org_mismatch' | 'bad_times' | 'bad_rows_bytes' | 'not_rows_of_org' | 'reserved_field' };
 
 /** A field the storage adds to every flow row (the write that stored it: storage/rollup-repair.ts); no message may bring its own. */
 const reservedField = Buffer.from('"write_id"');
@@ -26,7 +26,9 @@ const reservedField = Buffer.from('"write_id"');
  * in the kind's shape, parsed (core/row-shape: one object per line, so a second
  * object after the first never reaches ClickHouse), without the field the
  * storage adds (an escaped spelling of it is no field of the shape either). A
- * message that fails is refused whole.
+ * flow message's rows end where its rows-bytes header says (a length within
+ * the message, or it is refused): the detection digest after them is the rate
+ * detectors' to screen, never written. A message that fails is refused whole.
  */
 export function screenMessage(msg: WorkMessage): ScreenVerdict {
   const tokens = msg.subject.split('.');
@@ -35,8 +37,10 @@ export function screenMessage(msg: WorkMessage): ScreenVerdict {
   if (!shape || tokens[2] !== kind) return { ok: false, reason: 'unknown_kind' };
   if (!orgIdSchema.safeParse(org).success || tokens[3] !== org) return { ok: false, reason: 'org_mismatch' };
   if (!Number.isSafeInteger(minTs) || !Number.isSafeInteger(maxTs) || minTs > maxTs) return { ok: false, reason: 'bad_times' };
-  if (Buffer.from(msg.data.buffer, msg.data.byteOffset, msg.data.byteLength).includes(reservedField)) return { ok: false, reason: 'reserved_field' };
-  if (!hasRowsOf(msg.data, org, shape)) return { ok: false, reason: 'not_rows_of_org' };
+  if (rowsEndOf(msg.headers, msg.data.byteLength) === undefined) return { ok: false, reason: 'bad_rows_bytes' };
+  const rows = rowsOf(msg);
+  if (Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength).includes(reservedField)) return { ok: false, reason: 'reserved_field' };
+  if (!hasRowsOf(rows, org, shape)) return { ok: false, reason: 'not_rows_of_org' };
   return { ok: true };
 }
 
