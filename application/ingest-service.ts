@@ -14,7 +14,7 @@ type Stamp = { org_id: string; event_id: string; ts: number; received_at: number
 
 interface KindSpec<T> {
   parse: (value: unknown) => z.ZodSafeParseResult<T>;
-  /** The stored JSON line of a record and its event time; a flow's detection digest line too (core/detection/flow-digest.ts). */
+  /** The stored JSON line of a record and its event time; a flow's detection digest line too (core/flow.ts flowDigestLine). */
   toLine: (input: T, stamp: Stamp, enricher?: FlowEnricher) => { json: string; ts: number; digest?: string };
 }
 

@@ -42,7 +42,7 @@ function message(m: number, destinations: number, flowsPerSecond: number): Detec
     };
     lines.push(flowRowJson(input, { org_id: org, event_id: `evt_${i.toString(36).padStart(12, '0')}`, ts: 0, received_at: t0 }).digest);
   }
-  // The copy as the writers publish it: the message's detection digest (core/detection/flow-digest.ts).
+  // The copy as the writers publish it: the message's detection digest (core/flow.ts flowDigestLine).
   const headers: Record<string, string> = { [telemetryHeaderNames.kind]: 'flow', [telemetryHeaderNames.org]: org, [telemetryHeaderNames.digest]: '1' };
   return {
     subject: `${prefix}.detect.flow.${org}`,

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { flowDigestLine } from './detection/flow-digest';
 import { counter, earliestTimestamp, ip, isAddressText, latestTimestamp, protocolSchema, timestamp, type Stamped } from './telemetry';
 import type { RowFields } from './row-shape';
 
@@ -165,7 +164,7 @@ export function toFlowRow(input: FlowInput, stamp: Stamped): FlowRow {
  * the two to the same output. `tail` is the enrichment's fields, already
  * written as JSON (core/enrichment/flow-enrichment.ts enrichmentJsonTail).
  * `digest` is the same flow's line of the detection digest
- * (core/detection/flow-digest.ts), from the same values.
+ * (flowDigestLine below), from the same values.
  */
 export function flowRowJson(input: FlowInput, stamp: Stamped, tail = ''): { json: string; ts: number; digest: string } {
   const ts = input.timestamp ?? stamp.ts;
@@ -190,3 +189,41 @@ export function flowRowJson(input: FlowInput, stamp: Stamped, tail = ''): { json
   const digest = flowDigestLine({ ts, src_ip, dst_ip, src_port: input.src_port ?? 0, dst_port: input.dst_port ?? 0, protocol, bytes, packets, tcp_flags, exporter, in_if, out_if });
   return { json: json + tail + '}', ts, digest };
 }
+
+/**
+ * The detection digest: of each stored flow, only the fields the rate
+ * detectors read (DigestedFlow: core/detection/traffic-class.ts RateFlow), one
+ * tab-separated line a flow:
+ *
+ *   ts  src_ip  dst_ip  src_port  dst_port  protocol  bytes  packets  tcp_flags  exporter  in_if  out_if
+ *
+ * an absent optional field left empty. Why it exists: the stream workers
+ * copy what they wrote to the rate detectors (streams/detection-feed.ts), and
+ * a copy of the enriched rows made nats-server store and deliver every flow
+ * byte twice more, and the detectors parse 30 fields to read 12. The producers
+ * write a flow's digest line beside its row (flowRowJson below), from
+ * the same values, and it travels in the telemetry message after the rows
+ * (core/telemetry-headers.ts rowsBytes) until the writers copy it alone.
+ *
+ * A protocol holding a tab, a newline or a quote (the ingest schema allows
+ * any text of 1 to 16 characters) is written as a JSON string, so every line
+ * stays one line of twelve fields; every other field is digits or an address.
+ * It is read by core/detection/flow-digest-reader.ts, which trusts none of it.
+ */
+export const flowDigestColumns = ['ts', 'src_ip', 'dst_ip', 'src_port', 'dst_port', 'protocol', 'bytes', 'packets', 'tcp_flags', 'exporter', 'in_if', 'out_if'] as const;
+
+/** What a digest line says of a flow: the stored row's fields the rate detectors read. */
+export type DigestedFlow = Pick<FlowRow, 'ts' | 'src_ip' | 'dst_ip' | 'src_port' | 'dst_port' | 'protocol' | 'bytes' | 'packets'> &
+  Partial<Pick<FlowRow, 'tcp_flags' | 'exporter' | 'in_if' | 'out_if'>>;
+
+const needsQuoting = /[\t\n\r"\\]/;
+
+/** A flow's digest line (no newline), its fields as the stored row holds them. */
+export function flowDigestLine(f: DigestedFlow): string {
+  const protocol = needsQuoting.test(f.protocol) || f.protocol.startsWith('"') ? JSON.stringify(f.protocol) : f.protocol;
+  return (
+    `${f.ts}\t${f.src_ip}\t${f.dst_ip}\t${f.src_port}\t${f.dst_port}\t${protocol}\t${f.bytes}\t${f.packets}\t` +
+    `${f.tcp_flags ?? ''}\t${f.exporter ?? ''}\t${f.in_if ?? ''}\t${f.out_if ?? ''}`
+  );
+}
+

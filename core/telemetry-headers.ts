@@ -18,7 +18,7 @@ export const telemetryHeaderNames = {
   error: 'Nettel-Error',
   /**
    * On a flow message that carries its detection digest after its rows: the
-   * rows' length in bytes (the rest is the digest, core/detection/flow-digest.ts).
+   * rows' length in bytes (the rest is the digest, core/flow.ts flowDigestLine).
    * Absent: the message is rows only.
    */
   rowsBytes: 'Nettel-Rows-Bytes',

@@ -15,7 +15,7 @@ import { putConsumer, putStream } from './put-stream';
  * flow message here, and one detector at a time reads them
  * (workers/detection/): the detectors judge exactly the stored flows, as a
  * replay does. The copy is the message's detection digest (the fields the
- * detectors read, core/detection/flow-digest.ts, about a seventh of the
+ * detectors read, core/flow.ts flowDigestLine, about a seventh of the
  * rows' bytes), marked by its `Nettel-Digest` header; a message published by
  * an earlier release has none, and its rows are copied instead.
  *

@@ -15,7 +15,7 @@ export interface TelemetryBatch {
   lines: string[];
   /**
    * A flow batch's detection digest, a line for each of `lines` in the same
-   * order (core/detection/flow-digest.ts): it travels after the rows, and the
+   * order (core/flow.ts flowDigestLine): it travels after the rows, and the
    * writers copy it alone to the rate detectors.
    */
   digests?: string[];

@@ -1,5 +1,5 @@
 import type { RateFlow } from './traffic-class';
-import { flowDigestColumns } from './flow-digest';
+import { flowDigestColumns } from '../flow';
 import { rateFlowOf, type TimeBounds } from './untrusted-flow';
 
 export type FlowDigestVerdict = { ok: true; flows: RateFlow[] } | { ok: false; reason: 'not_rows' | 'bad_row' };

@@ -1,4 +1,4 @@
-import type { FlowRow } from '../flow';
+import type { DigestedFlow } from '../flow';
 
 /**
  * What the rate detectors read of a flow: a stored flow row's fields. Bytes
@@ -8,8 +8,7 @@ import type { FlowRow } from '../flow';
  * bytes here too. A flow record counts as one flow whatever its sampling:
  * flows/s is records seen a second.
  */
-export type RateFlow = Pick<FlowRow, 'ts' | 'src_ip' | 'dst_ip' | 'src_port' | 'dst_port' | 'protocol' | 'bytes' | 'packets'> &
-  Partial<Pick<FlowRow, 'tcp_flags' | 'exporter' | 'in_if' | 'out_if'>>;
+export type RateFlow = DigestedFlow;
 
 /** UDP source ports of the reflection/amplification attacks, by the attack's name. */
 export const amplificationPorts = { dns: 53, ntp: 123, ssdp: 1900, memcached: 11211, cldap: 389, chargen: 19 } as const;

@@ -6,7 +6,7 @@ import type { RateFlow } from './traffic-class';
  * the detection feed could have written: every field is checked against the
  * ranges the ingest schema allows (core/flow.ts, core/telemetry.ts) before
  * it counts, whichever encoding carried it (the stored rows or their
- * digest, core/detection/flow-digest.ts).
+ * digest, core/flow.ts flowDigestLine).
  */
 
 /** The event times a flow may carry: those the ingest schema takes (core/telemetry.ts timestamp), given the latest one. */

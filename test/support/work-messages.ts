@@ -19,7 +19,7 @@ export interface MessageOptions {
   org?: string;
   /** The event times the message's headers give: [min, max]. */
   times?: [number, number];
-  /** A detection digest after the rows (core/detection/flow-digest.ts), its rows' length in the header. */
+  /** A detection digest after the rows (core/flow.ts flowDigestLine), its rows' length in the header. */
   digest?: string;
   /** The rows-bytes header as given, whatever the body holds. */
   rowsBytesHeader?: string;

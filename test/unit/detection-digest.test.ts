@@ -1,5 +1,4 @@
-import { flowRowJson, type FlowInput } from '../../core/flow';
-import { flowDigestLine } from '../../core/detection/flow-digest';
+import { flowDigestLine, flowRowJson, type FlowInput } from '../../core/flow';
 import { readFlowDigest } from '../../core/detection/flow-digest-reader';
 import { readFlowRows } from '../../workers/detection/flow-lines';
 import { flow, seeded, syn, t0 } from '../support/detection-flows';

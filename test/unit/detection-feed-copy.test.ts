@@ -1,6 +1,6 @@
+import { flowDigestLine } from '../../core/flow';
 import type { MsgHdrs } from 'nats';
 import { Registry } from 'prom-client';
-import { flowDigestLine } from '../../core/detection/flow-digest';
 import { telemetryHeaderNames } from '../../core/telemetry-headers';
 import { DetectionFeed } from '../../streams/detection-feed';
 import { flow } from '../support/detection-flows';

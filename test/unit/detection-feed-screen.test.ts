@@ -1,4 +1,4 @@
-import { flowDigestLine } from '../../core/detection/flow-digest';
+import { flowDigestLine } from '../../core/flow';
 import { telemetryHeaderNames } from '../../core/telemetry-headers';
 import { screenFeedMessage, type FeedScreenConfig } from '../../workers/detection/feed-screen';
 import { flow, syn, t0 } from '../support/detection-flows';

@@ -24,7 +24,7 @@ interface Pending {
   exporter: string;
   hex: string;
   lines: string[];
-  /** Each line's detection digest (core/detection/flow-digest.ts). */
+  /** Each line's detection digest (core/flow.ts flowDigestLine). */
   digests: string[];
   minTs: number;
   maxTs: number;
