@@ -102,7 +102,11 @@ async function workerProcess(name: string): Promise<WorkerProcess> {
 const record = (id: string, destination: string, endsInMs: number): MitigationRecord => ({
   id, org_id: 'org_a', mitigation: { action: 'blackhole', destination, nextHop: '192.0.2.1' }, starts_at: Date.now() - 1_000, ends_at: Date.now() + endsInMs,
 });
-const callsFor = (destination: string) => workers.flatMap((w) => w.speaker.calls.filter((c) => c.destination === destination).map((c) => ({ ...c, by: w.name })));
+/** Every worker's calls to the speaker for a destination, in the order they were made (whichever worker holds the lease). */
+const callsFor = (destination: string) =>
+  workers
+    .flatMap((w) => w.speaker.calls.filter((c) => c.destination === destination).map((c) => ({ ...c, by: w.name })))
+    .sort((a, b) => a.at - b.at);
 const changesCounted = async (change: string) => {
   let sum = 0;
   for (const w of workers) sum += ((await w.registry.getSingleMetric('nettel_mitigation_reconcile_changes_total')?.get())?.values ?? []).filter((v) => v.labels.change === change).reduce((s, v) => s + v.value, 0);

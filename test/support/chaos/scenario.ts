@@ -74,7 +74,8 @@ export interface ScenarioResult {
   load: LoadReport;
   stored: StoredCount;
   replay: ReplayView;
-  auditValid: boolean;
+  /** The ledger's verdict, or the status and body it answered instead. */
+  auditValid: boolean | string;
 }
 
 /**
@@ -121,6 +122,23 @@ export async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   }
 }
 
+/**
+ * The workspace's audit verdict once the ledger answers: right after an
+ * engine came back (JetStream re-enabled after a full disk, say) it may
+ * answer 503 for a moment, which is its documented answer, not a verdict.
+ * Any other answer is returned as its status and body, so a failure says
+ * what came back.
+ */
+async function auditVerdict(svc: ServiceProcess, ws: Workspace): Promise<boolean | string> {
+  let last = { status: 0, body: undefined as unknown };
+  const verdict = await waitFor(async () => {
+    last = await call<{ valid?: boolean }>(svc.url, 'GET', '/v1/audit/verify', ws.operator);
+    return last.status === 503 ? undefined : true;
+  }, 30_000, 'the audit ledger to answer').catch(() => undefined);
+  if (verdict && last.status === 200) return (last.body as { valid: boolean }).valid;
+  return `${last.status} ${JSON.stringify(last.body)}`;
+}
+
 async function loadThroughChaos({ name, svc, chaos, storedBy }: Scenario, ws: Workspace, load: LoadClient): Promise<ScenarioResult> {
   load.start();
   await whileAcknowledging(load, 20);
@@ -128,12 +146,12 @@ async function loadThroughChaos({ name, svc, chaos, storedBy }: Scenario, ws: Wo
   await whileAcknowledging(load, 20);
   const report = await load.stop();
   const replay = await approveAndComplete(svc, ws);
-  const audit = await call<{ valid: boolean }>(svc.url, 'GET', '/v1/audit/verify', ws.operator);
+  const auditValid = await auditVerdict(svc, ws);
   await drained(svc);
   const { run, database, stopFirst } = storedBy();
   if (stopFirst) await svc.stop();
   const stored = await countStored(run, database, ws.orgId, report.acknowledgedBatches);
   const line = `chaos ${name}: kills ${kills}, acknowledged ${report.acknowledgedFlows}, stored ${stored.stored}, lost ${stored.lost}, doubled ${stored.doubled}`;
   process.stdout.write(`${line} (retries ${JSON.stringify(report.retries)}${stored.rollupsOff.length ? `; rollups off: ${stored.rollupsOff.join(', ')}` : ''})\n`);
-  return { kills, load: report, stored, replay, auditValid: audit.body.valid };
+  return { kills, load: report, stored, replay, auditValid };
 }
