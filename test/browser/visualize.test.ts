@@ -147,7 +147,8 @@ describe('the visualize page', () => {
     await visualize(page, 'by=src_as&chart=table');
     const box = page.getByRole('combobox', { name: 'Filter' });
     await box.pressSequentially('src_a');
-    await page.getByRole('option', { name: 'src_as' }).first().waitFor();
+    const highlighted = page.getByRole('option', { selected: true }).locator('code');
+    await waitFor(async () => ((await highlighted.textContent()) === 'src_as' ? true : undefined), uiWaitMs, 'src_as highlighted');
     await box.press('Enter');
     expect(await box.inputValue()).toBe('src_as ');
     await box.pressSequentially('= 15169');

@@ -1,4 +1,4 @@
-import { completionContext, filterProblem, reverseDimension, reverseFilter } from '../../console/src/views/visualize/filter-text';
+import { completionContext, filterProblem, reverseDimension, reverseFilter, stillFitting } from '../../console/src/views/visualize/filter-text';
 import { viewStateSchema } from '../../core/saved-views';
 import { defaultState, fromSavedState, hashState, readState, stateHash, toSavedState, type VisualizeState } from '../../console/src/views/visualize/state';
 
@@ -63,6 +63,17 @@ describe('the filter box', () => {
 
   test('completes a value inside an IN list, quoted or not', () => {
     expect(completionContext("src_country NOT IN ('NL', 'D", 28)).toEqual({ kind: 'value', dimension: 'src_country', prefix: 'D', start: 26 });
+  });
+
+  test('while the service is asked, only the suggestions that still fit the typed text stay offered', () => {
+    const shown = [{ value: 'src_ip' }, { value: 'src_as' }, { value: 'src_as_name' }, { value: 'src_country' }];
+    expect(stillFitting(shown, 'src_a').map((i) => i.value)).toEqual(['src_as', 'src_as_name']);
+    expect(stillFitting(shown, 'SRC_AS').map((i) => i.value)).toEqual(['src_as', 'src_as_name']);
+    expect(stillFitting(shown, 'dst')).toEqual([]);
+  });
+
+  test('an AS number typed with its AS prefix still fits the numbers offered', () => {
+    expect(stillFitting([{ value: '13335' }, { value: '15169' }], 'AS133').map((i) => i.value)).toEqual(['13335']);
   });
 
   test('names a syntax error with its line and column, and an unknown dimension', () => {

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { request } from '../../api';
 import type { Features } from './data';
-import { completionContext, dimensionNames, filterProblem, keywords, type CompletionContext } from './filter-text';
+import { completionContext, dimensionNames, filterProblem, keywords, stillFitting, type CompletionContext } from './filter-text';
 
 /**
  * The filter box: the filter language (docs/analyst-queries.md) typed with
@@ -47,6 +47,10 @@ export function FilterBox({ value, onApply, features }: { value: string; onApply
     setCtx(c);
     const n = ++asked.current;
     if (c.prefix === '' && c.kind === 'dimension') return setItems([]);
+    // Until the answer for the new text comes, offer only what still fits
+    // it: Enter must never take a suggestion for text no longer typed.
+    setItems((shown) => (ctx?.kind === c.kind && ctx.start === c.start && ctx.dimension === c.dimension ? stillFitting(shown, c.prefix) : []));
+    setActive(0);
     suggestions(c, features).then((found) => {
       if (n !== asked.current) return;
       setItems(found);

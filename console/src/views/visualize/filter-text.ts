@@ -103,3 +103,14 @@ export function completionContext(text: string, cursor: number): CompletionConte
   }
   return { kind: 'dimension', prefix, start };
 }
+
+/**
+ * The suggestions shown that still start with the text typed (any case;
+ * `AS133` fits AS 13335, as the service reads it): what the box offers
+ * until the service answers for the new text, so Enter never takes a
+ * suggestion for text no longer typed.
+ */
+export function stillFitting<T extends { value: string }>(shown: T[], prefix: string): T[] {
+  const starts = [prefix.toLowerCase(), prefix.toLowerCase().replace(/^as/, '')];
+  return shown.filter((item) => starts.some((start) => item.value.toLowerCase().startsWith(start)));
+}
