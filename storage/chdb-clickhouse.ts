@@ -5,7 +5,7 @@ import { hasJsonLinesShape } from '../core/json-lines';
 import { ClickHouseError, UnsafeInsertError, wrap, type ClickHouse } from './clickhouse';
 import { dialectOf, insertSettingsClause, type Dialect } from './dialect';
 import { str } from './sql';
-import { removeStaleSpoolFiles, spoolFilePrefix, spoolThresholdBytes } from './spool';
+import { removeStaleSpoolFiles, spoolFilePrefix, spoolThresholdBytes, writeSpoolFile } from './spool';
 import { StatementQueue, type StatementClass } from './statement-queue';
 
 function parseJsonEachRow<T>(text: string): T[] {
@@ -148,7 +148,7 @@ export class ChdbClickHouse implements ClickHouse {
   private async insertFromFile(spoolDir: string, table: string, ndjson: string | Buffer): Promise<void> {
     const file = path.join(spoolDir, `${spoolFilePrefix}${process.pid}-${randomUUID()}.jsonl`);
     try {
-      await fs.promises.writeFile(file, ndjson, { mode: 0o600 });
+      await writeSpoolFile(file, typeof ndjson === 'string' ? Buffer.from(ndjson) : ndjson);
     } catch {
       // The spool folder is full or gone (a small /dev/shm): the same rows go through memory instead.
       await fs.promises.rm(file, { force: true });
