@@ -3,7 +3,7 @@ import { createLogger } from '../../observability/logger';
 import { metricTotal } from '../support/metrics';
 import { ClickHouseError } from '../../storage/clickhouse';
 import { UnreadableMessageError } from '../../workers/telemetry/batch-writer';
-import { BatchHandler, giveBackDecision, nakDelayMs } from '../../workers/telemetry/give-back';
+import { BatchHandler, giveBackDecision, nakDelayMs, type RestOfBatch } from '../../workers/telemetry/give-back';
 import { streamWorkerMetrics } from '../../workers/telemetry/stream-worker-metrics';
 import type { DeadLetterSink, WorkMessage } from '../../workers/telemetry/stream-worker-ports';
 import { message, type FakeMessage } from '../support/work-messages';
@@ -20,13 +20,29 @@ const refusal = () => new ClickHouseError('clickhouse insert into flows failed: 
 const outage = () => new ClickHouseError('clickhouse insert into flows failed: connect ECONNREFUSED', undefined, { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
 const memoryLimit = () => new ClickHouseError('clickhouse insert into flows failed: Code: 241. DB::Exception: Memory limit exceeded', 241);
 
-function handlerWith(process: (batch: WorkMessage[], opts?: { retry?: boolean }) => Promise<void>, deadLetters?: DeadLetterSink) {
+type Process = (batch: WorkMessage[], opts?: { retry?: boolean }) => Promise<void>;
+
+/** A handler whose write does the whole processing (nothing left after it), unless `write` is given. */
+function handlerWith(process: Process, deadLetters?: DeadLetterSink, write?: (batch: WorkMessage[]) => Promise<RestOfBatch>) {
   const registry = new Registry();
   const dead: WorkMessage[] = [];
   const sink = deadLetters ?? { deadLetter: (m: WorkMessage) => Promise.resolve(void dead.push(m)) };
-  const handler = new BatchHandler(policy, { process, deadLetters: sink, metrics: streamWorkerMetrics(registry), log });
+  const wholeInWrite = (batch: WorkMessage[]) => process(batch).then((): RestOfBatch => () => Promise.resolve());
+  const handler = new BatchHandler(policy, { write: write ?? wholeInWrite, process, deadLetters: sink, metrics: streamWorkerMetrics(registry), log });
   return { handler, dead, registry };
 }
+
+function deferred() {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+const settle = () => new Promise((r) => setImmediate(r));
 
 describe('stream worker give-back', () => {
   test('a batch written whole is acknowledged only after the write', async () => {
@@ -162,5 +178,64 @@ describe('stream worker give-back', () => {
     expect(forged.events).toEqual(['term']);
     expect(good.events).toEqual(['ack']);
     expect(await metricTotal(registry, 'nettel_worker_messages_refused_total')).toBe(1);
+  });
+
+  test('the next batch is written while the rest of the batch before runs, and neither is acknowledged before its rest', async () => {
+    const steps: string[] = [];
+    const rests = [deferred(), deferred()];
+    const { handler } = handlerWith(() => Promise.resolve(), undefined, () => {
+      const n = steps.filter((s) => s.startsWith('write')).length;
+      steps.push(`write ${n}`);
+      return Promise.resolve(() => {
+        steps.push(`rest ${n}`);
+        return rests[n]!.promise;
+      });
+    });
+    const [first, second] = [message(), message()];
+    const nextMayWrite = deferred();
+    const firstHandled = handler.handle([first], nextMayWrite.resolve);
+    await nextMayWrite.promise;
+    const secondHandled = handler.handle([second]);
+    await settle();
+    expect(steps).toEqual(['write 0', 'rest 0', 'write 1']);
+    expect([first.events, second.events]).toEqual([[], []]);
+    rests[0]!.resolve();
+    await firstHandled;
+    await settle();
+    expect(steps).toEqual(['write 0', 'rest 0', 'write 1', 'rest 1']);
+    expect([first.events, second.events]).toEqual([['ack'], []]);
+    rests[1]!.resolve();
+    await secondHandled;
+    expect(second.events).toEqual(['ack']);
+  });
+
+  test('a batch written while the rest of the one before runs lets the next be written only once that rest is done', async () => {
+    const rest = deferred();
+    const { handler } = handlerWith(() => Promise.resolve(), undefined, () => Promise.resolve(() => rest.promise));
+    const firstWritten = deferred();
+    void handler.handle([message()], firstWritten.resolve);
+    await firstWritten.promise;
+    let secondWritten = false;
+    void handler.handle([message()], () => {
+      secondWritten = true;
+    });
+    await settle();
+    expect(secondWritten).toBe(false);
+    rest.resolve();
+    await settle();
+    expect(secondWritten).toBe(true);
+  });
+
+  test('a batch whose rest fails is retried message by message, each treated as possibly written', async () => {
+    const calls: Array<{ ids: number[]; retry?: boolean }> = [];
+    const batch = [message(), message()];
+    const { handler } = handlerWith(
+      (b, opts) => Promise.resolve(void calls.push({ ids: b.map((m) => (m as FakeMessage).id), retry: opts?.retry })),
+      undefined,
+      () => Promise.resolve(() => Promise.reject(outage())),
+    );
+    await handler.handle(batch);
+    expect(calls).toEqual([{ ids: [batch[0]!.id], retry: true }, { ids: [batch[1]!.id], retry: true }]);
+    expect(batch.map((m) => m.events)).toEqual([['ack'], ['ack']]);
   });
 });

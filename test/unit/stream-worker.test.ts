@@ -138,6 +138,54 @@ describe('stream worker batching', () => {
     expect(m.events).toEqual(['working', 'working']);
   });
 
+  test('a batch whose write ended is followed by the next batch before it is handled whole, and a flush waits for both', async () => {
+    const rest = deferred();
+    const started: number[] = [];
+    const batcher = new Batcher<FakeMessage>({ maxMessages: 1, maxBytes: 1e9, maxWaitMs: 60_000, keepAliveMs: 60_000 }, async (b, written) => {
+      started.push(b[0]!.id);
+      if (started.length > 1) return;
+      written();
+      await rest.promise;
+    }, () => undefined);
+    const [first, second] = [message(), message()];
+    await batcher.add(first);
+    await batcher.add(second);
+    expect(started).toEqual([first.id, second.id]);
+    let flushed = false;
+    const flushing = batcher.flush().then(() => {
+      flushed = true;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(flushed).toBe(false);
+    rest.resolve();
+    await flushing;
+    expect(flushed).toBe(true);
+  });
+
+  test('a batch due while another is written waits for that write, not for the rest of its handling', async () => {
+    jest.useFakeTimers();
+    const [write, rest] = [deferred(), deferred()];
+    const handled: number[] = [];
+    const batcher = new Batcher<FakeMessage>({ maxMessages: 100, maxBytes: 1e9, maxWaitMs: 200, keepAliveMs: 60_000 }, async (b, written) => {
+      handled.push(b[0]!.id);
+      if (handled.length > 1) return;
+      await write.promise;
+      written();
+      await rest.promise;
+    }, () => undefined);
+    const [first, second] = [message(), message()];
+    void batcher.add(first);
+    await jest.advanceTimersByTimeAsync(250);
+    void batcher.add(second);
+    await jest.advanceTimersByTimeAsync(250);
+    expect(handled).toEqual([first.id]);
+    write.resolve();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(handled).toEqual([first.id, second.id]);
+    rest.resolve();
+    await batcher.flush();
+  });
+
   test('a flush that throws does not stop the flushes after it', async () => {
     const handled: number[] = [];
     const errors: unknown[] = [];

@@ -54,6 +54,17 @@ export class BatchWriter {
 
   /** `retry` treats every message as redelivered (its rows may be stored already). */
   async process(batch: WorkMessage[], opts: { retry?: boolean } = {}): Promise<void> {
+    const rest = await this.write(batch, opts);
+    await rest();
+  }
+
+  /**
+   * Stores the batch's rows, one insert per table; resolves to the rest of
+   * its processing: the signals derived from the stored rows, then the
+   * incidents they touch (the stream worker runs it while the next batch is
+   * written).
+   */
+  async write(batch: WorkMessage[], opts: { retry?: boolean } = {}): Promise<() => Promise<void>> {
     const groups: Record<'flow' | 'signal' | 'metric', Entry[]> = { flow: [], signal: [], metric: [] };
     for (const msg of batch) {
       const { kind, org, minTs, maxTs } = readTelemetryHeaders(msg.headers);
@@ -67,9 +78,11 @@ export class BatchWriter {
     await this.writeEntries('flows', groups.flow, { retry });
     const metricRows = await this.writeEntries('metrics', groups.metric, { retry, parse: true });
     const signalRows = await this.writeEntries('signals', groups.signal, { retry, parse: true });
-    const derived = [...(await this.metricSignals(metricRows as MetricRow[])), ...(await this.trafficSignals(groups.flow))];
-    const written = await this.writeDerivedSignals(derived, retry);
-    await this.correlate([...(signalRows as SignalRow[]), ...written]);
+    return async () => {
+      const derived = [...(await this.metricSignals(metricRows as MetricRow[])), ...(await this.trafficSignals(groups.flow))];
+      const written = await this.writeDerivedSignals(derived, retry);
+      await this.correlate([...(signalRows as SignalRow[]), ...written]);
+    };
   }
 
   /** The detector rules in force for a workspace. */

@@ -58,17 +58,35 @@ export interface WriteOutage {
   reason: string;
 }
 
+/** What is left of a batch once its rows are stored, up to its acknowledgement (see BatchHandler). */
+export type RestOfBatch = () => Promise<void>;
+
 /**
  * Handles one flushed batch: written whole and acknowledged when it can be;
  * otherwise each of its messages is retried on its own, so one bad message
  * does not hold the others back, and each that fails again is given back.
+ *
+ * A batch is handled in two stages: its write (the rows stored), then the
+ * rest (the signals and incidents the stored rows make, the detectors'
+ * copy), after which it is acknowledged. The next batch is written while
+ * this one's rest runs: ClickHouse takes one statement at a time, and a
+ * write waiting for the rest of the batch before it left the engine idle
+ * for as long as it ran (BENCHMARKS.md). The rests run one at a time, in
+ * order, so at most two batches are held. A batch's stored rows are
+ * checked for before it is written, and the batch before it was written by
+ * then, so the overlap doubles no row.
  */
 export class BatchHandler {
   private outage?: WriteOutage;
+  /** The rest of the batch before: the next rest starts after it. */
+  private previousRest: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly policy: GiveBackPolicy,
     private readonly deps: {
+      /** Stores a batch's rows; resolves to the rest of its handling. */
+      write: (batch: WorkMessage[]) => Promise<RestOfBatch>;
+      /** The whole handling of a batch, for a retry (each message on its own, maybe stored already). */
       process: (batch: WorkMessage[], opts?: { retry?: boolean }) => Promise<void>;
       deadLetters: DeadLetterSink;
       metrics: StreamWorkerMetrics;
@@ -82,19 +100,39 @@ export class BatchHandler {
     return this.outage;
   }
 
-  async handle(pulled: WorkMessage[]): Promise<void> {
+  /** Handles a batch; `written` is called once the next batch may be written (this one's rows stored, the rest before it done). */
+  async handle(pulled: WorkMessage[], written: () => void = () => undefined): Promise<void> {
     const batch = await this.refuseForged(pulled);
     if (batch.length === 0) return;
+    let rest: RestOfBatch | undefined;
+    let failure: unknown;
     try {
-      await this.deps.process(batch);
-      for (const m of batch) m.ack();
-      this.deps.metrics.batches.inc({ outcome: 'written' });
-      this.outage = undefined;
-      return;
+      rest = await this.deps.write(batch);
     } catch (err) {
-      this.deps.metrics.batches.inc({ outcome: 'failed' });
-      this.deps.log.error({ err, messages: batch.length }, 'unable to process telemetry batch; retrying its messages one by one');
+      failure = err;
     }
+    await this.previousRest;
+    const finished = this.finish(batch, rest, failure);
+    this.previousRest = finished.catch(() => undefined);
+    written();
+    await finished;
+  }
+
+  /** Runs the rest of a written batch and acknowledges it; a batch that failed anywhere is retried message by message. */
+  private async finish(batch: WorkMessage[], rest: RestOfBatch | undefined, failure: unknown): Promise<void> {
+    if (rest) {
+      try {
+        await rest();
+        for (const m of batch) m.ack();
+        this.deps.metrics.batches.inc({ outcome: 'written' });
+        this.outage = undefined;
+        return;
+      } catch (err) {
+        failure = err;
+      }
+    }
+    this.deps.metrics.batches.inc({ outcome: 'failed' });
+    this.deps.log.error({ err: failure, messages: batch.length }, 'unable to process telemetry batch; retrying its messages one by one');
     // The failed attempt may have written some rows, so every message is checked for them first.
     for (const m of batch) {
       try {

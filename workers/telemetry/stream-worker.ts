@@ -10,7 +10,7 @@ import { BatchWriter } from './batch-writer';
 import { Batcher } from './batcher';
 import { ConsumeLoop, defaultReopenBackoff } from '../consume/consume-loop';
 import { JetStreamDeadLetters } from './dead-letter';
-import { BatchHandler } from './give-back';
+import { BatchHandler, type RestOfBatch } from './give-back';
 import { JetStreamSource } from './jetstream-source';
 import { streamWorkerMetrics } from './stream-worker-metrics';
 import type { IncidentCorrelation, TelemetryWrites, WorkMessage } from './stream-worker-ports';
@@ -93,12 +93,12 @@ export class StreamWorker {
     });
     const deadLetters = new JetStreamDeadLetters(deps.nats, config.prefix);
     this.lanes = lanes.map((lane, i) => {
-      const handler = new BatchHandler(config, { process: (batch, opts) => this.process(batch, opts), deadLetters, metrics, log: deps.log });
+      const handler = new BatchHandler(config, { write: (batch) => this.write(batch), process: (batch, opts) => this.process(batch, opts), deadLetters, metrics, log: deps.log });
       // Signals wait less for their batch to fill: they are few, and an incident should open at once.
       const maxWaitMs = lane === 'signals' ? Math.min(config.maxWaitMs, signalsMaxWaitMs) : config.maxWaitMs;
       const batcher = new Batcher<WorkMessage>(
         { maxMessages: config.maxMessages, maxBytes: config.maxBatchBytes, maxWaitMs, keepAliveMs: Math.max(500, Math.floor(config.ackWaitMs / 3)) },
-        (batch) => handler.handle(batch),
+        (batch, written) => handler.handle(batch, written),
         (err, batch) => deps.log.error({ err, messages: batch.length, lane }, 'unable to handle a telemetry batch; JetStream will redeliver it'),
       );
       const consumer = laneConsumer(config.prefix, lane).name;
@@ -143,10 +143,24 @@ export class StreamWorker {
    * tests that drive a batch directly.
    */
   async process(batch: WorkMessage[], opts: { retry?: boolean } = {}): Promise<void> {
-    await this.writer.process(batch, opts);
-    // Written, not yet acknowledged: the rate detectors get their copy now. A failed copy fails
-    // the batch, whose retry finds its rows stored (not written twice) and copies again.
-    if (this.detectionFeed) await this.detectionFeed.copy(flowMessagesOf(batch));
+    const rest = await this.write(batch, opts);
+    await rest();
+  }
+
+  /**
+   * Stores the batch's rows; resolves to the rest before its ack: the
+   * signals and incidents of the stored rows, and the rate detectors' copy
+   * (written, not yet acknowledged), side by side. A failed rest fails the
+   * batch, whose retry finds its rows stored (not written twice), and
+   * correlates and copies again: both are idempotent (the copy by its
+   * message id).
+   */
+  async write(batch: WorkMessage[], opts: { retry?: boolean } = {}): Promise<RestOfBatch> {
+    const correlate = await this.writer.write(batch, opts);
+    return async () => {
+      const outcomes = await Promise.allSettled([correlate(), this.detectionFeed?.copy(flowMessagesOf(batch))]);
+      for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
+    };
   }
 }
 
