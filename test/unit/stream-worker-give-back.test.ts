@@ -45,6 +45,8 @@ function deferred() {
 const settle = () => new Promise((r) => setImmediate(r));
 
 describe('stream worker give-back', () => {
+  afterEach(() => jest.useRealTimers());
+
   test('a batch written whole is acknowledged only after the write', async () => {
     const batch = [message(), message()];
     const seenAtWrite: string[][] = [];
@@ -226,16 +228,64 @@ describe('stream worker give-back', () => {
     expect(secondWritten).toBe(true);
   });
 
-  test('a batch whose rest fails is retried message by message, each treated as possibly written', async () => {
+  test('a batch whose rest is refused is retried message by message at once, each treated as possibly written', async () => {
     const calls: Array<{ ids: number[]; retry?: boolean }> = [];
     const batch = [message(), message()];
+    let rests = 0;
     const { handler } = handlerWith(
       (b, opts) => Promise.resolve(void calls.push({ ids: b.map((m) => (m as FakeMessage).id), retry: opts?.retry })),
       undefined,
-      () => Promise.resolve(() => Promise.reject(outage())),
+      () =>
+        Promise.resolve(() => {
+          rests += 1;
+          return Promise.reject(refusal());
+        }),
     );
     await handler.handle(batch);
+    expect(rests).toBe(1);
     expect(calls).toEqual([{ ids: [batch[0]!.id], retry: true }, { ids: [batch[1]!.id], retry: true }]);
     expect(batch.map((m) => m.events)).toEqual([['ack'], ['ack']]);
+  });
+
+  test('a rest that fails for a transient reason is run again whole after the retry delay, and no message is retried alone', async () => {
+    jest.useFakeTimers();
+    const calls: number[][] = [];
+    const batch = [message(), message()];
+    let rests = 0;
+    const { handler, registry } = handlerWith(
+      (b) => Promise.resolve(void calls.push(b.map((m) => (m as FakeMessage).id))),
+      undefined,
+      () => Promise.resolve(() => ((rests += 1) === 1 ? Promise.reject(outage()) : Promise.resolve())),
+    );
+    const handled = handler.handle(batch);
+    await jest.advanceTimersByTimeAsync(999);
+    expect(rests).toBe(1);
+    await jest.advanceTimersByTimeAsync(1);
+    await handled;
+    expect(rests).toBe(2);
+    expect(calls).toEqual([]);
+    expect(batch.map((m) => m.events)).toEqual([['ack'], ['ack']]);
+    expect(await metricTotal(registry, 'nettel_worker_rest_retries_total')).toBe(1);
+  });
+
+  test('a rest that keeps failing for a transient reason is run four times, then its messages are retried one by one', async () => {
+    jest.useFakeTimers();
+    const calls: number[][] = [];
+    const batch = [message(), message()];
+    let rests = 0;
+    const { handler } = handlerWith(
+      (b) => Promise.resolve(void calls.push(b.map((m) => (m as FakeMessage).id))),
+      undefined,
+      () =>
+        Promise.resolve(() => {
+          rests += 1;
+          return Promise.reject(outage());
+        }),
+    );
+    const handled = handler.handle(batch);
+    await jest.advanceTimersByTimeAsync(7_000);
+    await handled;
+    expect(rests).toBe(4);
+    expect(calls).toEqual([[batch[0]!.id], [batch[1]!.id]]);
   });
 });

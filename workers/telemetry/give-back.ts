@@ -58,6 +58,11 @@ export interface WriteOutage {
   reason: string;
 }
 
+/** How many times the rest of a written batch is run again on a transient failure before its messages are retried one by one. */
+export const restRetries = 3;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 /** What is left of a batch once its rows are stored, up to its acknowledgement (see BatchHandler). */
 export type RestOfBatch = () => Promise<void>;
 
@@ -118,11 +123,18 @@ export class BatchHandler {
     await finished;
   }
 
-  /** Runs the rest of a written batch and acknowledges it; a batch that failed anywhere is retried message by message. */
+  /**
+   * Runs the rest of a written batch and acknowledges it; a batch that
+   * failed anywhere is retried message by message. A rest that fails for a
+   * transient reason (NATS slow to take the detectors' copy under a flood,
+   * ClickHouse busy) is first run again whole, after 1, 2 and 4 retry
+   * delays: its rows are stored, and retrying each message alone would add
+   * a lookup, an insert and a copy per message to an engine already behind.
+   */
   private async finish(batch: WorkMessage[], rest: RestOfBatch | undefined, failure: unknown): Promise<void> {
     if (rest) {
       try {
-        await rest();
+        await this.untilDone(batch, rest);
         for (const m of batch) m.ack();
         this.deps.metrics.batches.inc({ outcome: 'written' });
         this.outage = undefined;
@@ -141,6 +153,21 @@ export class BatchHandler {
         this.outage = undefined;
       } catch (err) {
         await this.giveBack(m, err);
+      }
+    }
+  }
+
+  /** Runs the rest, again on a transient failure (restRetries times at most; the batcher keeps the messages alive meanwhile). */
+  private async untilDone(batch: WorkMessage[], rest: RestOfBatch): Promise<void> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await rest();
+      } catch (err) {
+        const failure = failureOf(err);
+        if (failure.class !== 'transient' || attempt >= restRetries) throw err;
+        this.deps.metrics.restRetries.inc({ reason: failure.reason });
+        this.deps.log.warn({ err, messages: batch.length, attempt: attempt + 1 }, 'the rest of a written batch failed; running it again');
+        await sleep(nakDelayMs(attempt + 1, this.policy.retryDelayMs));
       }
     }
   }

@@ -69,6 +69,11 @@ const deliveryMetrics = (registry: Registry) => ({
     help: 'Messages whose write failed on their own, by class (transient, permanent, unknown) and reason',
     labelNames: ['class', 'reason'] as const,
   }),
+  restRetries: counter(registry, {
+    name: 'nettel_worker_rest_retries_total',
+    help: 'Times the rest of a written batch (derived signals, incidents, the detectors\' copy) failed for a transient reason and was run again whole, by reason',
+    labelNames: ['reason'] as const,
+  }),
   consumeRestarts: counter(registry, {
     name: 'nettel_worker_consume_restarts_total',
     help: 'Times a stream worker re-opened its consumer after consuming stopped, by reason',
