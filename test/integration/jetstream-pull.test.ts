@@ -23,10 +23,10 @@ afterAll(async () => {
   await nats.stop();
 });
 
-async function consumerOf(name: string, messages: number): Promise<JetStreamPull> {
-  await nats.jsm.consumers.add(stream, { durable_name: name, ack_policy: AckPolicy.Explicit, ack_wait: nanos(ackWaitMs), filter_subject: `${stream.toLowerCase()}.${name}` });
+async function consumerOf(name: string, messages: number, ackWait = ackWaitMs): Promise<JetStreamPull> {
+  await nats.jsm.consumers.add(stream, { durable_name: name, ack_policy: AckPolicy.Explicit, ack_wait: nanos(ackWait), filter_subject: `${stream.toLowerCase()}.${name}` });
   for (let i = 0; i < messages; i++) await nats.js().publish(`${stream.toLowerCase()}.${name}`, Buffer.from(String(i)));
-  return new JetStreamPull({ stream, consumer: name, maxMessages: 10, ackWaitMs }, { nats, prepare: () => Promise.resolve() });
+  return new JetStreamPull({ stream, consumer: name, maxMessages: 10, ackWaitMs: ackWait }, { nats, prepare: () => Promise.resolve() });
 }
 
 const pending = async (name: string) => (await nats.jsm.consumers.info(stream, name)).num_ack_pending;
@@ -90,14 +90,17 @@ test('a message kept alive in the buffer for twice the ack wait is not taken for
 });
 
 test('a message held while the process stalled past half the ack wait may have been handed to another worker; one pulled after may not', async () => {
-  const source = await consumerOf('stalled', 1);
+  // A longer ack wait than the other tests': a stall is a keep-alive tick late by half of it, and
+  // under CI's load a tick came 1.25 s late on its own (the 1.5 s wait's threshold) after `after` arrived.
+  const stallAckWaitMs = 4_000;
+  const source = await consumerOf('stalled', 1, stallAckWaitMs);
   const pull = await source.open();
   const iterator = pull.messages[Symbol.asyncIterator]();
   const before = (await iterator.next()).value as JsMsg;
   // The event loop blocked (a long synchronous step): no keep-alive leaves meanwhile.
-  const until = Date.now() + ackWaitMs;
+  const until = Date.now() + stallAckWaitMs;
   while (Date.now() < until);
-  await sleep(ackWaitMs / 2);
+  await sleep(stallAckWaitMs / 2);
   expect(source.mayHaveLapsed(before)).toBe(true);
   await nats.js().publish(`${stream.toLowerCase()}.stalled`, Buffer.from('after'));
   const after = (await iterator.next()).value as JsMsg;
