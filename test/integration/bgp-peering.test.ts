@@ -65,12 +65,7 @@ describe('the BGP speaker between routers', () => {
     const [bgpPort, apiPort] = await Promise.all([freePort(), freePort()]);
     gobgpd = localGobgpServer({ dir: path.join(dir, 'gobgpd'), bgpPort, apiPort, asn: speakerAsn, routerId: '127.0.0.1', binPath: config.binPath, toolsDir: config.toolsDir }, log);
     await gobgpd.start();
-    for (const r of routers) {
-      r.port = await freePort();
-      const speakerAt = { address: '127.0.0.1', port: bgpPort, asn: speakerAsn };
-      r.process = localBird({ dir: path.join(dir, `bird-${r.name}`), binPath: config.binPath, address: r.address, port: r.port, asn: r.asn, speaker: speakerAt, discardNextHop, announce: r.announce }, log);
-      await r.process.start();
-    }
+    for (const r of routers) r.port = await freePort();
     nats = new NatsClient({ url: process.env.TEST_NATS_URL!, name: 'bgp-peering-test' }, log);
     await nats.start();
     ledger = new MitigationLedger({ nats, prefix, replicas: 1, signingKey: randomBytes(32).toString('base64url') });
@@ -86,6 +81,14 @@ describe('the BGP speaker between routers', () => {
       { speaker, ledger, lease: lease.reconcilerLease, approvedPrefixes: () => Promise.resolve(['198.51.100.0/24']), registry, log },
     );
     await reconciler.start();
+    // The routers start once the speaker knows them: a router that reached gobgpd first had its
+    // connection closed, and BIRD waits out its error wait (60 s at first) before it tries again.
+    await waitFor(async () => ((await speaker.neighbours()).length === routers.length ? true : undefined), 30_000, 'the routers configured on the speaker');
+    for (const r of routers) {
+      const speakerAt = { address: '127.0.0.1', port: bgpPort, asn: speakerAsn };
+      r.process = localBird({ dir: path.join(dir, `bird-${r.name}`), binPath: config.binPath, address: r.address, port: r.port!, asn: r.asn, speaker: speakerAt, discardNextHop, announce: r.announce }, log);
+      await r.process.start();
+    }
     for (const r of routers.filter((x) => x.name !== 'c')) {
       await waitFor(async () => ((await sessionOf(r.address)) === 'ESTABLISHED' ? true : undefined), 30_000, `the BGP session with router ${r.name}`);
     }
@@ -120,10 +123,16 @@ describe('the BGP speaker between routers', () => {
   test('a router that sends more prefixes than the max-prefix has its session ended by the speaker, and the others keep theirs', async () => {
     // BIRD's log, not its protocol status: the status shows the last error only
     // until the session comes up again, and the speaker lets it retry.
+    const logOfC = () => fs.promises.readFile(birdEventsLog(path.join(dir, 'bird-c')), 'utf8').catch(() => '');
     const told = await waitFor(async () => {
-      const text = await fs.promises.readFile(birdEventsLog(path.join(dir, 'bird-c')), 'utf8').catch(() => '');
+      const text = await logOfC();
       return /maximum number of prefixes/i.test(text) ? text : undefined;
-    }, 45_000, 'router C told of the max-prefix');
+    }, 45_000, 'router C told of the max-prefix').catch(async (err: Error) => {
+      // What each side saw, for the next reader of a failure.
+      const status = await birdOf('c', ['show', 'protocols', 'all', 'speaker']).catch((e: Error) => e.message);
+      const seen = JSON.stringify((await speaker.neighbours()).find((n) => n.address === router('c').address));
+      throw new Error(`${err.message}\nrouter C: ${status}\nthe speaker's view of C: ${seen}\nrouter C's log (end): ${(await logOfC()).slice(-2000)}`);
+    });
     expect(told).toMatch(/speaker: Received: Maximum number of prefixes reached/i);
     expect(await sessionOf(router('a').address)).toBe('ESTABLISHED');
     expect(await sessionOf(router('b').address)).toBe('ESTABLISHED');
