@@ -9,12 +9,13 @@ import { call, mintKey, storedFlows } from './client';
 import { encodeMixed, FlowExporter, type Datagrams } from './netflow-datagrams';
 import { freeUdpPort, peakRssMib, type BenchStack } from './stack';
 import { udpPortsBoundBy } from '../workers/collector/udp-sockets';
+import { samples, settle, settleStored, total } from './settle';
 
 /**
  * The collector scenario: pre-encoded NetFlow v9 and IPFIX datagrams (half
  * each, interleaved, from one UDP socket on loopback) offered to the
- * service's collector at increasing rates, each timed until the stored count
- * in ClickHouse rests; beside it, GoFlow2 alone decoding the same datagrams
+ * service's collector at increasing rates, each timed until the flows the
+ * collector published are stored (bench/settle.ts); beside it, GoFlow2 alone decoding the same datagrams
  * to /dev/null, in the binary format the collector reads and in JSON.
  */
 export interface CollectorSizes {
@@ -89,29 +90,6 @@ function send(socket: dgram.Socket, port: number, d: Datagrams, from = 0, rate?:
     pump();
   });
 }
-
-/** Polls `read` until it reaches `target` or rests for `quietMs`; the value, and when it last grew. */
-async function settle(read: () => Promise<number>, o: { target: number; quietMs: number; intervalMs: number; timeoutMs: number }) {
-  let value = await read();
-  let at = performance.now();
-  const deadline = at + o.timeoutMs;
-  while (value < o.target && performance.now() - at < o.quietMs && performance.now() < deadline) {
-    await sleep(o.intervalMs);
-    const v = await read();
-    if (v > value) {
-      value = v;
-      at = performance.now();
-    }
-  }
-  return { value, at };
-}
-
-/** Prometheus text as series → value. */
-const samples = (text: string) =>
-  new Map(text.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => [l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1))] as const));
-
-const total = (m: Map<string, number>, name: string, having = '') =>
-  [...m].filter(([k]) => (k === name || k.startsWith(`${name}{`)) && k.includes(having)).reduce((n, [, v]) => n + v, 0);
 
 /** The kernel's count of UDP datagrams dropped on a full receive buffer (all sockets of this host). */
 function udpRcvbufErrors(): number {
@@ -241,12 +219,12 @@ function serviceGoflow2RssMib(stack: BenchStack): number | undefined {
   return goflow2 ? peakRssMib(Number(goflow2)) : undefined;
 }
 
-/** One offered rate: its flows sent paced, then the stored count followed until it rests. */
+/** One offered rate: its flows sent paced, then followed until the collector published them and the writers stored them. */
 async function atRate(t: Through, rate: number, sizes: CollectorSizes) {
   const d = nextDatagrams(t, Math.round(rate * sizes.seconds));
   const before = { stored: await t.stored(), metrics: await t.metrics(), kernel: udpRcvbufErrors() };
   const sent = await send(t.socket, t.stack.collectorPorts.netflow, d, 0, rate);
-  const stored = await settle(async () => (await t.stored()) - before.stored, { target: d.total, quietMs: sizes.quietMs, intervalMs: 100, timeoutMs: 600_000 });
+  const { stored, accepted } = await settleStored(t, before, d.total, sizes.quietMs);
   // The collector reads GoFlow2's counters (datagrams, its drops) every 2 s: one more reading before the counts are taken.
   await sleep(Math.max(0, 2_200 - (performance.now() - sent.endedAt)));
   return {
@@ -258,6 +236,8 @@ async function atRate(t: Through, rate: number, sizes: CollectorSizes) {
     stored: stored.value,
     stored_flows_per_s: Math.round(stored.value / ((stored.at - sent.startedAt) / 1000)),
     loss_pct: Math.round(((d.total - stored.value) / d.total) * 100_000) / 1000,
+    accepted,
+    lost_after_acceptance: accepted - stored.value,
     drain_s: Math.round(stored.at - sent.endedAt) / 1000,
     kernel_dropped_datagrams: udpRcvbufErrors() - before.kernel,
     counted: countedBetween(before.metrics, await t.metrics()),
