@@ -28,7 +28,7 @@ export type DimensionKind = 'address' | 'number' | 'protocol' | 'text';
 /**
  * The rollup tables keep one of three key sets: destination and protocol
  * (flows_*), the source (flows_src_*), or the analysts' dimensions
- * (flows_dims_1h, hours only: exporter and interfaces, AS numbers, countries, protocol,
+ * (flows_dims_5m and _1h: exporter and interfaces, AS numbers, countries, protocol,
  * network names; no addresses, no ports; docs/enrichment.md).
  */
 export type RollupFamily = 'dst' | 'src' | 'dims';

@@ -158,14 +158,15 @@ export const rollupFamilies: readonly RollupFamily[] = ['dst', 'src', 'dims'];
 
 /**
  * The resolutions each family answers from: its rollups' levels and the raw
- * flows for the edges. The dimension rollups keep hours only (migration
- * 0049, docs/enrichment.md), so a dimension query's unaligned edges, and a
- * series whose step is not whole hours, read the raw flows.
+ * flows for the edges. The dimension rollups keep 5 minutes and hours
+ * (folded from closed buckets, migration 0063, docs/enrichment.md), so a
+ * dimension query's edges finer than 5 minutes, its buckets not folded yet,
+ * and a series whose step is not whole 5 minutes read the raw flows.
  */
 export const familyResolutions: Readonly<Record<RollupFamily, readonly Resolution[]>> = {
   dst: flowResolutions,
   src: flowResolutions,
-  dims: ['1h', 'raw'],
+  dims: ['1h', '5m', 'raw'],
 };
 
 /**
@@ -186,7 +187,7 @@ export function planFlowQuery(grouped: readonly FlowDimension[], filters: readon
 /**
  * A series' plan: a rollup family none of whose levels divides the step
  * would read the raw flows over the whole range (the dimension rollups keep
- * whole hours), so the series is planned on the raw flows, with their range
+ * whole 5 minutes and hours), so the series is planned on the raw flows, with their range
  * bound and cost. `dimensions`: those the series splits and filters by.
  */
 export function seriesPlan(plan: FlowQueryPlan, stepSeconds: number, dimensions: readonly string[]): FlowQueryPlan {
@@ -200,7 +201,7 @@ export function seriesPlan(plan: FlowQueryPlan, stepSeconds: number, dimensions:
 export function rawReason(plan: FlowQueryPlan): string {
   if (plan.source !== 'raw') return '';
   const names = plan.because.join(', ');
-  if (plan.stepSeconds !== undefined) return `the rollup of ${names} keeps whole hours, not steps of ${plan.stepSeconds / 60} minutes`;
+  if (plan.stepSeconds !== undefined) return `the rollup of ${names} keeps buckets of 5 minutes at the finest, not steps of ${plan.stepSeconds / 60} minutes`;
   return plan.because.some((d) => keptBy(d) === undefined)
     ? `${names} ${plan.because.length > 1 ? 'are' : 'is'} kept by no rollup`
     : `${names} are kept together by no rollup`;

@@ -4,7 +4,7 @@ import type { Dialect } from './dialect';
 import { attackWindowMigrations } from './migrations/attack-windows';
 import { automationMigrations } from './migrations/automations';
 import { detectionRulesMigrations } from './migrations/detection-rules';
-import { dimensionRollupMigrations } from './migrations/dimension-rollups';
+import { dimensionRollupMigrations, foldedDimensionRollupMigrations } from './migrations/dimension-rollups';
 import { enrichmentMigrations as interfaceEnrichmentMigrations } from './enrichment/migrations';
 import { enrichmentMigrations as addressEnrichmentMigrations } from './migrations/enrichment';
 import { exporterMigrations } from './migrations/exporters';
@@ -27,7 +27,7 @@ import { telemetryMigrations } from './migrations/telemetry';
 import { webhookMigrations } from './migrations/webhooks';
 
 /** Schema as ordered, idempotent migrations, written through the server generation's dialect. */
-export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations, ...playbookMigrations, ...automationMigrations, ...personMigrations, ...singleSignOnMigrations, ...guardrailMigrations, ...addressEnrichmentMigrations, ...interfaceEnrichmentMigrations, ...dimensionRollupMigrations, ...savedViewMigrations, ...attackWindowMigrations, ...foldedRollupMigrations];
+export const migrations: Migration[] = [...platformMigrations, ...telemetryMigrations, ...governanceMigrations, ...storageV2Migrations, ...exporterMigrations, ...flowFieldMigrations, ...detectionRulesMigrations, ...webhookMigrations, ...replayGateMigrations, ...rollupReceiptMigrations, ...prefixMigrations, ...policyMitigationBoundsMigrations, ...playbookMigrations, ...automationMigrations, ...personMigrations, ...singleSignOnMigrations, ...guardrailMigrations, ...addressEnrichmentMigrations, ...interfaceEnrichmentMigrations, ...dimensionRollupMigrations, ...savedViewMigrations, ...attackWindowMigrations, ...foldedRollupMigrations, ...foldedDimensionRollupMigrations];
 
 export interface MigrateOptions {
   retention: Retention;

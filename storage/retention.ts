@@ -21,7 +21,7 @@ export const retainedTables: readonly RetainedTable[] = [
   { table: 'signals', days: (r) => r.raw, ttlTime: epochMsTtl('ts') },
   { table: 'metrics', days: (r) => r.raw, ttlTime: epochMsTtl('ts') },
   ...['flows_1m', 'flows_src_1m'].map((table) => ({ table, days: (r: Retention) => r.minute, ttlTime: 'toDateTime(minute)' })),
-  ...['flows_5m', 'flows_src_5m'].map((table) => ({ table, days: (r: Retention) => r.fiveMinutes, ttlTime: 'toDateTime(minute)' })),
+  ...['flows_5m', 'flows_src_5m', 'flows_dims_5m'].map((table) => ({ table, days: (r: Retention) => r.fiveMinutes, ttlTime: 'toDateTime(minute)' })),
   ...['flows_1h', 'flows_src_1h', 'flows_dims_1h'].map((table) => ({ table, days: (r: Retention) => r.hour, ttlTime: 'toDateTime(minute)' })),
   { table: 'metrics_1m', days: (r) => r.minute, ttlTime: epochMsTtl('minute') },
   { table: 'metrics_5m', days: (r) => r.fiveMinutes, ttlTime: epochMsTtl('minute') },

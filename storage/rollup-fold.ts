@@ -7,12 +7,14 @@ import { str } from './sql';
 /**
  * The 5-minute and hourly flow rollups, folded from the minute level (issue
  * 37: on every insert their views cost a third of its CPU, writing as many
- * rows as the minute level). Every insert of flows marks the 5-minute buckets
+ * rows as the minute level), and the dimension rollups, folded from the raw
+ * flows (5 minutes) and from their own 5-minute level (hours). Every insert of flows marks the 5-minute buckets
  * it touched as pending (migration 0062's view). A fold takes the pending
  * buckets that have closed and, for each family (by destination, by source),
  * inserts into the 5-minute level what it lacks of the minute level's sums
  * (a delta: minute sums minus coarse sums, one snapshot of both), then the
- * same for the hours from the 5-minute level, then marks the buckets folded
+ * same for the hours from the 5-minute level (by dimension: the 5 minutes
+ * from the raw flows, then the hours), then marks the buckets folded
  * at the time it read them. A fold run twice, or cut by a crash and run
  * again, adds nothing twice: only what the coarse level lacks. A Replicated
  * table would drop a delta equal to an earlier one as a duplicate insert
@@ -76,6 +78,8 @@ export class RollupFold {
   constructor(
     private readonly ch: ClickHouse,
     private readonly config: RollupFoldConfig = defaultRollupFoldConfig,
+    /** The levels folded, finer before coarser: every folded level (a probe may time some apart). */
+    private readonly levels: readonly Rollup[] = foldedRollups,
   ) {}
 
   /** One fold of the oldest closed pending buckets (`openToo`: the open ones too, for tests and tools); returns those it folded. */
@@ -86,7 +90,7 @@ export class RollupFold {
     await this.waitForRunningInserts();
     const buckets = await this.closedPending(opts.openToo ? Number.MAX_SAFE_INTEGER / 2 : readAt);
     if (buckets.length === 0) return [];
-    for (const r of foldedRollups) await this.foldLevel(r, buckets);
+    for (const r of this.levels) await this.foldLevel(r, buckets);
     await this.markFolded(buckets, readAt);
     return buckets;
   }
@@ -111,14 +115,11 @@ export class RollupFold {
 
   /** Adds to one coarse rollup what it lacks of the next finer level's sums, for the buckets of `buckets` at its size. */
   private async foldLevel(r: Rollup, buckets: readonly PendingBucket[]): Promise<void> {
-    const d = this.ch.dialect;
     const db = this.ch.database;
     const keys = keyColumns(r).join(', ');
     const size = r.seconds * 1000;
     const within = bucketsWhere(this.ch, buckets, size);
-    // The finer level's rows of the pending buckets: the range keeps the read on the primary key, the pairs make it exact.
-    const fine = `SELECT org_id, ${d.bucketOf('minute', r.seconds)} AS bucket, ${keys}, sum(bytes) AS m_bytes, sum(packets) AS m_packets, sum(flows) AS m_flows
-      FROM ${db}.${r.from} WHERE ${within.range('minute')} AND ${within.pairs(d.bucketOf('minute', r.seconds))} GROUP BY org_id, bucket, ${keys}`;
+    const fine = finerSums(this.ch, r, keys, within);
     const coarse = `SELECT org_id, minute AS bucket, ${keys}, sum(bytes) AS c_bytes, sum(packets) AS c_packets, sum(flows) AS c_flows
       FROM ${db}.${r.table} WHERE ${within.range('minute')} AND ${within.pairs('minute')} GROUP BY org_id, bucket, ${keys}`;
     await this.ch.exec(
@@ -156,6 +157,20 @@ export class RollupFold {
   }
 }
 
+/**
+ * The next finer level's sums of the pending buckets, at `r`'s bucket size:
+ * a finer rollup's rows, or the raw flows' (a flow counts one). The range
+ * keeps the read on the primary key, the pairs make it exact.
+ */
+function finerSums(ch: ClickHouse, r: Rollup, keys: string, within: ReturnType<typeof bucketsWhere>): string {
+  const d = ch.dialect;
+  const raw = r.from === 'flows';
+  const time = raw ? 'ts' : 'minute';
+  const range = within.range(time, raw ? 'time' : 'bucket');
+  return `SELECT org_id, ${d.bucketOf(time, r.seconds)} AS bucket, ${keys}, sum(bytes) AS m_bytes, sum(packets) AS m_packets, ${raw ? 'count()' : 'sum(flows)'} AS m_flows
+      FROM ${ch.database}.${r.from} WHERE ${range} AND ${within.pairs(d.bucketOf(time, r.seconds))} GROUP BY org_id, bucket, ${keys}`;
+}
+
 /** Conditions on a bucket column for a set of pending 5-minute buckets, at a coarser bucket size. */
 function bucketsWhere(ch: ClickHouse, buckets: readonly PendingBucket[], size: number) {
   const d = ch.dialect;
@@ -164,8 +179,11 @@ function bucketsWhere(ch: ClickHouse, buckets: readonly PendingBucket[], size: n
   const last = Math.max(...starts.map((s) => s.start)) + size;
   const unique = [...new Map(starts.map((s) => [`${s.orgId}\u0000${s.start}`, s])).values()];
   return {
-    /** A range on the primary key that holds every bucket (the finer level's rows, or the coarse level's). */
-    range: (column: string) => `${column} >= ${d.bucketLiteral(first)} AND ${column} < ${d.bucketLiteral(last)}`,
+    /** A range on the primary key that holds every bucket (the finer level's rows, or the coarse level's), on a bucket column or the raw flows' time. */
+    range: (column: string, type: 'bucket' | 'time' = 'bucket') => {
+      const literal = (ms: number) => (type === 'time' ? d.timeLiteral(ms) : d.bucketLiteral(ms));
+      return `${column} >= ${literal(first)} AND ${column} < ${literal(last)}`;
+    },
     /** Exactly the pending (workspace, bucket) pairs, `bucket` an expression of the bucket's start. */
     pairs: (bucket: string) => `(org_id, ${bucket}) IN (${unique.map((s) => `(${str(s.orgId)}, ${d.bucketLiteral(s.start)})`).join(', ')})`,
   };

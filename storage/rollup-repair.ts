@@ -1,4 +1,4 @@
-import { keyColumns, rollupFromFlows, viewFedRollups } from './migrations/flow-tables';
+import { keyColumns, rollupFromFlows, viewFedRollups, type Rollup } from './migrations/flow-tables';
 import { markSeconds } from './migrations/folded-rollups';
 import type { ClickHouse } from './clickhouse';
 import { strList } from './sql';
@@ -22,6 +22,8 @@ export const defaultRollupRepairConfig: RollupRepairConfig = { inFlightWaitMs: 1
 /** What a repair completes: the view-fed rollups, and (once migration 0062 made them) the marks the folded levels go by. */
 export interface RollupRepairScope {
   marks: boolean;
+  /** The view-fed rollups as a migration knew them (an older one fed more of them); today's by default. */
+  rollups?: readonly Rollup[];
 }
 
 /** The query id a write of flows runs under, so a repair can tell whether it is still running. */
@@ -48,8 +50,8 @@ export class RollupRepairTimeoutError extends Error {
  * aggregated from the stored flows, with the receipt.
  *
  * The rollups checked are those the insert's views feed (the minute levels
- * and the hourly dimension level); the 5-minute and hourly levels are folded
- * from the minutes (storage/rollup-fold.ts), so the repair marks every stored
+ * by destination and by source); every coarser level is folded from the
+ * minutes or the raw flows (storage/rollup-fold.ts), so the repair marks every stored
  * write's buckets pending once the minutes are complete. A write still
  * running on the server is waited for first, so a repair never races the view
  * parts of an insert that is only slow.
@@ -67,7 +69,7 @@ export class RollupRepair {
     await this.waitForRunningWrites(ids);
     const stored = await this.storedFlows(ids);
     const out: RollupRepairOutcome[] = [];
-    for (const rollup of viewFedRollups) {
+    for (const rollup of this.scope.rollups ?? viewFedRollups) {
       const receipts = await this.receipts(rollup.table, ids);
       const missing = ids.filter((id) => stored.has(id) && !receipts.has(id));
       for (const id of ids) if (receipts.has(id) && receipts.get(id) !== stored.get(id)) out.push({ table: rollup.table, writeId: id, outcome: 'partial' });

@@ -592,3 +592,13 @@ DROP VIEW IF EXISTS nettel.flows_src_5m_mv ON CLUSTER '{cluster}';
 
 -- 0062_folded_rollups
 DROP VIEW IF EXISTS nettel.flows_src_1h_mv ON CLUSTER '{cluster}';
+
+-- 0063_folded_dimension_rollups
+CREATE TABLE IF NOT EXISTS nettel.flows_dims_5m ON CLUSTER '{cluster}' (
+  org_id LowCardinality(String), minute DateTime CODEC(DoubleDelta, ZSTD(1)), exporter IPv6, in_if UInt32, out_if UInt32, protocol LowCardinality(String), src_as UInt32, dst_as UInt32, src_country LowCardinality(String), dst_country LowCardinality(String), src_net_name LowCardinality(String), dst_net_name LowCardinality(String), write_id UInt64 CODEC(ZSTD(1)),
+  bytes UInt64 CODEC(T64, ZSTD(1)), packets UInt64 CODEC(T64, ZSTD(1)), flows UInt64 CODEC(T64, ZSTD(1))
+  ) ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/nettel.flows_dims_5m', '{replica}', (bytes, packets, flows)) PARTITION BY toDate(minute)
+  ORDER BY (org_id, minute, exporter, in_if, out_if, protocol, src_as, dst_as, src_country, dst_country, src_net_name, dst_net_name, write_id) TTL toDateTime(minute) + INTERVAL 90 DAY;
+
+-- 0063_folded_dimension_rollups
+DROP VIEW IF EXISTS nettel.flows_dims_1h_mv ON CLUSTER '{cluster}';

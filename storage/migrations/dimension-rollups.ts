@@ -1,6 +1,7 @@
 import type { ClickHouse } from '../clickhouse';
 import { RollupRepair } from '../rollup-repair';
-import { dimensionRollups, keyColumns, receiptRollupView, rollupFromFlows, rollupTable, type Rollup } from './flow-tables';
+import { dimensionRollups, keyColumns, viewFedRollups, receiptRollupView, rollupFromFlows, rollupTable, type Rollup } from './flow-tables';
+import { dropView } from './folded-rollups';
 import type { Migration, MigrationContext } from './migration';
 
 /**
@@ -22,7 +23,7 @@ import type { Migration, MigrationContext } from './migration';
  */
 const day = 86_400_000;
 
-/** The rollups migration 0048 created, as it created them (0049 keeps the hourly one only: see flow-tables.ts dimensionRollups). */
+/** The rollups migration 0048 created, as it created them (0049 keeps the hourly one only, 0063 folds it: see flow-tables.ts dimensionRollups). */
 const rollupsOf0048: Rollup[] = [
   { table: 'flows_dims_1m', seconds: 60, from: 'flows', retentionDays: (c) => c.retention.minute },
   { table: 'flows_dims_5m', seconds: 300, from: 'flows_dims_1m', retentionDays: (c) => c.retention.fiveMinutes },
@@ -70,7 +71,9 @@ async function backfill(ch: ClickHouse, ctx: MigrationContext): Promise<void> {
  * the hourly rollup: the recent writes are completed from their receipts,
  * as a repair does (storage/rollup-repair.ts), once the new view is in.
  */
-const dropped = rollupsOf0048.filter((r) => !dimensionRollups.some((kept) => kept.table === r.table));
+/** What migration 0049 kept: the hourly rollup, fed by the raw flows through a view (until migration 0063 folds it). */
+const keptBy0049: Rollup[] = [{ table: 'flows_dims_1h', seconds: 3600, from: 'flows', retentionDays: (c) => c.retention.hour }];
+const dropped = rollupsOf0048.filter((r) => !keptBy0049.some((kept) => kept.table === r.table));
 const recentMs = 15 * 60_000;
 
 function hourlyFromRaw(ctx: MigrationContext): string[] {
@@ -79,7 +82,7 @@ function hourlyFromRaw(ctx: MigrationContext): string[] {
   return [
     // 18.16 knows no DROP VIEW: a view is dropped as a table there.
     ...views.map((r) => `DROP ${ctx.dialect.generation === 'legacy' ? 'TABLE' : 'VIEW'} IF EXISTS ${db}.${r.table}_mv`),
-    ...dimensionRollups.map((r) => receiptRollupView(ctx, r)),
+    ...keptBy0049.map((r) => receiptRollupView(ctx, r)),
     ...dropped.map((r) => `DROP TABLE IF EXISTS ${db}.${r.table}`),
   ];
 }
@@ -88,7 +91,36 @@ async function completeRecentWrites(ch: ClickHouse, ctx: MigrationContext): Prom
   const since = (BigInt(Date.now() - recentMs) << 20n).toString();
   const rows = await ch.query<{ w: string }>(`SELECT DISTINCT toString(write_id) AS w FROM ${ctx.db}.flows WHERE write_id >= ${since}`);
   // The marks the folded levels go by come with migration 0062, which marks recent writes itself.
-  await new RollupRepair(ch, undefined, { marks: false }).complete(rows.map((r) => r.w));
+  await new RollupRepair(ch, undefined, { marks: false, rollups: [...viewFedRollups, ...keptBy0049] }).complete(rows.map((r) => r.w));
+}
+
+/**
+ * Migration 0063: the dimension rollups folded from closed buckets, like the
+ * address rollups' coarse levels since 0062 (storage/rollup-fold.ts; issue
+ * 37: the hourly view cost each insert of flows about a third of its CPU).
+ * A 5-minute level is folded from the raw flows, the hourly one from it. The
+ * hourly table keeps its rows; its view goes. Every insert of flows marks
+ * its buckets pending already (0062), so a write has its hourly rows from
+ * the view or its marks. The 5-minute level is filled from the stored flows,
+ * a day at a time: the hourly fold adds what the 5-minute level holds beyond
+ * the hour's rows, so it must hold every stored flow of an hour it folds. A
+ * write stored while the fill runs is marked, and the fold adds only what a
+ * level lacks, so it is counted once either way. A run cut short starts over
+ * from an empty table.
+ */
+async function fillFiveMinutes(ch: ClickHouse, ctx: MigrationContext): Promise<void> {
+  const { db, dialect: d } = ctx;
+  const [fiveMinutes] = dimensionRollups;
+  const keys = keyColumns(fiveMinutes!).join(', ');
+  await ch.exec(`TRUNCATE TABLE ${db}.${fiveMinutes!.table}`);
+  for (const n of await days(ch, `SELECT DISTINCT toString(intDiv(${d.msOf('ts')}, ${day})) AS day FROM ${db}.flows`)) {
+    await ch.exec(
+      `INSERT INTO ${db}.${fiveMinutes!.table} (org_id, minute, ${keys}, write_id, bytes, packets, flows)
+       SELECT org_id, ${d.bucketOf('ts', fiveMinutes!.seconds)} AS bucket, ${keys}, toUInt64(0), sum(bytes), sum(packets), count()
+       FROM ${db}.flows WHERE ts >= ${d.timeLiteral(n * day)} AND ts < ${d.timeLiteral((n + 1) * day)} GROUP BY org_id, bucket, ${keys}
+       SETTINGS insert_deduplicate = 0`,
+    );
+  }
 }
 
 export const dimensionRollupMigrations: Migration[] = [
@@ -99,4 +131,13 @@ export const dimensionRollupMigrations: Migration[] = [
     run: backfill,
   },
   { id: '0049_dimension_rollup_hourly', statements: hourlyFromRaw, run: completeRecentWrites },
+];
+
+/** After 0062, whose marks the folded dimension rollups go by. */
+export const foldedDimensionRollupMigrations: Migration[] = [
+  {
+    id: '0063_folded_dimension_rollups',
+    statements: (ctx) => [rollupTable(ctx, dimensionRollups[0]!, dimensionRollups[0]!.table, true), dropView(ctx, dimensionRollups[1]!)],
+    run: fillFiveMinutes,
+  },
 ];

@@ -45,18 +45,20 @@ export const sourceRollups: Rollup[] = [
 
 /**
  * Traffic by the dimensions analysts group by, no addresses and no ports
- * (migrations 0048 and 0049, docs/enrichment.md): the exporter and its
- * interfaces (so interface and exporter names and classes are joined in when
- * read, as on the raw flows), AS numbers, countries, protocol and the
- * workspace's network names. Ports and addresses would make nearly every flow
- * a row of its own; these keys fold flows many to one (measured in
- * docs/enrichment.md). One level, hourly, fed by the raw flows on both
- * generations: a minute or 5-minute level held about a row per flow or two
- * and cost the insert more than it saved the reads (migration 0049 dropped
- * them); the raw flows answer a query's edges.
+ * (docs/enrichment.md): the exporter and its interfaces (so interface and
+ * exporter names and classes are joined in when read, as on the raw flows),
+ * AS numbers, countries, protocol and the workspace's network names. Ports
+ * and addresses would make nearly every flow a row of its own; these keys
+ * fold flows many to one (measured in docs/enrichment.md). Two levels, both
+ * folded from closed buckets (storage/rollup-fold.ts, migration 0063): the
+ * 5-minute one from the raw flows, the hourly one from the 5-minute one. A
+ * view on every insert cost the insert more than the reads saved (migration
+ * 0049 kept the hourly view only; 0063 drops it too); the raw flows answer a
+ * query's edges and its buckets not folded yet.
  */
 export const dimensionRollups: Rollup[] = [
-  { table: 'flows_dims_1h', seconds: 3600, from: 'flows', retentionDays: (c) => c.retention.hour },
+  { table: 'flows_dims_5m', seconds: 300, from: 'flows', retentionDays: (c) => c.retention.fiveMinutes },
+  { table: 'flows_dims_1h', seconds: 3600, from: 'flows_dims_5m', retentionDays: (c) => c.retention.hour },
 ];
 export const dimensionKeys = [
   'exporter', 'in_if', 'out_if', 'protocol', 'src_as', 'dst_as', 'src_country', 'dst_country', 'src_net_name', 'dst_net_name',
@@ -113,11 +115,11 @@ export function rollupView(ctx: MigrationContext, r: Rollup): string {
 export const addressRollups: Rollup[] = [...destinationRollups, ...sourceRollups];
 /**
  * The flow rollups an insert of flows feeds through views: the minute levels
- * and the hourly dimension level. The 5-minute and hourly levels by
- * destination and by source are folded from the minutes since migration 0062
- * (storage/rollup-fold.ts).
+ * by destination and by source. Every coarser level is folded from closed
+ * buckets (storage/rollup-fold.ts): by destination and by source since
+ * migration 0062, by dimension since 0063.
  */
-export const viewFedRollups: Rollup[] = [destinationRollups[0]!, sourceRollups[0]!, ...dimensionRollups];
+export const viewFedRollups: Rollup[] = [destinationRollups[0]!, sourceRollups[0]!];
 
 /**
  * A rollup's rows from raw flows, with its receipts: beside the rows of each

@@ -1,5 +1,5 @@
 import type { ClickHouse } from '../clickhouse';
-import { destinationRollups, sourceRollups, type Rollup } from './flow-tables';
+import { destinationRollups, dimensionRollups, sourceRollups, type Rollup } from './flow-tables';
 import type { Migration, MigrationContext } from './migration';
 
 /**
@@ -17,7 +17,10 @@ import type { Migration, MigrationContext } from './migration';
  * lacks). Writes of the last 15 minutes are marked as well, for a write
  * whose views ran while the swap happened.
  */
-export const foldedRollups: Rollup[] = [...destinationRollups.slice(1), ...sourceRollups.slice(1)];
+/** The address families' folded levels (migration 0062). */
+export const addressFolded: Rollup[] = [...destinationRollups.slice(1), ...sourceRollups.slice(1)];
+/** Every folded level, finer before coarser: by destination and by source (migration 0062), by dimension (0063). */
+export const foldedRollups: Rollup[] = [...addressFolded, ...dimensionRollups];
 const recentMs = 15 * 60_000;
 /** The bucket of the marks: the 5-minute level's (an hour is pending while any of its 5-minute buckets is). */
 export const markSeconds = 300;
@@ -35,7 +38,7 @@ export function marksView({ db, dialect: d }: MigrationContext): string {
 }
 
 /** 18.16 knows no DROP VIEW: a view is dropped as a table there. */
-const dropView = (ctx: MigrationContext, r: Rollup) => `DROP ${ctx.dialect.generation === 'legacy' ? 'TABLE' : 'VIEW'} IF EXISTS ${ctx.db}.${r.table}_mv`;
+export const dropView = (ctx: MigrationContext, r: Rollup) => `DROP ${ctx.dialect.generation === 'legacy' ? 'TABLE' : 'VIEW'} IF EXISTS ${ctx.db}.${r.table}_mv`;
 
 async function markRecentWrites(ch: ClickHouse, ctx: MigrationContext): Promise<void> {
   const { db, dialect: d } = ctx;
@@ -49,7 +52,7 @@ async function markRecentWrites(ch: ClickHouse, ctx: MigrationContext): Promise<
 export const foldedRollupMigrations: Migration[] = [
   {
     id: '0062_folded_rollups',
-    statements: (ctx) => [marksTable(ctx), marksView(ctx), ...foldedRollups.map((r) => dropView(ctx, r))],
+    statements: (ctx) => [marksTable(ctx), marksView(ctx), ...addressFolded.map((r) => dropView(ctx, r))],
     run: markRecentWrites,
   },
 ];

@@ -5,6 +5,7 @@ import { createLogger } from '../../observability/logger';
 import { ChdbClickHouse } from '../../storage/chdb-clickhouse';
 import { HttpClickHouse, type ClickHouse } from '../../storage/clickhouse';
 import { migrate, migrations } from '../../storage/migrations';
+import { RollupFold } from '../../storage/rollup-fold';
 import { RollupRepair } from '../../storage/rollup-repair';
 import { seededRandom } from '../support/malformed';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
@@ -18,7 +19,8 @@ import { startTestStack, transports, type TestStack } from '../support/test-stac
  * the same sums. Then migration 0049 on the same database: the hourly
  * dimension rollup keeps its rows and is fed by the raw flows, the minute
  * and 5-minute ones are gone, and a recent write the hourly one lacks is
- * completed.
+ * completed. Then migration 0063: both dimension levels folded from closed
+ * buckets, a 5-minute one filled from the stored flows, the hourly view gone.
  */
 const retention = { raw: 30, minute: 30, fiveMinutes: 90, hour: 400 };
 const day = 86_400_000;
@@ -172,12 +174,11 @@ describe.each(transports)('the dimension rollups back-filled by migration 0048 o
       await ch.insertJsonEachRow('flows', row(flow) + '\n');
       for (const r of rollupsOf0048) await ch.exec(`ATTACH TABLE ${ch.database}.${r}_mv`);
       cut = { flow, writeId };
-      applied0049 = await migrate(ch, { retention, log: createLogger('silent') });
+      applied0049 = await migrate(ch, { retention, log: createLogger('silent'), through: '0049_dimension_rollup_hourly' });
     });
 
-    test('the upgrade applies 0049 and every migration after 0048', () => {
-      expect(applied0049[0]).toBe('0049_dimension_rollup_hourly');
-      expect(applied0049).toEqual(migrations.map((m) => m.id).slice(migrations.findIndex((m) => m.id === '0048_dimension_rollups') + 1));
+    test('the upgrade applies 0049 after 0048', () => {
+      expect(applied0049).toEqual(['0049_dimension_rollup_hourly']);
     });
 
     test('the hourly dimension rollup keeps every row it stored', async () => {
@@ -203,6 +204,48 @@ describe.each(transports)('the dimension rollups back-filled by migration 0048 o
       const flow = { org_id: 'org_after', ts, received_at: ts, event_id: 'evt_after', src_ip: '10.8.8.8', dst_ip: '2001:db8::8', src_port: 0, dst_port: 53, protocol: 'udp', bytes: 500, packets: 5, exporter: '192.0.2.1', in_if: 3, src_as: 13335, dst_country: 'NL', write_id: newWriteId() };
       await ch.insertJsonEachRow('flows', row(flow) + '\n');
       expect(await sums('flows_dims_1h', ['org_after'])).toEqual({ 'org_after 192.0.2.1 3 13335 udp [] [NL] [] []': '1 flows, 500 bytes' });
+    });
+
+    describe('then migration 0063 and every one after 0049', () => {
+      const everyOrg = ['org_a', 'org_b', 'org_new', 'org_cut', 'org_after'];
+      let hourlyBefore0063: Record<string, string>;
+      let applied0063: string[];
+      beforeAll(async () => {
+        hourlyBefore0063 = await sums('flows_dims_1h', everyOrg);
+        applied0063 = await migrate(ch, { retention, log: createLogger('silent') });
+      });
+
+      test('the upgrade applies every migration after 0049, 0063 among them', () => {
+        expect(applied0063).toEqual(migrations.map((m) => m.id).slice(migrations.findIndex((m) => m.id === '0049_dimension_rollup_hourly') + 1));
+        expect(applied0063).toContain('0063_folded_dimension_rollups');
+      });
+
+      test('the hourly dimension rollup loses its view and keeps every row; a 5-minute one is made beside it, with no view', async () => {
+        const tables = await ch.query<{ name: string }>(
+          `SELECT name FROM system.tables WHERE database = '${ch.database}' AND startsWith(name, 'flows_dims_') ORDER BY name`,
+        );
+        expect(tables.map((r) => r.name)).toEqual(['flows_dims_1h', 'flows_dims_5m']);
+        expect(await sums('flows_dims_1h', everyOrg)).toEqual(hourlyBefore0063);
+      });
+
+      test('the 5-minute dimension rollup is filled with every stored flow, enriched or not', async () => {
+        expect(await sums('flows_dims_5m', everyOrg)).toEqual(await sums('flows', everyOrg));
+      });
+
+      test('the fill run again, as after a crash part-way, leaves the same sums', async () => {
+        await migrations.find((m) => m.id === '0063_folded_dimension_rollups')!.run!(ch, { db: ch.database, dialect: ch.dialect, retention });
+        expect(await sums('flows_dims_5m', everyOrg)).toEqual(await sums('flows', everyOrg));
+      });
+
+      test('a flow written after 0063 reaches both dimension levels once its buckets are folded, and no level counts a flow twice', async () => {
+        const ts = Date.now();
+        const flow = { org_id: 'org_folded', ts, received_at: ts, event_id: 'evt_folded', src_ip: '10.6.6.6', dst_ip: '172.16.0.6', src_port: 0, dst_port: 443, protocol: 'tcp', bytes: 600, packets: 6, exporter: '192.0.2.1', in_if: 6, src_as: 64501, write_id: newWriteId() };
+        await ch.insertJsonEachRow('flows', row(flow) + '\n');
+        await new RollupFold(ch).foldAll({ openToo: true });
+        const orgs = [...everyOrg, 'org_folded'];
+        const stored = await sums('flows', orgs);
+        expect({ '5m': await sums('flows_dims_5m', orgs), '1h': await sums('flows_dims_1h', orgs) }).toEqual({ '5m': stored, '1h': stored });
+      });
     });
   });
 });

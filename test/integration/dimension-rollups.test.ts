@@ -1,3 +1,4 @@
+import { RollupFold } from '../../storage/rollup-fold';
 import { str } from '../../storage/sql';
 import { TelemetryStore } from '../../storage/telemetry-store';
 import { seededRandom } from '../support/malformed';
@@ -5,8 +6,9 @@ import { startTestStack, transports, type TestStack } from '../support/test-stac
 
 /**
  * Top-N and series on the analysts' dimensions over more than the raw
- * flows' 7 days, answered by the hourly dimension rollup (flows_dims_1h)
- * and the raw flows at the edges, with the same numbers as the raw flows
+ * flows' 7 days, answered by the dimension rollups (flows_dims_1h and
+ * flows_dims_5m, folded from the raw flows once their buckets closed) and
+ * the raw flows at the edges, with the same numbers as the raw flows
  * over the few hours that hold the flows, and as the sums computed here. Interface names are joined in over a rollup as
  * over the raw flows. On both ClickHouse generations.
  */
@@ -109,6 +111,8 @@ describe.each(transports)('the dimension rollups answer analysts on %s', (transp
     await t.stack.clickhouse.insertJsonEachRow('exporter_interfaces', ifRows.join('\n') + '\n');
     const [stored] = await t.stack.clickhouse.query<{ n: string }>(`SELECT count() AS n FROM ${t.stack.clickhouse.database}.flows WHERE org_id = ${str(orgId)}`);
     expect(Number(stored!.n)).toBe(flows.length);
+    // The flows' buckets closed an hour ago: the fold the stream workers run brings them into both levels.
+    expect(await new RollupFold(t.stack.clickhouse).foldAll()).toBeGreaterThan(0);
   });
   afterAll(async () => {
     await t.stop();
@@ -128,9 +132,9 @@ describe.each(transports)('the dimension rollups answer analysts on %s', (transp
     expect((await top(by, long)).data).toEqual(raw.data);
   });
 
-  test('top-N by src_as over 8 days reads the hourly dimension rollup and its unaligned edges from the raw flows, with the raw flows\' numbers', async () => {
+  test('top-N by src_as over 8 days reads the hourly dimension rollup and its half-hour edges from the 5-minute one, with the raw flows\' numbers', async () => {
     const answer = await top('src_as', eightDays);
-    expect(answer.segments.map((s) => s.resolution)).toEqual(['raw', '1h', 'raw']);
+    expect(answer.segments.map((s) => s.resolution)).toEqual(['5m', '1h', '5m']);
     const raw = await top('src_as', { from: short.from, to: eightDays.to }, 'src_port >= 0');
     expect(raw.segments.map((s) => s.resolution)).toEqual(['raw']);
     expect(answer.data).toEqual(raw.data);
@@ -158,21 +162,21 @@ describe.each(transports)('the dimension rollups answer analysts on %s', (transp
     expect(totals).toEqual(expected);
   });
 
-  test('a series split by source country at 5-minute steps reads the raw flows, which the hourly rollup cannot split, and sums to each country', async () => {
-    const q = `split_by=src_country&limit=10&step=300&from=${short.from}&to=${short.to}`;
+  test('a series split by source country at 5-minute steps over 3 days reads the 5-minute dimension rollup and sums to each country', async () => {
+    const q = `split_by=src_country&limit=10&step=300&from=${end - 3 * day}&to=${end}`;
     const res = await t.request<{ resolution: string; series: Array<{ key: unknown; points: Array<{ bytes: number }> }> }>('GET', `/v1/telemetry/flows/series?${q}`, { key });
     expect(res.status).toBe(200);
-    expect(res.body.resolution).toBe('raw');
+    expect(res.body.resolution).toBe('5m');
     const totals = Object.fromEntries(res.body.series.map((s) => [JSON.stringify(s.key), s.points.reduce((n, p) => n + p.bytes, 0)]));
     const expected: Record<string, number> = { [JSON.stringify({ other: true })]: 0 };
     for (const f of flows) expected[JSON.stringify({ src_country: f.src_country || null })] = (expected[JSON.stringify({ src_country: f.src_country || null })] ?? 0) + f.bytes;
     expect(totals).toEqual(expected);
   });
 
-  test('a series on a dimension at 5-minute steps over more than the raw flows\' 7 days is refused, naming the step', async () => {
-    const res = await t.request<{ error: { code: string; message: string } }>('GET', `/v1/telemetry/flows/series?split_by=src_as&step=300&from=${eightDays.from}&to=${eightDays.to}`, { key });
+  test('a series on a dimension at 7-minute steps over more than the raw flows\' 7 days is refused, naming the step', async () => {
+    const res = await t.request<{ error: { code: string; message: string } }>('GET', `/v1/telemetry/flows/series?split_by=src_as&step=420&from=${eightDays.from}&to=${eightDays.to}`, { key });
     expect(res.status).toBe(400);
-    expect(res.body.error.message).toMatch(/at most 7 days .*keeps whole hours, not steps of 5 minutes/);
+    expect(res.body.error.message).toMatch(/at most 7 days .*keeps buckets of 5 minutes at the finest, not steps of 7 minutes/);
   });
 
   test('top-N by source address over 20 days is still refused: addresses are kept by no rollup with the dimensions', async () => {

@@ -104,7 +104,7 @@ describe('retention on current ClickHouse (chDB)', () => {
   test('a changed retention setting reaches the existing tables at the next start, and an unchanged one alters nothing', async () => {
     const ch = t.stack.clickhouse;
     expect(await applyRetentionTtl(ch, retention)).toEqual([]);
-    expect(await applyRetentionTtl(ch, { ...retention, fiveMinutes: 120 })).toEqual(['flows_5m', 'flows_src_5m', 'metrics_5m']);
+    expect(await applyRetentionTtl(ch, { ...retention, fiveMinutes: 120 })).toEqual(['flows_5m', 'flows_src_5m', 'flows_dims_5m', 'metrics_5m']);
     const rows = await ch.query<{ engine_full: string }>(`SELECT engine_full FROM system.tables WHERE database = '${ch.database}' AND name = 'flows_5m'`);
     expect(rows[0]?.engine_full).toMatch(/toIntervalDay\(120\)|INTERVAL 120 DAY/);
     expect(await applyRetentionTtl(ch, { ...retention, fiveMinutes: 120 })).toEqual([]);

@@ -188,15 +188,16 @@ describe('where a query is answered', () => {
     expect([...family].sort()).toEqual([...dimensionKeys].sort());
   });
 
-  test('a series on the dimension rollups whose step is whole hours reads them', () => {
+  test('a series on the dimension rollups whose step is whole 5 minutes reads them', () => {
+    expect(seriesPlan({ source: 'dims' }, 300, ['src_as'])).toEqual({ source: 'dims' });
     expect(seriesPlan({ source: 'dims' }, 3600, ['src_as'])).toEqual({ source: 'dims' });
     expect(seriesPlan({ source: 'dims' }, 86_400, ['src_as'])).toEqual({ source: 'dims' });
   });
 
-  test('a series on the dimension rollups whose step is not whole hours reads the raw flows, and says why', () => {
-    const plan = seriesPlan({ source: 'dims' }, 300, ['src_as', 'src_as', 'protocol']);
-    expect(plan).toEqual({ source: 'raw', because: ['src_as', 'protocol'], stepSeconds: 300 });
-    expect(rawReason(plan)).toBe('the rollup of src_as, protocol keeps whole hours, not steps of 5 minutes');
+  test('a series on the dimension rollups whose step is not whole 5 minutes reads the raw flows, and says why', () => {
+    const plan = seriesPlan({ source: 'dims' }, 420, ['src_as', 'src_as', 'protocol']);
+    expect(plan).toEqual({ source: 'raw', because: ['src_as', 'protocol'], stepSeconds: 420 });
+    expect(rawReason(plan)).toBe('the rollup of src_as, protocol keeps buckets of 5 minutes at the finest, not steps of 7 minutes');
   });
 
   test('a series on the destination or source rollups reads them at any whole-minute step', () => {

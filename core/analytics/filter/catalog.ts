@@ -9,8 +9,8 @@ import { dimensionSpecs, enrichedTextDimensions, type FlowDimension } from '../.
  *
  * Tables are named by the plan's source (core/flow-query.ts): `dst` the
  * destination rollups (flows_1m…, keyed by dst_ip and protocol), `src` the
- * source rollups (flows_src_1m…, keyed by src_ip), `dims` the hourly dimension
- * rollup (flows_dims_1h, keyed by exporter, interfaces, AS numbers,
+ * source rollups (flows_src_1m…, keyed by src_ip), `dims` the dimension
+ * rollups (flows_dims_5m and _1h, keyed by exporter, interfaces, AS numbers,
  * countries, protocol and network names), `raw` the flows. Which rollups
  * answer a dimension is core/flow-dimensions.ts's `families`.
  */
