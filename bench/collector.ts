@@ -193,7 +193,12 @@ async function registerSender(stack: BenchStack, socket: dgram.Socket): Promise<
   const operator = await mintKey(stack.url, stack.adminKey, { role: 'operator' });
   await registerApprovedExporter({ adminKey: stack.adminKey, request: (m, r, o) => call(stack.url, m, r, o.key, o.body) }, operator.key, { address: loopback, name: 'bench sender' });
   const from = Date.now() - 120_000;
-  const metrics = async () => samples(await (await fetch(`${stack.url}/metrics`)).text());
+  const metrics = async () => {
+    // The platform admin key reads /metrics (api/deps.ts metricsToken); an answer without them fails the scenario rather than counting nothing.
+    const res = await fetch(`${stack.url}/metrics`, { headers: { authorization: `Bearer ${stack.adminKey}` } });
+    if (res.status !== 200) throw new Error(`the service's /metrics answered ${res.status}`);
+    return samples(await res.text());
+  };
   const t: Through = { stack, socket, ...exporters(), nextFlow: 0, stored: () => storedFlows(stack.url, operator.key, from, Date.now() + 120_000), metrics };
   const deadline = Date.now() + 60_000;
   while ((await t.stored()) === 0) {
