@@ -24,6 +24,10 @@ describe('the embedded nats-server', () => {
     expect(jetstreamBlock(natsConfigText(base))).toMatch(new RegExp(`^ {2}max_file_store: ${20 * 1024 ** 3}$`, 'm'));
   });
 
+  test('a client the server cannot write to is cut after a minute, not after the default 10 s', () => {
+    expect(natsConfigText(base)).toMatch(/^write_deadline: "60s"$/m);
+  });
+
   test('its payload limit is within the 8 MB NATS recommends', () => {
     expect(natsConfigText(base)).toMatch(new RegExp(`^max_payload: ${natsMaxPayload}$`, 'm'));
     expect(natsConfigText(base)).toMatch(new RegExp(`^max_pending: ${natsMaxPendingBytes}$`, 'm'));
