@@ -119,7 +119,10 @@ export class ReplayService {
     await this.deps.audit
       .append({ orgId, actor: by.keyId, action: 'replay.request', target: record.replay_id, details: { incident_id: incidentId } })
       .catch((err: unknown) => this.failToStart(record, err, 'the audit ledger was unavailable'));
-    const input: ReplayInput = { orgId, replayId: record.replay_id, incidentId, requestedBy: by.keyId, requestedByPerson: by.person, requestedAt: now, windowMinutes };
+    const input: ReplayInput = {
+      orgId, replayId: record.replay_id, incidentId, requestedBy: by.keyId, requestedByPerson: by.person, requestedAt: now, windowMinutes,
+      plannedWindowMinutes: record.window_minutes,
+    };
     try {
       await startReplayWorkflow(this.deps.client(), this.deps.taskQueue, input);
     } catch (err) {
@@ -163,6 +166,8 @@ export class ReplayService {
       return {
         ...record,
         status: live.status,
+        // The stored record may be older than the live status (read first): a state past it carries its window too.
+        window_minutes: live.window_minutes || record.window_minutes,
         approvals: live.approvals,
         error: live.error,
         report: live.report ?? record.report,

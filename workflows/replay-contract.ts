@@ -19,6 +19,12 @@ export interface ReplayInput {
   requestedAt: number;
   /** Requested history window; the incident's span when absent. */
   windowMinutes?: number;
+  /**
+   * The window the request computed (the requested one, or the incident's
+   * span and a correlation window on each side), so the states recorded before
+   * the run prepares its own tell it; absent from runs started before it.
+   */
+  plannedWindowMinutes?: number;
 }
 
 export interface ReplayState {

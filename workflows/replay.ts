@@ -40,7 +40,7 @@ const { runReplay } = proxyActivities<ReplayActivities>({
  * returns its final state. Only a replay that fails fails the workflow.
  */
 export async function replayWorkflow(input: ReplayInput): Promise<ReplayState> {
-  const state: ReplayState = { status: 'queued', approvals: [], error: null, report: null, window_minutes: input.windowMinutes ?? 0 };
+  const state: ReplayState = { status: 'queued', approvals: [], error: null, report: null, window_minutes: input.windowMinutes ?? input.plannedWindowMinutes ?? 0 };
   let version = 1;
   const gate = new ApprovalGate(
     { kind: 'replay', orgId: input.orgId, id: input.replayId, requestedBy: input.requestedBy, ...(input.requestedByPerson === undefined ? {} : { requesterPerson: input.requestedByPerson }) },
