@@ -52,11 +52,19 @@ const workers = () => cluster.processes['stream-workers'];
 const seconds = (since: number) => Number(((Date.now() - since) / 1000).toFixed(1));
 const inSeconds = (s: number) => `${s} s`;
 
-/** A workspace of its own for one test, and its operator's key. */
+/**
+ * A workspace of its own for one test, and its operator's key. Minting right
+ * after a NATS node's kill may meet a stream whose leader is still being
+ * elected: the API answers 503 (retry later), and the mint is tried again, as
+ * a client would, for up to 30 s; any other answer fails at once.
+ */
 async function workspace(): Promise<{ orgId: string; key: string }> {
   const admin = apis()[0]!;
   const owner = { subject: `cluster-${randomBytes(4).toString('hex')}` };
-  const minted = await call<{ key: string; org_id: string }>(admin.url!, 'POST', '/v1/api-keys', cluster.adminKey, { role: 'operator', owner });
+  const minted = await waitFor(async () => {
+    const res = await call<{ key: string; org_id: string }>(admin.url!, 'POST', '/v1/api-keys', cluster.adminKey, { role: 'operator', owner });
+    return res.status === 503 ? undefined : res;
+  }, 30_000, 'the API to mint a key once the cluster settled');
   expect(minted.status).toBe(201);
   return { orgId: minted.body.org_id, key: minted.body.key };
 }
