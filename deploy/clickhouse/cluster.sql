@@ -557,9 +557,6 @@ CREATE MATERIALIZED VIEW IF NOT EXISTS nettel.flows_dims_1h_mv ON CLUSTER '{clus
 -- 0049_dimension_rollup_hourly
 DROP TABLE IF EXISTS nettel.flows_dims_1m ON CLUSTER '{cluster}';
 
--- 0049_dimension_rollup_hourly
-DROP TABLE IF EXISTS nettel.flows_dims_5m ON CLUSTER '{cluster}';
-
 -- 0060_saved_views
 CREATE TABLE IF NOT EXISTS nettel.saved_views ON CLUSTER '{cluster}' (
   org_id String, id String, version UInt64, name String, state String, deleted UInt8,

@@ -63,7 +63,8 @@ async function backfill(ch: ClickHouse, ctx: MigrationContext): Promise<void> {
 
 /**
  * Migration 0049: the hourly dimension rollup fed by the raw flows, the
- * minute and 5-minute ones dropped (measured in docs/enrichment.md: their
+ * minute and 5-minute ones dropped (the 5-minute table is kept, without its
+ * view, for migration 0063) (measured in docs/enrichment.md: their
  * views cost the insert more than they saved the reads). The hourly table
  * keeps its rows; on current ClickHouse only its view changes, from the
  * cascade to the raw flows (18.16 fed it from them already). A write whose
@@ -83,7 +84,9 @@ function hourlyFromRaw(ctx: MigrationContext): string[] {
     // 18.16 knows no DROP VIEW: a view is dropped as a table there.
     ...views.map((r) => `DROP ${ctx.dialect.generation === 'legacy' ? 'TABLE' : 'VIEW'} IF EXISTS ${db}.${r.table}_mv`),
     ...keptBy0049.map((r) => receiptRollupView(ctx, r)),
-    ...dropped.map((r) => `DROP TABLE IF EXISTS ${db}.${r.table}`),
+    // The 5-minute table stays (its view goes): migration 0063 folds it. Dropped here and created again there, it would
+    // be created outside a cluster's Replicated DDL by a replica migrating from the start (deploy/clickhouse/cluster.sql).
+    ...dropped.filter((r) => r.table !== 'flows_dims_5m').map((r) => `DROP TABLE IF EXISTS ${db}.${r.table}`),
   ];
 }
 

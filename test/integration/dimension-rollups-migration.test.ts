@@ -186,11 +186,11 @@ describe.each(transports)('the dimension rollups back-filled by migration 0048 o
       expect((await receipts('flows_dims_1h')).filter((r) => r.w !== cut.writeId)).toEqual(receiptsBefore);
     });
 
-    test('the minute and 5-minute dimension rollups are dropped with their views, and the hourly view reads the raw flows', async () => {
+    test('the minute dimension rollup is dropped, every view but the hourly one too (the 5-minute table is kept for 0063), and the hourly view reads the raw flows', async () => {
       const tables = await ch.query<{ name: string; q: string }>(
         `SELECT name, create_table_query AS q FROM system.tables WHERE database = '${ch.database}' AND startsWith(name, 'flows_dims_') ORDER BY name`,
       );
-      expect(tables.map((r) => r.name)).toEqual(['flows_dims_1h', 'flows_dims_1h_mv']);
+      expect(tables.map((r) => r.name)).toEqual(['flows_dims_1h', 'flows_dims_1h_mv', 'flows_dims_5m']);
       expect(tables[1]!.q).toMatch(new RegExp(`FROM ${ch.database}\\.flows[ )\\n]`));
     });
 
