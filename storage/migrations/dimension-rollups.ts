@@ -1,6 +1,6 @@
 import type { ClickHouse } from '../clickhouse';
 import { RollupRepair } from '../rollup-repair';
-import { dimensionRollups, keyColumns, viewFedRollups, receiptRollupView, rollupFromFlows, rollupTable, type Rollup } from './flow-tables';
+import { dimensionRollups, keyColumns, receiptRollupView, rollupFromFlows, rollupTable, viewFedRollups, type Rollup } from './flow-tables';
 import { dropView } from './folded-rollups';
 import type { Migration, MigrationContext } from './migration';
 
@@ -63,9 +63,9 @@ async function backfill(ch: ClickHouse, ctx: MigrationContext): Promise<void> {
 
 /**
  * Migration 0049: the hourly dimension rollup fed by the raw flows, the
- * minute and 5-minute ones dropped (the 5-minute table is kept, without its
- * view, for migration 0063) (measured in docs/enrichment.md: their
- * views cost the insert more than they saved the reads). The hourly table
+ * minute and 5-minute ones dropped, the 5-minute table kept without its view
+ * for migration 0063 (measured in docs/enrichment.md: their views cost the
+ * insert more than they saved the reads). The hourly table
  * keeps its rows; on current ClickHouse only its view changes, from the
  * cascade to the raw flows (18.16 fed it from them already). A write whose
  * flows were inserted while the views were being swapped may have missed
@@ -75,6 +75,12 @@ async function backfill(ch: ClickHouse, ctx: MigrationContext): Promise<void> {
 /** What migration 0049 kept: the hourly rollup, fed by the raw flows through a view (until migration 0063 folds it). */
 const keptBy0049: Rollup[] = [{ table: 'flows_dims_1h', seconds: 3600, from: 'flows', retentionDays: (c) => c.retention.hour }];
 const dropped = rollupsOf0048.filter((r) => !keptBy0049.some((kept) => kept.table === r.table));
+/**
+ * The tables 0049 drops: the minute one. The 5-minute table stays (its view goes) for migration 0063 to fold: dropped
+ * here and created again there, it would be created outside a cluster's Replicated DDL by a replica migrating from the
+ * start (deploy/clickhouse/cluster.sql).
+ */
+const droppedTables = ['flows_dims_1m'];
 const recentMs = 15 * 60_000;
 
 function hourlyFromRaw(ctx: MigrationContext): string[] {
@@ -84,9 +90,7 @@ function hourlyFromRaw(ctx: MigrationContext): string[] {
     // 18.16 knows no DROP VIEW: a view is dropped as a table there.
     ...views.map((r) => `DROP ${ctx.dialect.generation === 'legacy' ? 'TABLE' : 'VIEW'} IF EXISTS ${db}.${r.table}_mv`),
     ...keptBy0049.map((r) => receiptRollupView(ctx, r)),
-    // The 5-minute table stays (its view goes): migration 0063 folds it. Dropped here and created again there, it would
-    // be created outside a cluster's Replicated DDL by a replica migrating from the start (deploy/clickhouse/cluster.sql).
-    ...dropped.filter((r) => r.table !== 'flows_dims_5m').map((r) => `DROP TABLE IF EXISTS ${db}.${r.table}`),
+    ...droppedTables.map((table) => `DROP TABLE IF EXISTS ${db}.${table}`),
   ];
 }
 
