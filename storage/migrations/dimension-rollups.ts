@@ -87,8 +87,7 @@ function hourlyFromRaw(ctx: MigrationContext): string[] {
   const { db } = ctx;
   const views = ctx.dialect.generation === 'legacy' ? dropped : rollupsOf0048;
   return [
-    // 18.16 knows no DROP VIEW: a view is dropped as a table there.
-    ...views.map((r) => `DROP ${ctx.dialect.generation === 'legacy' ? 'TABLE' : 'VIEW'} IF EXISTS ${db}.${r.table}_mv`),
+    ...views.map((r) => dropView(ctx, r)),
     ...keptBy0049.map((r) => receiptRollupView(ctx, r)),
     ...droppedTables.map((table) => `DROP TABLE IF EXISTS ${db}.${table}`),
   ];
