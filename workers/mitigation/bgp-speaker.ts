@@ -192,10 +192,15 @@ export class BgpSpeaker {
     await this.unary('DeletePeer', { address }, `unable to remove neighbour ${address}`);
   }
 
-  /** The neighbours and their BGP session state (`ESTABLISHED` once routes flow). */
-  async neighbours(): Promise<Array<{ address: string; state: string }>> {
-    const rows = (await this.serverStream('ListPeer', {}, 'unable to list neighbours')) as Array<{ peer?: { state?: { neighbor_address?: string; session_state?: string } } }>;
-    return rows.map((r) => ({ address: r.peer?.state?.neighbor_address ?? '', state: r.peer?.state?.session_state ?? 'UNKNOWN' }));
+  /**
+   * The neighbours, their BGP session state (`ESTABLISHED` once routes flow)
+   * and gobgpd's admin state: `PFX_CT` once a neighbour sent more prefixes
+   * than its max-prefix (gobgpd then keeps the session down).
+   */
+  async neighbours(): Promise<Array<{ address: string; state: string; adminState: string }>> {
+    type Row = { peer?: { state?: { neighbor_address?: string; session_state?: string; admin_state?: string } } };
+    const rows = (await this.serverStream('ListPeer', {}, 'unable to list neighbours')) as Row[];
+    return rows.map((r) => ({ address: r.peer?.state?.neighbor_address ?? '', state: r.peer?.state?.session_state ?? 'UNKNOWN', adminState: r.peer?.state?.admin_state ?? 'UP' }));
   }
 
   /** Announces the mitigation to every neighbour; announcing it again changes nothing. */
