@@ -30,8 +30,16 @@ export interface WindowSettings {
 
 export const defaultWindowSettings: WindowSettings = { bucketMs: 1000, windowBuckets: 5, latenessMs: 5000, maxDestinations: 100_000 };
 
+/**
+ * A destination's traffic in a bucket: its only flow so far, or the counters
+ * of its flows once it has two. Most destinations of a busy workspace see
+ * one flow a second; their counters (36 numbers) are made only if a window
+ * over the bucket may matter (windowAt), which is rare.
+ */
+type DestinationEntry = RateFlow | Float64Array;
+
 interface Bucket {
-  byDestination: Map<string, Float64Array>;
+  byDestination: Map<string, DestinationEntry>;
   /** Every counted flow of the bucket, whatever its destination. */
   total: Float64Array;
   untracked: number;
@@ -83,16 +91,16 @@ export class RateWindows {
       if (this.skip(f)) continue;
       let bucket = this.buckets.get(start);
       if (!bucket) this.buckets.set(start, (bucket = { byDestination: new Map(), total: new Float64Array(counterSlots), untracked: 0 }));
-      let counters = bucket.byDestination.get(f.dst_ip);
-      if (!counters) {
+      const entry = bucket.byDestination.get(f.dst_ip);
+      if (entry === undefined) {
         if (bucket.byDestination.size >= this.settings.maxDestinations) {
           bucket.untracked += 1;
           this.untracked += 1;
           continue;
         }
-        bucket.byDestination.set(f.dst_ip, (counters = new Float64Array(counterSlots)));
-      }
-      addFlow(counters, f);
+        bucket.byDestination.set(f.dst_ip, f);
+      } else if (entry instanceof Float64Array) addFlow(entry, f);
+      else bucket.byDestination.set(f.dst_ip, countersOf(entry, f));
       addFlow(bucket.total, f);
     }
   }
@@ -139,8 +147,8 @@ export class RateWindows {
   /**
    * A window's sums per destination. A destination in one bucket of the
    * window only takes that bucket's counters as they are (no copy: windows
-   * are read, never written, and a closed bucket no longer changes); one in
-   * several gets a sum of its own. A window whose whole traffic may matter to
+   * are read, never written, and a closed bucket no longer changes); one
+   * with a single flow, or in several buckets, gets counters of its own. A window whose whole traffic may matter to
    * no bound holds no destination (mayMatter): the sums could decide nothing.
    */
   private windowAt(lastStart: number): ClosedWindow {
@@ -154,19 +162,27 @@ export class RateWindows {
     if (!this.mayMatter(total, seconds)) return { end, seconds, byDestination, saturated };
     const summed = new Set<Float64Array>();
     for (const bucket of buckets) {
-      for (const [dst, counters] of bucket.byDestination) {
+      for (const [dst, entry] of bucket.byDestination) {
         let sum = byDestination.get(dst);
         if (!sum) {
-          byDestination.set(dst, counters);
+          if (entry instanceof Float64Array) byDestination.set(dst, entry);
+          else summed.add(setIn(byDestination, dst, countersOf(entry)));
           continue;
         }
-        if (!summed.has(sum)) {
-          byDestination.set(dst, (sum = Float64Array.from(sum)));
-          summed.add(sum);
-        }
-        for (let k = 0; k < counterSlots; k++) sum[k] = sum[k]! + counters[k]!;
+        if (!summed.has(sum)) summed.add((sum = setIn(byDestination, dst, Float64Array.from(sum))));
+        if (entry instanceof Float64Array) for (let k = 0; k < counterSlots; k++) sum[k] = sum[k]! + entry[k]!;
+        else addFlow(sum, entry);
       }
     }
     return { end, seconds, byDestination, saturated };
   }
 }
+
+/** New counters holding the flows given. */
+function countersOf(...flows: RateFlow[]): Float64Array {
+  const counters = new Float64Array(counterSlots);
+  for (const f of flows) addFlow(counters, f);
+  return counters;
+}
+
+const setIn = (map: Map<string, Float64Array>, key: string, value: Float64Array) => (map.set(key, value), value);
