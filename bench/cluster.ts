@@ -58,6 +58,27 @@ function launchSplit(stack: BenchStack, clickhouseUrl: string, workers: number, 
   });
 }
 
+/**
+ * Stops a service of the scenario and deletes its streams (its prefix's, KV buckets included).
+ * The streams reserve their byte limits in the bench's nats-server's store bound, which the
+ * stack's, scenario 11's and the top talkers' services need after these three; the full run of
+ * 2026-11-30 failed when the top talkers' service could not reserve its telemetry stream.
+ */
+async function stopAndForget(stack: BenchStack, service: ServiceRun): Promise<void> {
+  await service.stop();
+  const nc = await connect({ servers: stack.natsUrl });
+  try {
+    const jsm = await nc.jetstreamManager();
+    const upper = service.natsPrefix.toUpperCase();
+    for await (const info of jsm.streams.list()) {
+      const name = info.config.name;
+      if (name.startsWith(`${upper}_`) || name.startsWith(`KV_${upper}_`)) await jsm.streams.delete(name);
+    }
+  } finally {
+    await nc.close();
+  }
+}
+
 /** Scenario 1 on a service whose stream workers are `workers` processes of their own; every flow checked stored once. */
 async function endToEnd(stack: BenchStack, clickhouseUrl: string, workers: number, data: FlowBatches, range: { from: number; to: number }) {
   const service = await launchSplit(stack, clickhouseUrl, workers, `cluster-${workers}w`);
@@ -66,7 +87,7 @@ async function endToEnd(stack: BenchStack, clickhouseUrl: string, workers: numbe
     const timed = await batchedEndToEnd(service, key.key, data, range);
     return { ...timed, ...(await countedIn(clickhouseUrl, service.database, key.org_id, data.flows)) };
   } finally {
-    await service.stop();
+    await stopAndForget(stack, service);
   }
 }
 
@@ -104,7 +125,7 @@ async function drainAfterKill(stack: BenchStack, clickhouseUrl: string, data: Fl
     const counted = await countedIn(clickhouseUrl, service.database, key.org_id, data.flows);
     return { ...counted, backlog_flows: backlog, drain_s: drainSeconds, drain_flows_per_s: backlog / drainSeconds, ack_wait_ms: ackWaitMs, killed: `the process ${victim.child.pid} (ROLES=${victim.role})` };
   } finally {
-    await service.stop();
+    await stopAndForget(stack, service);
   }
 }
 
