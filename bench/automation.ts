@@ -49,13 +49,20 @@ export function expectStatus(res: { status: number; body: unknown }, status: num
   if (res.status !== status) throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
 }
 
-/** A workspace with an approved /24 and the playbook, and no policy: its runs go from evaluating to active with nobody deciding. */
+/**
+ * A workspace with an approved /24, the playbook, and a policy that asks no
+ * one to decide but bounds the active mitigations (far above the scenario's
+ * 200), as operators bound them: each run's execution counts and writes its
+ * mitigation under the workspace's lock, the path a bounded workspace takes.
+ */
 async function automationWorkspace(stack: BenchStack) {
   const admin = await mintKey(stack.url, stack.adminKey, { role: 'admin' });
   const operator = await mintKey(stack.url, stack.adminKey, { role: 'operator', org_id: admin.org_id });
   const declared = await call<{ id: string }>(stack.url, 'POST', '/v1/prefixes', admin.key, { prefix: approvedPrefix });
   expectStatus(declared, 201, 'POST /v1/prefixes');
   expectStatus(await call(stack.url, 'POST', `/v1/prefixes/${declared.body.id}/approve`, stack.adminKey), 200, 'the prefix approval');
+  const bound = { name: 'bounded', requires_approval: false, max_active_mitigations: 10_000 };
+  expectStatus(await call(stack.url, 'POST', '/v1/policies', operator.key, bound), 201, 'POST /v1/policies');
   expectStatus(await call(stack.url, 'PUT', '/v1/playbooks', operator.key, { playbooks }), 200, 'PUT /v1/playbooks');
   return { admin, operator };
 }

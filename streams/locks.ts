@@ -8,7 +8,11 @@ import { names } from './names';
  * Named locks across processes, in a JetStream key-value bucket: a lock is a
  * key created only if absent. Its holder rewrites it while the work runs; a
  * holder that dies leaves a key that expires after `ttlMs`, so the next
- * process takes over.
+ * process takes over. Within one process the waiters of a name queue in the
+ * order they asked and only the first of them tries the key: each takes it as
+ * soon as the one before released it, instead of at its next try (every
+ * `retryMs`, in no order), which made a burst of automation runs of one
+ * workspace wait in a row for tens of seconds (bench, 2026-11-30).
  */
 export interface LockConfig {
   prefix: string;
@@ -23,6 +27,8 @@ export const defaultLockConfig = (prefix: string): LockConfig => ({ prefix, ttlM
 
 export class Locks {
   private readonly opened = new OpenedBucket('locks');
+  /** Per name, the end of the last waiter's turn in this process. */
+  private readonly turns = new Map<string, Promise<void>>();
 
   constructor(
     private readonly config: LockConfig,
@@ -40,10 +46,26 @@ export class Locks {
   }
 
   /** Runs `work` while holding the lock `name`, waiting for another holder to finish first. */
-  async withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
-    const kv = this.bucket;
-    const owner = `${process.pid}-${Date.now()}`;
-    return this.hold(kv, name, owner, await this.acquire(name, owner), work);
+  withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
+    return this.inTurn(name, async () => {
+      const kv = this.bucket;
+      const owner = `${process.pid}-${Date.now()}`;
+      return this.hold(kv, name, owner, await this.acquire(name, owner), work);
+    });
+  }
+
+  /** Runs `work` once every earlier call of this process for `name` has ended. */
+  private inTurn<T>(name: string, work: () => Promise<T>): Promise<T> {
+    const mine = (this.turns.get(name) ?? Promise.resolve()).then(work);
+    const ended = mine.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.turns.set(name, ended);
+    void ended.then(() => {
+      if (this.turns.get(name) === ended) this.turns.delete(name);
+    });
+    return mine;
   }
 
   /** Runs `work` holding the lock `name` if no other process holds it; otherwise does nothing and returns undefined. */

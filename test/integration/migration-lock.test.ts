@@ -56,6 +56,19 @@ describe('schema migrations under the lock', () => {
     expect([events.slice(0, 2), events.slice(2)].map((pair) => pair[0]!.split(' ')[0] === pair[1]!.split(' ')[0])).toEqual([true, true]);
   });
 
+  test('a waiter takes the lock as soon as the waiter of its process before it released it, not at its next retry', async () => {
+    // A retry a minute away: a waiter that tried the key again only at its retry would end the test by its timeout.
+    const locks = new Locks({ ...defaultLockConfig(prefix), retryMs: 60_000 }, nats, log);
+    await locks.start();
+    const order: number[] = [];
+    const hold = (i: number) => async () => {
+      order.push(i);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    await Promise.all(Array.from({ length: 8 }, (_, i) => locks.withLock('queued', hold(i))));
+    expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+  }, 20_000);
+
   test('a process that finds the lock held skips its work instead of waiting, and takes the lock once it is free', async () => {
     const [a, b] = [new Locks(defaultLockConfig(prefix), nats, log), new Locks(defaultLockConfig(prefix), nats, log)];
     await a.start();
