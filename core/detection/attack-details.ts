@@ -1,5 +1,5 @@
 import type { RateDecision } from './detect';
-import { classesOf, trafficClasses, type ClassRates, type RateFlow, type TrafficClass } from './traffic-class';
+import { classBits, trafficClasses, type ClassRates, type RateFlow, type TrafficClass } from './traffic-class';
 
 /**
  * What an incident shows of the attack: its peak and current rates (from the
@@ -41,23 +41,34 @@ const add = (v: Volume, f: RateFlow) => {
   v.flows += 1;
 };
 
-function tally<K>(flows: readonly RateFlow[], keyOf: (f: RateFlow) => K | undefined): Map<K, Volume> {
-  const out = new Map<K, Volume>();
-  for (const f of flows) {
-    const key = keyOf(f);
-    if (key === undefined) continue;
-    let v = out.get(key);
-    if (!v) out.set(key, (v = zero()));
-    add(v, f);
-  }
-  return out;
+function addTo<K>(tallied: Map<K, Volume>, key: K, f: RateFlow): void {
+  let v = tallied.get(key);
+  if (!v) tallied.set(key, (v = zero()));
+  add(v, f);
 }
 
 const compareKeys = (a: string | number, b: string | number) => (a < b ? -1 : a > b ? 1 : 0);
+const ranksBefore = <K extends string | number>([ka, a]: [K, Volume], [kb, b]: [K, Volume]) => b.packets - a.packets || b.bytes - a.bytes || compareKeys(ka, kb);
 
-/** The `limit` largest entries by packets, then bytes, then key. */
+/**
+ * The `limit` largest entries by packets, then bytes, then key: one pass that
+ * keeps the best `limit` in order, rather than a sort of every entry (a flood
+ * from spoofed sources has as many as flows, and every crossing window of
+ * every attacked destination ranks its own).
+ */
 function top<K extends string | number>(tallied: Map<K, Volume>, limit: number): Array<[K, Volume]> {
-  return [...tallied].sort(([ka, a], [kb, b]) => b.packets - a.packets || b.bytes - a.bytes || compareKeys(ka, kb)).slice(0, limit);
+  const best: Array<[K, Volume]> = [];
+  if (limit <= 0) return best;
+  for (const entry of tallied) {
+    if (best.length === limit && ranksBefore(entry, best[limit - 1]!) >= 0) continue;
+    let at = best.length === limit ? limit - 1 : best.length;
+    while (at > 0 && ranksBefore(entry, best[at - 1]!) < 0) {
+      best[at] = best[at - 1]!;
+      at -= 1;
+    }
+    best[at] = entry;
+  }
+  return best;
 }
 
 const binOf = (f: RateFlow): number | undefined => {
@@ -67,6 +78,30 @@ const binOf = (f: RateFlow): number | undefined => {
   for (let i = 0; i < packetSizeBins.length; i++) if (size >= packetSizeBins[i]!) bin = i;
   return bin;
 };
+
+/** Every list's tallies over the flows, in one pass. */
+function tallies(flows: readonly RateFlow[]) {
+  const t = {
+    total: zero(),
+    byClass: trafficClasses.map(zero),
+    sources: new Map<string, Volume>(),
+    sourcePorts: new Map<number, Volume>(),
+    destinationPorts: new Map<number, Volume>(),
+    bins: new Map<number, Volume>(),
+    exporters: new Map<string, Volume>(),
+  };
+  for (const f of flows) {
+    add(t.total, f);
+    for (let bits = classBits(f), i = 0; bits !== 0; bits >>>= 1, i += 1) if ((bits & 1) !== 0) add(t.byClass[i]!, f);
+    addTo(t.sources, f.src_ip, f);
+    addTo(t.sourcePorts, f.src_port, f);
+    addTo(t.destinationPorts, f.dst_port, f);
+    const bin = binOf(f);
+    if (bin !== undefined) addTo(t.bins, bin, f);
+    if (f.exporter) addTo(t.exporters, `${f.exporter}\u0000${f.in_if ?? ''}`, f);
+  }
+  return t;
+}
 
 function rateExtremes(decisions: readonly RateDecision[]): { peak: ClassRates; current: ClassRates } {
   const peak: ClassRates = { pps: 0, bps: 0, fps: 0 };
@@ -81,25 +116,22 @@ function rateExtremes(decisions: readonly RateDecision[]): { peak: ClassRates; c
 }
 
 export function attackDetails(flows: readonly RateFlow[], decisions: readonly RateDecision[], limit = detailsLimit): AttackDetails {
-  const total = zero();
-  for (const f of flows) add(total, f);
-  const byClass = new Map<TrafficClass, Volume>();
-  for (const f of flows) for (const c of classesOf(f)) if (c !== 'total') add(byClass.get(c) ?? byClass.set(c, zero()).get(c)!, f);
+  const t = tallies(flows);
+  const total = t.total;
   const protocols = trafficClasses
-    .filter((c) => byClass.has(c))
-    .map((c) => ({ class: c, ...byClass.get(c)!, share: total.packets > 0 ? byClass.get(c)!.packets / total.packets : 0 }));
-  const bins = tally(flows, binOf);
+    .map((c, i) => ({ class: c, ...t.byClass[i]!, share: total.packets > 0 ? t.byClass[i]!.packets / total.packets : 0 }))
+    .filter((p) => p.class !== 'total' && p.flows > 0);
   return {
     ...rateExtremes(decisions),
     total,
     protocols,
-    top_sources: top(tally(flows, (f) => f.src_ip), limit).map(([address, v]) => ({ address, ...v })),
-    top_source_ports: top(tally(flows, (f) => f.src_port), limit).map(([port, v]) => ({ port, ...v })),
-    top_destination_ports: top(tally(flows, (f) => f.dst_port), limit).map(([port, v]) => ({ port, ...v })),
+    top_sources: top(t.sources, limit).map(([address, v]) => ({ address, ...v })),
+    top_source_ports: top(t.sourcePorts, limit).map(([port, v]) => ({ port, ...v })),
+    top_destination_ports: top(t.destinationPorts, limit).map(([port, v]) => ({ port, ...v })),
     packet_sizes: packetSizeBins
-      .map((min, i) => ({ min, max: (packetSizeBins[i + 1] ?? 65536) - 1, ...(bins.get(i) ?? zero()) }))
+      .map((min, i) => ({ min, max: (packetSizeBins[i + 1] ?? 65536) - 1, ...(t.bins.get(i) ?? zero()) }))
       .filter((b) => b.flows > 0),
-    exporters: top(tally(flows, (f) => (f.exporter ? `${f.exporter}\u0000${f.in_if ?? ''}` : undefined)), limit).map(([key, v]) => {
+    exporters: top(t.exporters, limit).map(([key, v]) => {
       const [exporter = '', inIf = ''] = key.split('\u0000');
       return { exporter, in_if: inIf === '' ? null : Number(inIf), ...v };
     }),

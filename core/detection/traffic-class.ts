@@ -66,26 +66,36 @@ export const isFragmentFlow = (f: Pick<RateFlow, 'protocol' | 'src_port' | 'dst_
 /** Whether a TCP flow's packets were SYN without ACK: its flags have SYN set and ACK clear. */
 export const isSynOnly = (flags: number | undefined): boolean => flags !== undefined && (flags & synBit) !== 0 && (flags & ackBit) === 0;
 
+/**
+ * The classes a flow counts in, as bits of their indexes (bit 0: `total`,
+ * always set): what the hot paths read, allocating nothing per flow.
+ */
+export function classBits(f: RateFlow): number {
+  const transport = transportOf(f.protocol);
+  let bits = 1 << classIndex.total;
+  if (transport === 'tcp') {
+    bits |= 1 << classIndex.tcp;
+    if (isSynOnly(f.tcp_flags)) bits |= 1 << classIndex.tcp_syn;
+  } else if (transport === 'udp') {
+    bits |= 1 << classIndex.udp;
+    const vector = amplificationByPort.get(f.src_port);
+    if (vector) bits |= 1 << classIndex[vector];
+  } else if (transport === 'icmp') bits |= 1 << classIndex.icmp;
+  if (isFragmentFlow(f, transport)) bits |= 1 << classIndex.fragments;
+  return bits;
+}
+
 /** The classes a flow counts in: always `total`, then its transport, SYN, fragments and amplification port as they apply. */
 export function classesOf(f: RateFlow): TrafficClass[] {
-  const transport = transportOf(f.protocol);
-  const out: TrafficClass[] = ['total'];
-  if (transport === 'tcp') {
-    out.push('tcp');
-    if (isSynOnly(f.tcp_flags)) out.push('tcp_syn');
-  } else if (transport === 'udp') {
-    out.push('udp');
-    const vector = amplificationByPort.get(f.src_port);
-    if (vector) out.push(vector);
-  } else if (transport === 'icmp') out.push('icmp');
-  if (isFragmentFlow(f, transport)) out.push('fragments');
-  return out;
+  const bits = classBits(f);
+  return trafficClasses.filter((_, i) => (bits & (1 << i)) !== 0);
 }
 
 /** Adds a flow to counters (a Float64Array of counterSlots). */
 export function addFlow(counters: Float64Array, f: RateFlow): void {
-  for (const c of classesOf(f)) {
-    const at = classIndex[c] * countersPerClass;
+  let bits = classBits(f);
+  for (let at = 0; bits !== 0; bits >>>= 1, at += countersPerClass) {
+    if ((bits & 1) === 0) continue;
     counters[at] = counters[at]! + f.packets;
     counters[at + 1] = counters[at + 1]! + f.bytes;
     counters[at + 2] = counters[at + 2]! + 1;

@@ -74,6 +74,21 @@ describe("the attack's details", () => {
     expect(top[9]!.address).toBe('198.51.100.3');
   });
 
+  test('top sources among many rank by packets, then bytes, then address, as a sort of all of them would', () => {
+    // Few distinct packet and byte counts: most sources tie on packets, many on bytes too.
+    const many = Array.from({ length: 300 }, (_, i) => flow({ src_ip: `203.0.113.${i % 250}`, ts: t0, packets: 1 + ((i * 7) % 4), bytes: 100 * (1 + ((i * 11) % 3)) }));
+    const volumes = new Map<string, { packets: number; bytes: number; flows: number }>();
+    for (const f of many) {
+      const v = volumes.get(f.src_ip) ?? { packets: 0, bytes: 0, flows: 0 };
+      volumes.set(f.src_ip, { packets: v.packets + f.packets, bytes: v.bytes + f.bytes, flows: v.flows + 1 });
+    }
+    const sorted = [...volumes]
+      .sort(([ka, a], [kb, b]) => b.packets - a.packets || b.bytes - a.bytes || (ka < kb ? -1 : 1))
+      .slice(0, 10)
+      .map(([address, v]) => ({ address, ...v }));
+    expect(attackDetails(many, []).top_sources).toEqual(sorted);
+  });
+
   test('the same flows in another order give the same details', () => {
     expect(attackDetails([...attack].reverse(), decisions())).toEqual(attackDetails(attack, decisions()));
   });
