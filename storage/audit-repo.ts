@@ -21,8 +21,8 @@ function fromRow(row: Record<string, unknown>): AuditEntry {
 export class AuditRepo {
   constructor(private readonly ch: ClickHouse) {}
 
-  async append(entry: AuditEntry): Promise<void> {
-    await this.ch.insertJsonEachRow('audit_log', JSON.stringify(entry) + '\n');
+  async append(entries: readonly AuditEntry[]): Promise<void> {
+    await this.ch.insertJsonEachRow('audit_log', entries.map((e) => JSON.stringify(e) + '\n').join(''));
   }
 
   async last(orgId: string): Promise<AuditEntry | undefined> {

@@ -151,7 +151,7 @@ async function newestEntry(deps: Pick<ApprovalActivityDeps, 'audit'>, orgId: str
  */
 export async function ledgerHolds(deps: Pick<ApprovalActivityDeps, 'audit' | 'heads'>, orgId: string, since: number, matches: (e: AuditEntry) => boolean): Promise<boolean> {
   const head = await deps.heads.read(orgId);
-  if (head && matches(head.entry)) return true;
+  if (head?.entries.some(matches)) return true;
   return (await newestEntry(deps, orgId, since, matches)) !== undefined;
 }
 
