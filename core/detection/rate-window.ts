@@ -36,13 +36,20 @@ export const defaultWindowSettings: WindowSettings = { bucketMs: 1000, windowBuc
  * one flow a second; their counters (36 numbers) are made only if a window
  * over the bucket may matter (windowAt), which is rare.
  */
-type DestinationEntry = RateFlow | Float64Array;
+export type DestinationEntry = RateFlow | Float64Array;
 
-interface Bucket {
+export interface Bucket {
   byDestination: Map<string, DestinationEntry>;
   /** Every counted flow of the bucket, whatever its destination. */
   total: Float64Array;
   untracked: number;
+  /**
+   * The most total packets, bytes and flows any one destination has in the
+   * bucket: a window's sums for any destination are at most the sum of its
+   * buckets' peaks, so a window whose peaks reach no bound need not be
+   * looked at destination by destination (early-crossings.ts).
+   */
+  peak: { packets: number; bytes: number; flows: number };
 }
 
 /** One closed window: the sums of its buckets per destination (read only: a sum may be a bucket's own counters). */
@@ -61,6 +68,8 @@ export class RateWindows {
   private closedThrough = Number.NEGATIVE_INFINITY;
   late = 0;
   untracked = 0;
+  /** The first and last bucket starts the last add() counted a flow in (undefined: none). */
+  touched: { from: number; to: number } | undefined;
 
   constructor(
     readonly settings: WindowSettings = defaultWindowSettings,
@@ -81,6 +90,8 @@ export class RateWindows {
   private startOf = (ts: number) => ts - (((ts % this.settings.bucketMs) + this.settings.bucketMs) % this.settings.bucketMs);
 
   add(flows: Iterable<RateFlow>): void {
+    let from = Number.POSITIVE_INFINITY;
+    let to = Number.NEGATIVE_INFINITY;
     for (const f of flows) {
       const start = this.startOf(f.ts);
       if (start <= this.closedThrough) {
@@ -90,7 +101,7 @@ export class RateWindows {
       this.newest = Math.max(this.newest, f.ts);
       if (this.skip(f)) continue;
       let bucket = this.buckets.get(start);
-      if (!bucket) this.buckets.set(start, (bucket = { byDestination: new Map(), total: new Float64Array(counterSlots), untracked: 0 }));
+      if (!bucket) this.buckets.set(start, (bucket = newBucket()));
       const entry = bucket.byDestination.get(f.dst_ip);
       if (entry === undefined) {
         if (bucket.byDestination.size >= this.settings.maxDestinations) {
@@ -99,10 +110,29 @@ export class RateWindows {
           continue;
         }
         bucket.byDestination.set(f.dst_ip, f);
-      } else if (entry instanceof Float64Array) addFlow(entry, f);
-      else bucket.byDestination.set(f.dst_ip, countersOf(entry, f));
+        raisePeak(bucket, f.packets, f.bytes, 1);
+      } else if (entry instanceof Float64Array) {
+        addFlow(entry, f);
+        raisePeak(bucket, entry[0]!, entry[1]!, entry[2]!);
+      } else {
+        const counters = setIn(bucket.byDestination, f.dst_ip, countersOf(entry, f));
+        raisePeak(bucket, counters[0]!, counters[1]!, counters[2]!);
+      }
       addFlow(bucket.total, f);
+      if (start < from) from = start;
+      if (start > to) to = start;
     }
+    this.touched = from <= to ? { from, to } : undefined;
+  }
+
+  /** A kept bucket by its start, read only (early-crossings.ts reads the running sums of open windows). */
+  bucketAt(start: number): Readonly<Bucket> | undefined {
+    return this.buckets.get(start);
+  }
+
+  /** The starts of the buckets kept, in no order. */
+  bucketStarts(): IterableIterator<number> {
+    return this.buckets.keys();
   }
 
   /** Closes the buckets the watermark has passed and returns their windows, oldest first. */
@@ -178,6 +208,16 @@ export class RateWindows {
   }
 }
 
+const newBucket = (): Bucket => ({ byDestination: new Map(), total: new Float64Array(counterSlots), untracked: 0, peak: { packets: 0, bytes: 0, flows: 0 } });
+
+/** Raises a bucket's peaks to a destination's totals (the `total` class's packets, bytes and flows: its first three counters). */
+function raisePeak(bucket: Bucket, packets: number, bytes: number, flows: number): void {
+  const peak = bucket.peak;
+  if (packets > peak.packets) peak.packets = packets;
+  if (bytes > peak.bytes) peak.bytes = bytes;
+  if (flows > peak.flows) peak.flows = flows;
+}
+
 /** New counters holding the flows given. */
 function countersOf(...flows: RateFlow[]): Float64Array {
   const counters = new Float64Array(counterSlots);
@@ -185,4 +225,4 @@ function countersOf(...flows: RateFlow[]): Float64Array {
   return counters;
 }
 
-const setIn = (map: Map<string, Float64Array>, key: string, value: Float64Array) => (map.set(key, value), value);
+const setIn = (map: Map<string, DestinationEntry>, key: string, value: Float64Array) => (map.set(key, value), value);
