@@ -48,7 +48,8 @@ export const rates: RateRules = { ...defaultRateRules, thresholds: { total: { pp
 export function harness(opts: { rates?: RateRules; failWrites?: () => boolean; crossing?: CrossedTarget[] } = {}) {
   const resolved: Array<[string, RateQuiet]> = [];
   const stored = new Map<string, SignalRow>();
-
+  /** Every signal id inserted, in order: one stored twice shows twice. */
+  const inserted: string[] = [];
   const attacks: AttackWindow[] = [];
   const recomputed: string[] = [];
   const registry = new Registry();
@@ -71,6 +72,7 @@ export function harness(opts: { rates?: RateRules; failWrites?: () => boolean; c
           for (const line of ndjson.trim().split('\n')) {
             const s = JSON.parse(line) as SignalRow;
             stored.set(s.event_id, s);
+            inserted.push(s.event_id);
           }
           return Promise.resolve();
         },
@@ -82,7 +84,7 @@ export function harness(opts: { rates?: RateRules; failWrites?: () => boolean; c
       now: () => clock,
     },
   );
-  return { sink, stored, attacks, recomputed, registry, resolved, advanceClock: (ms: number) => (clock += ms) };
+  return { sink, stored, inserted, attacks, recomputed, registry, resolved, advanceClock: (ms: number) => (clock += ms) };
 }
 
 /** A SYN flood on 203.0.113.9: `perSecond` one-packet flows a second for `seconds`, from 10 sources. */

@@ -69,6 +69,27 @@ async function outcome(messages: RateFlow[][]) {
   return { signals: [...h.stored.keys()].sort(), windows: windows.map((w) => [w.event_id, w.type, w.details]) };
 }
 
+describe('the detection consumer: windows reported before they close (detector version 2)', () => {
+  test('a message whose flows make a host window cross stores and correlates its signal at once, without waiting for the window to close', async () => {
+    const { sink, stored, attacks, recomputed } = harness();
+    const flood = new FakeMessage(synFlood(3));
+    await sink.add(flood);
+    expect([...new Set([...stored.values()].map((s) => `${s.service} ${s.rule}`))]).toEqual(['203.0.113.9 rate.v2:host']);
+    expect(recomputed).toContain('org1/203.0.113.9');
+    expect([attacks.length, flood.acked]).toEqual([0, false]);
+  });
+
+  test("a window reported early has its attack written under the early signal's id once it closes, and its signal is not stored again", async () => {
+    const { sink, stored, inserted, attacks, advanceClock } = harness();
+    await sink.add(new FakeMessage(synFlood(3)));
+    const early = [...stored.keys()].sort();
+    advanceClock(5_000);
+    await sink.tick();
+    expect(attacks.map((a) => a.event_id).sort()).toEqual(early);
+    expect(inserted.sort()).toEqual(early);
+  });
+});
+
 describe('the detection consumer: determinism over the wiring', () => {
   const flows = [
     ...synFlood(12),
