@@ -48,10 +48,10 @@ function leastBounds(sets: readonly RateThresholds[]): LeastBounds {
 const mayReach = (packets: number, bytes: number, flows: number, seconds: number, least: LeastBounds) =>
   packets / seconds >= least.pps || (bytes * 8) / seconds >= least.bps || flows / seconds >= least.fps;
 
-/** An open window to look at: its end and its kept buckets. */
-interface OpenWindow {
-  end: number;
-  buckets: Array<Readonly<Bucket>>;
+/** The kept buckets of the open windows looked at, by index from `from`. */
+interface Span {
+  from: number;
+  buckets: Array<Readonly<Bucket> | undefined>;
 }
 
 export class EarlyCrossings {
@@ -60,7 +60,6 @@ export class EarlyCrossings {
   private found: EarlyCrossing[] = [];
   /** Over every host's thresholds (the workspace's and each host group's): a window whose buckets' peaks reach none holds no crossing. */
   private readonly least: LeastBounds;
-  private readonly leastOf = new Map<RateThresholds, LeastBounds>();
   private readonly sums = new Float64Array(counterSlots);
 
   constructor(
@@ -78,22 +77,22 @@ export class EarlyCrossings {
 
   /**
    * After the flows of one add() were counted and the watermark's windows
-   * closed: every destination they touched, in each window still open over
-   * the buckets they were counted in whose buckets' peaks may reach a bound,
-   * is reported if its running sums reach one of its thresholds' bounds.
+   * closed: each destination they touched is summed in the windows still
+   * open over its buckets, once their peaks say it may reach a host's bound,
+   * and reported there if its sums reach one of its thresholds' bounds.
    */
   check(flows: readonly RateFlow[]): void {
     this.forgetClosed();
-    const open = this.openWindows();
-    if (!open.length) return;
-    const windowMs = this.windows.settings.windowBuckets * this.windows.settings.bucketMs;
-    const from = open[0]!.end - windowMs;
-    const to = open[open.length - 1]!.end;
-    const seen = new Set<string>();
+    const ends = this.openEnds();
+    if (!ends.size) return;
+    const { bucketMs, windowBuckets } = this.windows.settings;
+    const span = this.spanOf(Math.min(...ends) - windowBuckets * bucketMs, Math.max(...ends));
+    const checked = new Set<string>();
     for (const f of flows) {
-      if (f.ts < from || f.ts >= to || seen.has(f.dst_ip)) continue;
-      seen.add(f.dst_ip);
-      this.checkDestination(f.dst_ip, open);
+      const at = (f.ts - (((f.ts % bucketMs) + bucketMs) % bucketMs) - span.from) / bucketMs;
+      if (at < 0 || at >= span.buckets.length || !this.mayReachAround(span.buckets, at, f.dst_ip) || checked.has(f.dst_ip)) continue;
+      checked.add(f.dst_ip);
+      this.checkDestination(f.dst_ip, span, ends);
     }
   }
 
@@ -104,65 +103,74 @@ export class EarlyCrossings {
     return out;
   }
 
-  /** The windows still open over the buckets the last add() touched, oldest first, whose buckets' peaks may reach a bound. */
-  private openWindows(): OpenWindow[] {
+  /** The ends of the windows still open over the buckets the last add() touched whose buckets' peaks may reach a host's bound. */
+  private openEnds(): Set<number> {
     const touched = this.windows.touched;
-    if (!touched) return [];
+    const out = new Set<number>();
+    if (!touched) return out;
     const { bucketMs, windowBuckets } = this.windows.settings;
     const ends = new Set<number>();
     for (const start of this.windows.bucketStarts()) {
       if (start < touched.from || start > touched.to) continue;
       for (let i = 1; i <= windowBuckets; i++) if (start + i * bucketMs > this.windows.closedTo) ends.add(start + i * bucketMs);
     }
-    const out: OpenWindow[] = [];
-    for (const end of [...ends].sort((a, b) => a - b)) {
-      const buckets: Array<Readonly<Bucket>> = [];
-      let packets = 0;
-      let bytes = 0;
-      let flows = 0;
+    for (const end of ends) {
+      const most = [0, 0, 0];
       for (let start = end - windowBuckets * bucketMs; start < end; start += bucketMs) {
-        const bucket = this.windows.bucketAt(start);
-        if (!bucket) continue;
-        buckets.push(bucket);
-        packets += bucket.peak.packets;
-        bytes += bucket.peak.bytes;
-        flows += bucket.peak.flows;
+        const peaks = this.windows.bucketAt(start)?.peaks;
+        if (peaks) for (let m = 0; m < 3; m++) most[m] = most[m]! + peaks[m]!.most;
       }
-      if (mayReach(packets, bytes, flows, this.seconds, this.least)) out.push({ end, buckets });
+      if (mayReach(most[0]!, most[1]!, most[2]!, this.seconds, this.least)) out.add(end);
     }
     return out;
   }
 
-  /** One destination in each open window: its totals against its thresholds' least bounds first, then its sums against its thresholds. */
-  private checkDestination(dst: string, open: readonly OpenWindow[]): void {
+  /** The kept buckets from `from` to `to` (exclusive), by index (undefined: none kept). */
+  private spanOf(from: number, to: number): Span {
+    const buckets: Array<Readonly<Bucket> | undefined> = [];
+    for (let start = from; start < to; start += this.windows.settings.bucketMs) buckets.push(this.windows.bucketAt(start));
+    return { from, buckets };
+  }
+
+  /** Whether a destination's sums may reach a host's bound in some window over the bucket at `at`, by its buckets' peaks alone. */
+  private mayReachAround(buckets: ReadonlyArray<Readonly<Bucket> | undefined>, at: number, dst: string): boolean {
+    const reach = this.windows.settings.windowBuckets - 1;
+    let packets = 0;
+    let bytes = 0;
+    let flows = 0;
+    for (let i = Math.max(0, at - reach); i <= Math.min(buckets.length - 1, at + reach); i++) {
+      const peaks = buckets[i]?.peaks;
+      if (!peaks) continue;
+      packets += peaks[0].top === dst ? peaks[0].most : peaks[0].others;
+      bytes += peaks[1].top === dst ? peaks[1].most : peaks[1].others;
+      flows += peaks[2].top === dst ? peaks[2].most : peaks[2].others;
+    }
+    return mayReach(packets, bytes, flows, this.seconds, this.least);
+  }
+
+  /** One destination's sums in each open window of the span, against its thresholds. */
+  private checkDestination(dst: string, span: Span, ends: ReadonlySet<number>): void {
     const profile = this.book.profileOf(dst);
     if (profile.whitelisted) return;
     const { thresholds, group } = profile.judged;
-    const least = this.leastFor(thresholds);
-    const seconds = this.seconds;
-    for (const w of open) {
-      if (this.reported.get(w.end)?.has(dst)) continue;
-      const entries: DestinationEntry[] = [];
-      let packets = 0;
-      let bytes = 0;
-      let flows = 0;
-      for (const bucket of w.buckets) {
-        const entry = bucket.byDestination.get(dst);
-        if (entry === undefined) continue;
-        entries.push(entry);
-        const counted = entry instanceof Float64Array;
-        packets += counted ? entry[0]! : entry.packets;
-        bytes += counted ? entry[1]! : entry.bytes;
-        flows += counted ? entry[2]! : 1;
-      }
-      if (!entries.length || !mayReach(packets, bytes, flows, seconds, least)) continue;
-      const sums = this.sums.fill(0);
-      for (const entry of entries) {
-        if (entry instanceof Float64Array) for (let k = 0; k < counterSlots; k++) sums[k] = sums[k]! + entry[k]!;
-        else addFlow(sums, entry);
-      }
-      if (mayCross(sums, seconds, thresholds)) this.report(dst, group, w.end);
+    const { bucketMs, windowBuckets } = this.windows.settings;
+    const entries = span.buckets.map((b) => b?.byDestination.get(dst));
+    for (const end of ends) {
+      if (this.reported.get(end)?.has(dst)) continue;
+      const at = (end - windowBuckets * bucketMs - span.from) / bucketMs;
+      if (mayCross(this.sumOf(entries, at, at + windowBuckets), this.seconds, thresholds)) this.report(dst, group, end);
     }
+  }
+
+  /** The sums of entries [from, to) (undefined: none in that bucket), in a reused array. */
+  private sumOf(entries: ReadonlyArray<DestinationEntry | undefined>, from: number, to: number): Float64Array {
+    const sums = this.sums.fill(0);
+    for (let i = Math.max(0, from); i < Math.min(to, entries.length); i++) {
+      const entry = entries[i];
+      if (entry instanceof Float64Array) for (let k = 0; k < counterSlots; k++) sums[k] = sums[k]! + entry[k]!;
+      else if (entry !== undefined) addFlow(sums, entry);
+    }
+    return sums;
   }
 
   private report(dst: string, group: string, end: number): void {
@@ -172,11 +180,6 @@ export class EarlyCrossings {
     this.found.push({ detector_version: this.version, scope: 'host', target: dst, host_group: group, window_end: end, rule: rateRule(this.version, 'host', '', []) });
   }
 
-  private leastFor(thresholds: RateThresholds): LeastBounds {
-    let least = this.leastOf.get(thresholds);
-    if (!least) this.leastOf.set(thresholds, (least = leastBounds([thresholds])));
-    return least;
-  }
 
   /** Windows closed since are judged as closed windows: what was reported of them is no longer needed. */
   private forgetClosed(): void {

@@ -43,13 +43,21 @@ export interface Bucket {
   /** Every counted flow of the bucket, whatever its destination. */
   total: Float64Array;
   untracked: number;
-  /**
-   * The most total packets, bytes and flows any one destination has in the
-   * bucket: a window's sums for any destination are at most the sum of its
-   * buckets' peaks, so a window whose peaks reach no bound need not be
-   * looked at destination by destination (early-crossings.ts).
-   */
-  peak: { packets: number; bytes: number; flows: number };
+  /** The peaks of the destinations' total packets, bytes and flows in the bucket, in that order. */
+  peaks: readonly [Peak, Peak, Peak];
+}
+
+/**
+ * The most one destination has of a measure in a bucket, which one, and the
+ * most any other has (at least). A destination's sum over a window is at
+ * most the sum over its buckets of `most` where it is `top` and `others`
+ * elsewhere, so a window, or a destination, that cannot reach a bound need
+ * not be summed (early-crossings.ts). Sums only grow: the bounds hold.
+ */
+export interface Peak {
+  top: string;
+  most: number;
+  others: number;
 }
 
 /** One closed window: the sums of its buckets per destination (read only: a sum may be a bucket's own counters). */
@@ -110,13 +118,13 @@ export class RateWindows {
           continue;
         }
         bucket.byDestination.set(f.dst_ip, f);
-        raisePeak(bucket, f.packets, f.bytes, 1);
+        raisePeaks(bucket, f.dst_ip, f.packets, f.bytes, 1);
       } else if (entry instanceof Float64Array) {
         addFlow(entry, f);
-        raisePeak(bucket, entry[0]!, entry[1]!, entry[2]!);
+        raisePeaks(bucket, f.dst_ip, entry[0]!, entry[1]!, entry[2]!);
       } else {
         const counters = setIn(bucket.byDestination, f.dst_ip, countersOf(entry, f));
-        raisePeak(bucket, counters[0]!, counters[1]!, counters[2]!);
+        raisePeaks(bucket, f.dst_ip, counters[0]!, counters[1]!, counters[2]!);
       }
       addFlow(bucket.total, f);
       if (start < from) from = start;
@@ -208,14 +216,24 @@ export class RateWindows {
   }
 }
 
-const newBucket = (): Bucket => ({ byDestination: new Map(), total: new Float64Array(counterSlots), untracked: 0, peak: { packets: 0, bytes: 0, flows: 0 } });
+const newPeak = (): Peak => ({ top: '', most: 0, others: 0 });
+const newBucket = (): Bucket => ({ byDestination: new Map(), total: new Float64Array(counterSlots), untracked: 0, peaks: [newPeak(), newPeak(), newPeak()] });
+
+/** A destination's value of a measure grew to `value`. */
+function raise(peak: Peak, dst: string, value: number): void {
+  if (peak.top === dst) peak.most = value;
+  else if (value > peak.most) {
+    peak.others = peak.most;
+    peak.top = dst;
+    peak.most = value;
+  } else if (value > peak.others) peak.others = value;
+}
 
 /** Raises a bucket's peaks to a destination's totals (the `total` class's packets, bytes and flows: its first three counters). */
-function raisePeak(bucket: Bucket, packets: number, bytes: number, flows: number): void {
-  const peak = bucket.peak;
-  if (packets > peak.packets) peak.packets = packets;
-  if (bytes > peak.bytes) peak.bytes = bytes;
-  if (flows > peak.flows) peak.flows = flows;
+function raisePeaks(bucket: Bucket, dst: string, packets: number, bytes: number, flows: number): void {
+  raise(bucket.peaks[0], dst, packets);
+  raise(bucket.peaks[1], dst, bytes);
+  raise(bucket.peaks[2], dst, flows);
 }
 
 /** New counters holding the flows given. */
