@@ -88,6 +88,14 @@ describe('detector version 2: windows that will cross are reported before they c
     expect(new Set(detector.takeEarly().map((c) => c.target))).toEqual(new Set([host]));
   });
 
+  test('a destination overtaken in a bucket by a larger one is still reported early once its own sums cross', () => {
+    const detector = new RateDetector(rules());
+    detector.add([flow({ packets: 3000 }), flow({ dst_ip: '198.51.100.9', packets: 6000 })]);
+    detector.takeEarly();
+    detector.add([flow({ ts: t0 + 1000, packets: 2000 })]);
+    expect(detector.takeEarly().map((c) => [c.target, c.window_end])).toEqual(ends(t0 + 2000, t0 + 5000).map((end) => [host, end]));
+  });
+
   test('version 1 reports nothing early', () => {
     const detector = new RateDetector(rules(), undefined, { version: 1 });
     detector.add([flow({ packets: 5000 })]);
