@@ -219,14 +219,19 @@ export class RateWindows {
 const newPeak = (): Peak => ({ top: '', most: 0, others: 0 });
 const newBucket = (): Bucket => ({ byDestination: new Map(), total: new Float64Array(counterSlots), untracked: 0, peaks: [newPeak(), newPeak(), newPeak()] });
 
-/** A destination's value of a measure grew to `value`. */
+/**
+ * A destination's value of a measure grew to `value`. Most values are at
+ * most `others` and change nothing (were it `top`'s, `most` would be at
+ * least `others` and at most `value`: equal to it), so that is asked first.
+ */
 function raise(peak: Peak, dst: string, value: number): void {
+  if (value <= peak.others) return;
   if (peak.top === dst) peak.most = value;
   else if (value > peak.most) {
     peak.others = peak.most;
     peak.top = dst;
     peak.most = value;
-  } else if (value > peak.others) peak.others = value;
+  } else peak.others = value;
 }
 
 /** Raises a bucket's peaks to a destination's totals (the `total` class's packets, bytes and flows: its first three counters). */
