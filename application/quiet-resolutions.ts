@@ -83,7 +83,7 @@ export class QuietResolutions {
   }
 }
 
-/** The scope a rate rule names (`rate.v1:<scope>:…`), or undefined for another detector's rule. */
+/** The scope a rate rule names (`rate.v1:<scope>:…`, `rate.v2:<scope>`), or undefined for another detector's rule. */
 function scopeOfRule(rule: string): 'host' | 'prefix' | undefined {
   if (versionOfRule(rule) === undefined) return undefined;
   const scope = rule.split(':')[1];

@@ -3,6 +3,7 @@ import { defaultWindowSettings, RateWindows, type ClosedWindow, type WindowSetti
 import { crossedBounds, mayCross, RateRuleBook, type RateRules } from './rules';
 import { counterSlots, ratesOf, type RateFlow, type Rates } from './traffic-class';
 import { QuietTracker, type CrossedTarget, type PrefixSums, type RateQuiet } from './quiet';
+import { EarlyCrossings, type EarlyCrossing } from './early-crossings';
 import { rateDetectorVersion, rateRule } from './version';
 
 /**
@@ -36,10 +37,10 @@ export interface RateDecision {
   rule: string;
 }
 
-function decision(scope: 'host' | 'prefix', target: string, group: string, w: ClosedWindow, rates: Rates, crossed: string[], addresses: number): RateDecision {
+function decision(version: number, scope: 'host' | 'prefix', target: string, group: string, w: ClosedWindow, rates: Rates, crossed: string[], addresses: number): RateDecision {
   const { type, vector } = classify(rates, scope);
   return {
-    detector_version: rateDetectorVersion,
+    detector_version: version,
     scope,
     target,
     host_group: group,
@@ -50,15 +51,15 @@ function decision(scope: 'host' | 'prefix', target: string, group: string, w: Cl
     vector,
     addresses,
     saturated: w.saturated,
-    rule: rateRule(rateDetectorVersion, scope, type, crossed),
+    rule: rateRule(version, scope, type, crossed),
   };
 }
 
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** The decisions of one closed window under the rules. */
-export function judgeWindow(w: ClosedWindow, book: RateRuleBook): RateDecision[] {
-  return judged(w, book).decisions;
+/** The decisions of one closed window under the rules, by a detector version. */
+export function judgeWindow(w: ClosedWindow, book: RateRuleBook, version = rateDetectorVersion): RateDecision[] {
+  return judged(w, book, version).decisions;
 }
 
 /**
@@ -69,7 +70,7 @@ export function judgeWindow(w: ClosedWindow, book: RateRuleBook): RateDecision[]
  * any order. A destination below every bound of its thresholds
  * (rules.ts mayCross) is not judged further.
  */
-export function judged(w: ClosedWindow, book: RateRuleBook): { decisions: RateDecision[]; prefixes: Map<string, PrefixSums> } {
+export function judged(w: ClosedWindow, book: RateRuleBook, version = rateDetectorVersion): { decisions: RateDecision[]; prefixes: Map<string, PrefixSums> } {
   const hosts: RateDecision[] = [];
   const prefixes = new Map<string, PrefixSums>();
   for (const [dst, counters] of w.byDestination) {
@@ -79,7 +80,7 @@ export function judged(w: ClosedWindow, book: RateRuleBook): { decisions: RateDe
     if (mayCross(counters, w.seconds, profile.judged.thresholds)) {
       const rates = ratesOf(counters, w.seconds);
       const bounds = crossedBounds(rates, profile.judged.thresholds);
-      if (bounds.length) hosts.push(decision('host', dst, profile.judged.group, w, rates, bounds, 1));
+      if (bounds.length) hosts.push(decision(version, 'host', dst, profile.judged.group, w, rates, bounds, 1));
       crossed = bounds.length > 0;
     }
     const prefix = profile.carpetPrefix;
@@ -98,35 +99,55 @@ export function judged(w: ClosedWindow, book: RateRuleBook): { decisions: RateDe
     const rates = ratesOf(p.counters, w.seconds);
     const carpet = book.carpetThresholds(prefix);
     const crossed = crossedBounds(rates, carpet.thresholds);
-    if (crossed.length) carpets.push(decision('prefix', prefix, carpet.group, w, rates, crossed, p.addresses));
+    if (crossed.length) carpets.push(decision(version, 'prefix', prefix, carpet.group, w, rates, crossed, p.addresses));
   }
   return { decisions: [...hosts, ...carpets], prefixes };
 }
 
+/** Which detector version a RateDetector runs, and whether it reports early crossings (version 2 on, unless told not to: a replay reads closed windows only). */
+export interface DetectorOptions {
+  version?: number;
+  early?: boolean;
+}
+
 /**
  * The streaming detector of one workspace: flows in (any batches), the
- * decisions of the windows they close out. The stream workers keep one per
- * workspace and rules version; a replay runs detectRates on the stored flows.
+ * decisions of the windows they close out, and from version 2 on the host
+ * windows that will cross, as soon as the flows that make them cross are
+ * counted (takeEarly). The stream workers keep one per workspace and rules
+ * version; a replay runs detectRates on the stored flows.
  */
 export class RateDetector {
   readonly book: RateRuleBook;
+  readonly version: number;
   private readonly windows: RateWindows;
   private readonly quiet: QuietTracker;
+  private readonly early: EarlyCrossings | undefined;
 
-  constructor(rules: RateRules, settings: WindowSettings = defaultWindowSettings) {
+  constructor(rules: RateRules, settings: WindowSettings = defaultWindowSettings, options: DetectorOptions = {}) {
+    this.version = options.version ?? rateDetectorVersion;
     this.book = new RateRuleBook(rules);
     this.windows = new RateWindows(
       settings,
       (f) => this.book.isWhitelistedSource(f.src_ip),
       (total, seconds) => this.book.mayAnyCross(total, seconds),
     );
-    this.quiet = new QuietTracker(this.book);
+    this.quiet = new QuietTracker(this.book, this.version);
+    this.early = (options.early ?? this.version >= 2) ? new EarlyCrossings(this.book, this.windows, this.version) : undefined;
   }
 
   /** Counts the flows and returns the decisions of the windows the watermark has now closed. */
   add(flows: Iterable<RateFlow>): RateDecision[] {
-    this.windows.add(flows);
-    return this.judge(this.windows.advance());
+    const counted = Array.isArray(flows) ? (flows as readonly RateFlow[]) : [...flows];
+    this.windows.add(counted);
+    const decisions = this.judge(this.windows.advance());
+    this.early?.check(counted);
+    return decisions;
+  }
+
+  /** The host windows still open that reached a bound since the last call (version 2 on): each (target, window end) once, before its decision. */
+  takeEarly(): EarlyCrossing[] {
+    return this.early?.take() ?? [];
   }
 
   /** Closes every window: the decisions still pending at the end of the flows. */
@@ -137,7 +158,7 @@ export class RateDetector {
   private judge(windows: ClosedWindow[]): RateDecision[] {
     const out: RateDecision[] = [];
     for (const w of windows) {
-      const { decisions, prefixes } = judged(w, this.book);
+      const { decisions, prefixes } = judged(w, this.book, this.version);
       this.quiet.observe(w, decisions, prefixes);
       out.push(...decisions);
     }
@@ -166,15 +187,19 @@ export class RateDetector {
   }
 }
 
-/** Version 1 on a whole set of flows, as a replay runs it: every window closed at the end. */
-function detectV1(flows: readonly RateFlow[], rules: RateRules, settings: WindowSettings = defaultWindowSettings): RateDecision[] {
-  const sorted = [...flows].sort((a, b) => a.ts - b.ts);
-  const detector = new RateDetector(rules, settings);
-  return [...detector.add(sorted), ...detector.flush()];
-}
+/** A version on a whole set of flows, as a replay runs it: every window closed at the end, the closed windows' decisions (the early crossings are among them). */
+const closedWindowsOf =
+  (version: number) =>
+  (flows: readonly RateFlow[], rules: RateRules, settings: WindowSettings = defaultWindowSettings): RateDecision[] => {
+    const sorted = [...flows].sort((a, b) => a.ts - b.ts);
+    const detector = new RateDetector(rules, settings, { version, early: false });
+    return [...detector.add(sorted), ...detector.flush()];
+  };
+
+type Detect = ReturnType<typeof closedWindowsOf>;
 
 /** Every detector version still runnable, by version: a replay runs the one its incident's rule names (core/detection/version.ts). */
-export const rateDetectors: Readonly<Record<number, typeof detectV1>> = { 1: detectV1 };
+export const rateDetectors: Readonly<Record<number, Detect>> = { 1: closedWindowsOf(1), 2: closedWindowsOf(2) };
 
 /** The decisions of a version on a set of flows, or undefined when that version is no longer runnable. */
 export function detectRates(version: number, flows: readonly RateFlow[], rules: RateRules, settings?: WindowSettings): RateDecision[] | undefined {

@@ -1,7 +1,6 @@
 import type { ClosedWindow } from './rate-window';
 import { crossedBounds, type RateRuleBook } from './rules';
 import { ratesOf } from './traffic-class';
-import { rateDetectorVersion } from './version';
 
 /**
  * When an attack ends: a target (a destination, or a carpet's prefix) that
@@ -49,7 +48,11 @@ export class QuietTracker {
   private readonly crossed = new Map<string, CrossedTarget>();
   private due: RateQuiet[] = [];
 
-  constructor(private readonly book: RateRuleBook) {}
+  constructor(
+    private readonly book: RateRuleBook,
+    /** The version of the detector whose windows it judges, recorded in each report. */
+    private readonly version: number,
+  ) {}
 
   private get quietMs(): number {
     return this.book.rules.quiet_seconds * 1000;
@@ -74,7 +77,7 @@ export class QuietTracker {
     const quietMs = this.quietMs;
     for (const [key, t] of this.crossed) {
       if (t.last_crossed_end + quietMs > closedTo) continue;
-      this.due.push({ ...t, detector_version: rateDetectorVersion, quiet_seconds: this.book.rules.quiet_seconds, quiet_end: t.last_crossed_end + quietMs });
+      this.due.push({ ...t, detector_version: this.version, quiet_seconds: this.book.rules.quiet_seconds, quiet_end: t.last_crossed_end + quietMs });
       this.crossed.delete(key);
     }
   }

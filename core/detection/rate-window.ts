@@ -36,13 +36,28 @@ export const defaultWindowSettings: WindowSettings = { bucketMs: 1000, windowBuc
  * one flow a second; their counters (36 numbers) are made only if a window
  * over the bucket may matter (windowAt), which is rare.
  */
-type DestinationEntry = RateFlow | Float64Array;
+export type DestinationEntry = RateFlow | Float64Array;
 
-interface Bucket {
+export interface Bucket {
   byDestination: Map<string, DestinationEntry>;
   /** Every counted flow of the bucket, whatever its destination. */
   total: Float64Array;
   untracked: number;
+  /** The peaks of the destinations' total packets, bytes and flows in the bucket, in that order. */
+  peaks: readonly [Peak, Peak, Peak];
+}
+
+/**
+ * The most one destination has of a measure in a bucket, which one, and the
+ * most any other has (at least). A destination's sum over a window is at
+ * most the sum over its buckets of `most` where it is `top` and `others`
+ * elsewhere, so a window, or a destination, that cannot reach a bound need
+ * not be summed (early-crossings.ts). Sums only grow: the bounds hold.
+ */
+export interface Peak {
+  top: string;
+  most: number;
+  others: number;
 }
 
 /** One closed window: the sums of its buckets per destination (read only: a sum may be a bucket's own counters). */
@@ -61,6 +76,8 @@ export class RateWindows {
   private closedThrough = Number.NEGATIVE_INFINITY;
   late = 0;
   untracked = 0;
+  /** The first and last bucket starts the last add() counted a flow in (undefined: none). */
+  touched: { from: number; to: number } | undefined;
 
   constructor(
     readonly settings: WindowSettings = defaultWindowSettings,
@@ -81,6 +98,8 @@ export class RateWindows {
   private startOf = (ts: number) => ts - (((ts % this.settings.bucketMs) + this.settings.bucketMs) % this.settings.bucketMs);
 
   add(flows: Iterable<RateFlow>): void {
+    let from = Number.POSITIVE_INFINITY;
+    let to = Number.NEGATIVE_INFINITY;
     for (const f of flows) {
       const start = this.startOf(f.ts);
       if (start <= this.closedThrough) {
@@ -90,7 +109,7 @@ export class RateWindows {
       this.newest = Math.max(this.newest, f.ts);
       if (this.skip(f)) continue;
       let bucket = this.buckets.get(start);
-      if (!bucket) this.buckets.set(start, (bucket = { byDestination: new Map(), total: new Float64Array(counterSlots), untracked: 0 }));
+      if (!bucket) this.buckets.set(start, (bucket = newBucket()));
       const entry = bucket.byDestination.get(f.dst_ip);
       if (entry === undefined) {
         if (bucket.byDestination.size >= this.settings.maxDestinations) {
@@ -99,10 +118,29 @@ export class RateWindows {
           continue;
         }
         bucket.byDestination.set(f.dst_ip, f);
-      } else if (entry instanceof Float64Array) addFlow(entry, f);
-      else bucket.byDestination.set(f.dst_ip, countersOf(entry, f));
+        raisePeaks(bucket, f.dst_ip, f.packets, f.bytes, 1);
+      } else if (entry instanceof Float64Array) {
+        addFlow(entry, f);
+        raisePeaks(bucket, f.dst_ip, entry[0]!, entry[1]!, entry[2]!);
+      } else {
+        const counters = setIn(bucket.byDestination, f.dst_ip, countersOf(entry, f));
+        raisePeaks(bucket, f.dst_ip, counters[0]!, counters[1]!, counters[2]!);
+      }
       addFlow(bucket.total, f);
+      if (start < from) from = start;
+      if (start > to) to = start;
     }
+    this.touched = from <= to ? { from, to } : undefined;
+  }
+
+  /** A kept bucket by its start, read only (early-crossings.ts reads the running sums of open windows). */
+  bucketAt(start: number): Readonly<Bucket> | undefined {
+    return this.buckets.get(start);
+  }
+
+  /** The starts of the buckets kept, in no order. */
+  bucketStarts(): IterableIterator<number> {
+    return this.buckets.keys();
   }
 
   /** Closes the buckets the watermark has passed and returns their windows, oldest first. */
@@ -178,6 +216,31 @@ export class RateWindows {
   }
 }
 
+const newPeak = (): Peak => ({ top: '', most: 0, others: 0 });
+const newBucket = (): Bucket => ({ byDestination: new Map(), total: new Float64Array(counterSlots), untracked: 0, peaks: [newPeak(), newPeak(), newPeak()] });
+
+/**
+ * A destination's value of a measure grew to `value`. Most values are at
+ * most `others` and change nothing (were it `top`'s, `most` would be at
+ * least `others` and at most `value`: equal to it), so that is asked first.
+ */
+function raise(peak: Peak, dst: string, value: number): void {
+  if (value <= peak.others) return;
+  if (peak.top === dst) peak.most = value;
+  else if (value > peak.most) {
+    peak.others = peak.most;
+    peak.top = dst;
+    peak.most = value;
+  } else peak.others = value;
+}
+
+/** Raises a bucket's peaks to a destination's totals (the `total` class's packets, bytes and flows: its first three counters). */
+function raisePeaks(bucket: Bucket, dst: string, packets: number, bytes: number, flows: number): void {
+  raise(bucket.peaks[0], dst, packets);
+  raise(bucket.peaks[1], dst, bytes);
+  raise(bucket.peaks[2], dst, flows);
+}
+
 /** New counters holding the flows given. */
 function countersOf(...flows: RateFlow[]): Float64Array {
   const counters = new Float64Array(counterSlots);
@@ -185,4 +248,4 @@ function countersOf(...flows: RateFlow[]): Float64Array {
   return counters;
 }
 
-const setIn = (map: Map<string, Float64Array>, key: string, value: Float64Array) => (map.set(key, value), value);
+const setIn = (map: Map<string, DestinationEntry>, key: string, value: Float64Array) => (map.set(key, value), value);

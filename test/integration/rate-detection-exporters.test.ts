@@ -84,7 +84,7 @@ describe('rate detection from real exporters replaying attacks on chdb', () => {
   };
   const incidents = async (w: Workspace) => (await t.request<Page<IncidentView>>('GET', '/v1/incidents?limit=100', { key: w.key })).body.data;
 
-  /** Once an incident opened and every flow was judged: each incident's target and rule (without its bounds), and the first one's attack. */
+  /** Once an incident opened and every flow was judged: each incident's target and rule (the first three parts of a version 1 rule), and the first one's attack. */
   async function opened(w: Workspace) {
     await waitFor(async () => ((await incidents(w)).length > 0 ? true : undefined), 60_000, 'an incident');
     await drained();
@@ -113,40 +113,40 @@ describe('rate detection from real exporters replaying attacks on chdb', () => {
   test('softflowd replaying a pcap of a SYN flood opens one syn_flood incident naming the attackers', async () => {
     const w = await workspace();
     await replay(w, interleave(synFlood(attackers, '10.20.0.9'), ordinary()));
-    expect(await opened(w)).toEqual({ incidents: [['10.20.0.9', 'rate.v1:host:syn_flood']], type: 'syn_flood', top_sources: sorted(attackers), exporters: [w.address] });
+    expect(await opened(w)).toEqual({ incidents: [['10.20.0.9', 'rate.v2:host']], type: 'syn_flood', top_sources: sorted(attackers), exporters: [w.address] });
   });
 
   test('softflowd replaying a pcap of a UDP flood opens one udp_flood incident naming the attackers', async () => {
     const w = await workspace();
     await replay(w, interleave(udpFlood(attackers, '10.20.0.10'), ordinary()));
-    expect(await opened(w)).toEqual({ incidents: [['10.20.0.10', 'rate.v1:host:udp_flood']], type: 'udp_flood', top_sources: sorted(attackers), exporters: [w.address] });
+    expect(await opened(w)).toEqual({ incidents: [['10.20.0.10', 'rate.v2:host']], type: 'udp_flood', top_sources: sorted(attackers), exporters: [w.address] });
   });
 
   test('softflowd replaying a pcap of an NTP amplification opens one ntp_amplification incident naming the reflectors', async () => {
     const w = await workspace();
     const reflectors = hosts('10.11.0.', 8);
     await replay(w, interleave(ntpAmplification(reflectors, '10.20.0.11'), ordinary()));
-    expect(await opened(w)).toEqual({ incidents: [['10.20.0.11', 'rate.v1:host:ntp_amplification']], type: 'ntp_amplification', top_sources: sorted(reflectors), exporters: [w.address] });
+    expect(await opened(w)).toEqual({ incidents: [['10.20.0.11', 'rate.v2:host']], type: 'ntp_amplification', top_sources: sorted(reflectors), exporters: [w.address] });
   });
 
   test('pmacctd nfprobe replaying the NTP amplification opens the same ntp_amplification incident as softflowd', async () => {
     const w = await workspace();
     const reflectors = hosts('10.12.0.', 8);
     await replay(w, interleave(ntpAmplification(reflectors, '10.20.0.12'), ordinary()), 'nfprobe');
-    expect(await opened(w)).toEqual({ incidents: [['10.20.0.12', 'rate.v1:host:ntp_amplification']], type: 'ntp_amplification', top_sources: sorted(reflectors), exporters: [w.address] });
+    expect(await opened(w)).toEqual({ incidents: [['10.20.0.12', 'rate.v2:host']], type: 'ntp_amplification', top_sources: sorted(reflectors), exporters: [w.address] });
   });
 
   test('pmacctd sfprobe replaying the UDP flood opens the same udp_flood incident as softflowd', async () => {
     const w = await workspace();
     await replay(w, interleave(udpFlood(attackers, '10.20.0.14'), ordinary()), 'sfprobe');
-    expect(await opened(w)).toEqual({ incidents: [['10.20.0.14', 'rate.v1:host:udp_flood']], type: 'udp_flood', top_sources: sorted(attackers), exporters: [w.address] });
+    expect(await opened(w)).toEqual({ incidents: [['10.20.0.14', 'rate.v2:host']], type: 'udp_flood', top_sources: sorted(attackers), exporters: [w.address] });
   });
 
   test('a carpet attack spread over a /24, no host over its threshold, opens one carpet incident on the /24 naming the attackers', async () => {
     const w = await workspace();
     // 4,000 packets over 64 hosts: about 12 a second each, some 800 a second to the /24.
     await replay(w, interleave(carpet(attackers, '10.30.0.', 64), ordinary()));
-    expect(await opened(w)).toEqual({ incidents: [['10.30.0.0/24', 'rate.v1:prefix:carpet']], type: 'carpet', top_sources: sorted(attackers), exporters: [w.address] });
+    expect(await opened(w)).toEqual({ incidents: [['10.30.0.0/24', 'rate.v2:prefix']], type: 'carpet', top_sources: sorted(attackers), exporters: [w.address] });
   });
 
   test('ordinary background traffic (web, DNS, ping) below the thresholds opens no incident', async () => {
@@ -168,7 +168,7 @@ describe('rate detection from real exporters replaying attacks on chdb', () => {
     const attackers6 = hosts('2001:db8:10::', 10);
     await replay(w, interleave(synFlood(attackers6, '2001:db8:20::9'), background(hosts('2001:db8:50::', 8), hosts('2001:db8:40::', 8))));
     expect(await opened(w)).toEqual({
-      incidents: [[canonical('2001:db8:20::9'), 'rate.v1:host:syn_flood']],
+      incidents: [[canonical('2001:db8:20::9'), 'rate.v2:host']],
       type: 'syn_flood',
       top_sources: sorted(attackers6.map(canonical)),
       exporters: [w.address],

@@ -2,6 +2,7 @@ import { attackDetails } from '../../core/detection/attack-details';
 import { classify, shapeOf } from '../../core/detection/classify';
 import { RateDetector, type RateDecision } from '../../core/detection/detect';
 import { defaultRateRules } from '../../core/detection/rules';
+import { rateDetectorVersion } from '../../core/detection/version';
 import { trafficClasses, type Rates, type TrafficClass } from '../../core/detection/traffic-class';
 import { flow, syn, synAck, t0 } from '../support/detection-flows';
 
@@ -124,5 +125,5 @@ describe("the attack's details", () => {
 test('each decision of a window names the flood and the detector version', () => {
   const d = new RateDetector({ ...defaultRateRules, thresholds: { udp: { pps: 100 } } });
   const all = [...d.add([flow({ protocol: 'udp', src_port: 123, packets: 5000, ts: t0 })]), ...d.flush()];
-  expect(all.map((x) => [x.type, x.detector_version])).toEqual(Array(5).fill(['ntp_amplification', 1]));
+  expect(all.map((x) => [x.type, x.detector_version])).toEqual(Array(5).fill(['ntp_amplification', rateDetectorVersion]));
 });

@@ -1,95 +1,11 @@
-import { Registry } from 'prom-client';
-import { historyOf, defaultDetectionRules, type VersionedRules } from '../../core/detection-rules';
-import type { CrossedTarget, RateQuiet } from '../../core/detection/quiet';
+import type { Registry } from 'prom-client';
 import { defaultRateRules, type RateRules } from '../../core/detection/rules';
+import type { CrossedTarget } from '../../core/detection/quiet';
 import type { RateFlow } from '../../core/detection/traffic-class';
-import type { SignalRow } from '../../core/telemetry';
 import { telemetryHeaderNames } from '../../core/telemetry-headers';
-import { createLogger } from '../../observability/logger';
-import type { AttackWindow } from '../../storage/attack-windows-repo';
-import { detectionMetrics } from '../../workers/detection/detection-metrics';
-import { DetectionSink, type DetectionMessage } from '../../workers/detection/detection-sink';
 import { RateFeed } from '../../workers/detection/rate-feed';
-import { batched, flow, seeded, syn, t0 } from '../support/detection-flows';
-
-/** A message of the detection feed as a plain object that records what the sink did with it. */
-class FakeMessage implements DetectionMessage {
-  readonly subject: string;
-  readonly data: Uint8Array;
-  readonly headers: { get(key: string): string };
-  acked = false;
-  naks = 0;
-  workings = 0;
-  termed = false;
-  constructor(
-    readonly flows: RateFlow[],
-    org = 'org1',
-  ) {
-    this.subject = `nettel.detect.flow.${org}`;
-    this.data = Buffer.from(flows.map((f) => JSON.stringify({ org_id: org, event_id: 'e', ...f })).join('\n') + '\n');
-    const h: Record<string, string> = { [telemetryHeaderNames.kind]: 'flow', [telemetryHeaderNames.org]: org };
-    this.headers = { get: (k) => h[k] ?? '' };
-  }
-  term() {
-    this.termed = true;
-  }
-  ack() {
-    this.acked = true;
-  }
-  nak() {
-    this.naks += 1;
-  }
-  working() {
-    this.workings += 1;
-  }
-}
-
-const rates: RateRules = { ...defaultRateRules, thresholds: { total: { pps: 100 } } };
-
-function harness(opts: { rates?: RateRules; failWrites?: () => boolean; crossing?: CrossedTarget[] } = {}) {
-  const resolved: Array<[string, RateQuiet]> = [];
-  const stored = new Map<string, SignalRow>();
-  const attacks: AttackWindow[] = [];
-  const recomputed: string[] = [];
-  const registry = new Registry();
-  // The screen takes event times up to a day ahead of the clock: the clock starts at the flows' first second.
-  let clock = t0;
-  const version: VersionedRules = { version: 1, rules: { ...defaultDetectionRules, rates: opts.rates ?? rates }, created_at: 1, actor: 'k' };
-  const sink = new DetectionSink<FakeMessage>(
-    { idleFlushMs: 5_000, screen: { subjectPrefix: 'nettel.detect.flow.', maxBytes: 1024 * 1024 } },
-    {
-      rules: { history: () => Promise.resolve(historyOf([version])) },
-      workspaces: { exists: (org) => Promise.resolve(org !== 'org_gone') },
-      resolutions: {
-        resolve: (org, quiet) => (resolved.push([org, quiet]), Promise.resolve('resolved' as const)),
-        crossings: () => Promise.resolve(opts.crossing ?? []),
-      },
-      signals: {
-        existingEventIds: (_t, _o, _a, _b, ids) => Promise.resolve(new Map(ids.filter((id) => stored.has(id)).map((id) => [id, '']))),
-        insertSignals: (ndjson) => {
-          if (opts.failWrites?.()) return Promise.reject(new Error('ClickHouse refused the insert'));
-          for (const line of ndjson.trim().split('\n')) {
-            const s = JSON.parse(line) as SignalRow;
-            stored.set(s.event_id, s);
-          }
-          return Promise.resolve();
-        },
-      },
-      attacks: { insert: (rows) => (attacks.push(...rows), Promise.resolve()) },
-      correlator: { recompute: (org, changes) => (recomputed.push(...changes.map((c) => `${org}/${c.service}`)), Promise.resolve()) },
-      metrics: detectionMetrics(registry),
-      log: createLogger('silent', 'test'),
-      now: () => clock,
-    },
-  );
-  return { sink, stored, attacks, recomputed, registry, resolved, advanceClock: (ms: number) => (clock += ms) };
-}
-
-/** A SYN flood on 203.0.113.9: `perSecond` one-packet flows a second for `seconds`, from 10 sources. */
-const synFlood = (seconds: number, perSecond = 200, start = t0): RateFlow[] =>
-  Array.from({ length: seconds * perSecond }, (_, i) =>
-    flow({ ts: start + Math.floor((i * 1000) / perSecond), src_ip: `198.51.100.${i % 10}`, src_port: 1024 + i, dst_port: 80, packets: 1, bytes: 60, tcp_flags: syn }),
-  );
+import { batched, flow, seeded, t0 } from '../support/detection-flows';
+import { FakeMessage, harness, rates, synFlood } from '../support/detection-sink';
 
 describe('the detection consumer: the ack rule', () => {
   test('a message is acknowledged only once the watermark has closed every window its flows count in', async () => {
@@ -113,7 +29,7 @@ describe('the detection consumer: the ack rule', () => {
   });
 
   test('when no flow comes for the lateness of wall time, the open windows are judged and the held messages acknowledged', async () => {
-    const { sink, stored, advanceClock } = harness();
+    const { sink, attacks, advanceClock } = harness();
     const flood = new FakeMessage(synFlood(3));
     await sink.add(flood);
     await sink.tick();
@@ -121,7 +37,8 @@ describe('the detection consumer: the ack rule', () => {
     advanceClock(5_000);
     await sink.tick();
     expect(flood.acked).toBe(true);
-    expect([...stored.values()].map((s) => s.rule)).toContain('rate.v1:host:syn_flood:total.pps>=100');
+    // The windows' attack is written only as they close (an early crossing writes its signal alone).
+    expect(attacks.map((a) => [a.target, a.type])).toContainEqual(['203.0.113.9', 'syn_flood']);
   });
 
   test('a failed write acknowledges nothing and offers every held message again', async () => {
@@ -151,6 +68,27 @@ async function outcome(messages: RateFlow[][]) {
   const windows = [...new Map(h.attacks.map((a) => [a.event_id, a])).values()].sort((a, b) => (a.event_id < b.event_id ? -1 : 1));
   return { signals: [...h.stored.keys()].sort(), windows: windows.map((w) => [w.event_id, w.type, w.details]) };
 }
+
+describe('the detection consumer: windows reported before they close (detector version 2)', () => {
+  test('a message whose flows make a host window cross stores and correlates its signal at once, without waiting for the window to close', async () => {
+    const { sink, stored, attacks, recomputed } = harness();
+    const flood = new FakeMessage(synFlood(3));
+    await sink.add(flood);
+    expect([...new Set([...stored.values()].map((s) => `${s.service} ${s.rule}`))]).toEqual(['203.0.113.9 rate.v2:host']);
+    expect(recomputed).toContain('org1/203.0.113.9');
+    expect([attacks.length, flood.acked]).toEqual([0, false]);
+  });
+
+  test("a window reported early has its attack written under the early signal's id once it closes, and its signal is not stored again", async () => {
+    const { sink, stored, inserted, attacks, advanceClock } = harness();
+    await sink.add(new FakeMessage(synFlood(3)));
+    const early = [...stored.keys()].sort();
+    advanceClock(5_000);
+    await sink.tick();
+    expect(attacks.map((a) => a.event_id).sort()).toEqual(early);
+    expect(inserted.sort()).toEqual(early);
+  });
+});
 
 describe('the detection consumer: determinism over the wiring', () => {
   const flows = [
@@ -224,7 +162,7 @@ describe('the detection consumer: refused messages', () => {
   });
 
   test('refused messages arriving every second do not hold back the idle flush of a stopped flood', async () => {
-    const { sink, stored, advanceClock } = harness();
+    const { sink, attacks, advanceClock } = harness();
     const flood = new FakeMessage(synFlood(3));
     await sink.add(flood);
     for (let i = 0; i < 6; i++) {
@@ -233,11 +171,12 @@ describe('the detection consumer: refused messages', () => {
       await sink.tick();
     }
     expect(flood.acked).toBe(true);
-    expect([...stored.values()].map((s) => s.rule)).toContain('rate.v1:host:syn_flood:total.pps>=100');
+    // The windows' attack is written only as they close (an early crossing writes its signal alone).
+    expect(attacks.map((a) => [a.target, a.type])).toContainEqual(['203.0.113.9', 'syn_flood']);
   });
 
   test("one workspace's flows going on do not hold back the idle flush of another's stopped flood", async () => {
-    const { sink, stored, advanceClock } = harness();
+    const { sink, attacks, advanceClock } = harness();
     const flood = new FakeMessage(synFlood(3));
     await sink.add(flood);
     for (let i = 0; i < 6; i++) {
@@ -246,7 +185,8 @@ describe('the detection consumer: refused messages', () => {
       await sink.tick();
     }
     expect(flood.acked).toBe(true);
-    expect([...stored.values()].map((s) => s.rule)).toContain('rate.v1:host:syn_flood:total.pps>=100');
+    // The windows' attack is written only as they close (an early crossing writes its signal alone).
+    expect(attacks.map((a) => [a.target, a.type])).toContainEqual(['203.0.113.9', 'syn_flood']);
   });
 });
 

@@ -2,7 +2,9 @@ import { detectRates, RateDetector, rateDetectors } from '../../core/detection/d
 import { fingerprint, protocolNumber } from '../../core/detection/fingerprint';
 import { defaultRateRules } from '../../core/detection/rules';
 import type { RateFlow } from '../../core/detection/traffic-class';
-import { rateDetectorVersion, versionOfRule } from '../../core/detection/version';
+import { rateDetectorVersion, rateRule, versionOfRule } from '../../core/detection/version';
+import { rateSignal } from '../../core/detection/signals';
+import { derivedId } from '../../core/ids';
 import type { Mitigation } from '../../core/mitigation';
 import { flow, seeded, shuffled, syn, synAck, t0 } from '../support/detection-flows';
 
@@ -77,6 +79,20 @@ describe('the detector version', () => {
     expect(versionOfRule('rate.v1:host:syn_flood:total.pps>=1000')).toBe(1);
   });
 
+  test('a version 2 rule names its version and scope only', () => {
+    expect([versionOfRule('rate.v2:host'), rateRule(2, 'prefix', 'carpet', ['total.pps>=1'])]).toEqual([2, 'rate.v2:prefix']);
+  });
+
+  test("a version 1 signal's id is made as before, from its rule too, so the replays of version 1 incidents find the ids they recorded", () => {
+    const d = { detector_version: 1, scope: 'host' as const, target: '203.0.113.9', window_end: t0, rule: 'rate.v1:host:syn_flood:total.pps>=1000' };
+    expect(rateSignal('org1', d, 0).event_id).toBe(derivedId('evt', 'rate', 'org1', 1, 'host', '203.0.113.9', t0, d.rule));
+  });
+
+  test("a version 2 signal's id leaves the rule out: what a window is reported as does not change it", () => {
+    const d = { detector_version: 2, scope: 'host' as const, target: '203.0.113.9', window_end: t0, rule: 'rate.v2:host' };
+    expect(rateSignal('org1', d, 0).event_id).toBe(rateSignal('org1', { ...d, rule: 'rate.v2:host:anything' }, 0).event_id);
+  });
+
   test("today's detector rule is not a rate rule", () => {
     expect(versionOfRule('traffic_volume>=1000000000B/min')).toBeUndefined();
   });
@@ -85,13 +101,14 @@ describe('the detector version', () => {
     expect(Object.keys(rateDetectors).map(Number)).toContain(rateDetectorVersion);
   });
 
-  test('a replay of the version on the stored flows decides what the streaming detector decided', () => {
+  test.each([1, 2])('a replay of version %i on the stored flows decides what its streaming detector decided', (version) => {
     const rules = { ...defaultRateRules, thresholds: { tcp_syn: { pps: 1000 } } };
     const flows = synFlood.map((f, i) => ({ ...f, ts: t0 + i * 50 }));
-    const live = new RateDetector(rules);
+    const live = new RateDetector(rules, undefined, { version });
     const decided = [...live.add(flows.slice(0, 120)), ...live.add(flows.slice(120)), ...live.flush()];
     expect(decided.length).toBeGreaterThan(0);
-    expect(detectRates(1, shuffled(flows, seeded(9)), rules)).toEqual(decided);
+    expect(decided.every((d) => d.detector_version === version)).toBe(true);
+    expect(detectRates(version, shuffled(flows, seeded(9)), rules)).toEqual(decided);
   });
 
   test('a version no longer runnable gives no decisions rather than another version\'s', () => {

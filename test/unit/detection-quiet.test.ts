@@ -31,7 +31,7 @@ describe('rate detectors: the end of an attack', () => {
   test('a destination that crossed and then stays below every bound for the quiet time is reported quiet once, at its last crossing plus the quiet time', () => {
     const { decisions, quiet } = run(new RateDetector(rules()), [flood('203.0.113.9', t0, t0 + 8_000), background(t0 + 8_000, t0 + 40_000)]);
     const last = lastCrossing(decisions, '203.0.113.9');
-    expect(quiet).toEqual([{ scope: 'host', target: '203.0.113.9', host_group: '', last_crossed_end: last, quiet_end: last + 10_000, quiet_seconds: 10, detector_version: 1 }]);
+    expect(quiet).toEqual([{ scope: 'host', target: '203.0.113.9', host_group: '', last_crossed_end: last, quiet_end: last + 10_000, quiet_seconds: 10, detector_version: 2 }]);
   });
 
   test('a destination is not reported quiet while the windows of its quiet time are not all closed', () => {

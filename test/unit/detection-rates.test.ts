@@ -1,6 +1,7 @@
 import { RateDetector } from '../../core/detection/detect';
 import { RateWindows, defaultWindowSettings, type ClosedWindow } from '../../core/detection/rate-window';
 import { defaultRateRules, type RateRules } from '../../core/detection/rules';
+import { rateSignal } from '../../core/detection/signals';
 import { classesOf, ratesOf, type RateFlow } from '../../core/detection/traffic-class';
 import { toFlowRow } from '../../core/flow';
 import { batched, flow, seeded, shuffled, syn, synAck, t0 } from '../support/detection-flows';
@@ -136,5 +137,38 @@ describe('the rate detector is deterministic', () => {
   test('all the flows shuffled in one batch give the same decisions as in event-time order', () => {
     const flows = traffic(seeded(1));
     expect(decide([shuffled(flows, seeded(7))])).toEqual(decide([flows]));
+  });
+
+  /** Version 2 fed the batches: the signal ids it reported early, of the windows closed as flows came, and of those the final flush closed. */
+  function signals(batches: RateFlow[][]) {
+    const detector = new RateDetector(rules, undefined, { version: 2 });
+    const id = (d: Parameters<typeof rateSignal>[1]) => rateSignal('org1', d, 0).event_id;
+    const early: string[] = [];
+    const closed: string[] = [];
+    for (const b of batches) {
+      closed.push(...detector.add(b).map(id));
+      early.push(...detector.takeEarly().map(id));
+    }
+    const flushed = detector.flush();
+    return { early, closed: [...closed, ...flushed.map(id)], flushedHosts: flushed.filter((d) => d.scope === 'host').map(id) };
+  }
+
+  test.each([
+    ['a flood that ends before the flows do', Infinity],
+    ['a flood still on when the flows end', t0 + 27_000],
+  ])('version 2, %s: the windows reported early cross once closed, each reported once, and the same flows give the same signals in any order and batching', (_, cut) => {
+    const flows = traffic(seeded(1)).filter((f) => f.ts < cut);
+    const expected = [...new Set(signals([flows]).closed)].sort();
+    for (let seed = 2; seed < 22; seed++) {
+      const random = seeded(seed);
+      const { early, closed, flushedHosts } = signals(batched(jittered(flows, random, 4000), random));
+      expect(early.length).toBeGreaterThan(0);
+      expect(new Set(early).size).toBe(early.length);
+      expect(early.filter((e) => !closed.includes(e))).toEqual([]);
+      // A host window still open after the last flows was reported early: its sums were final while it was open.
+      if (cut !== Infinity) expect(flushedHosts.length).toBeGreaterThan(0);
+      expect(flushedHosts.filter((e) => !early.includes(e))).toEqual([]);
+      expect([...new Set(closed)].sort()).toEqual(expected);
+    }
   });
 });

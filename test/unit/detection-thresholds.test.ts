@@ -145,9 +145,16 @@ describe('prefixes of addresses', () => {
   });
 });
 
-test('flows of a SYN flood name syn_flood in the rule text with the detector version', () => {
-  const [d] = atFullWindow(decide(rules(), steady(['203.0.113.9'], 2000, { tcp_flags: syn })));
+test('version 1 names the type and the bounds crossed in the rule text with the detector version', () => {
+  const detector = new RateDetector(rules(), undefined, { version: 1 });
+  const flows = steady(['203.0.113.9'], 2000, { tcp_flags: syn });
+  const [d] = atFullWindow([...detector.add(flows), ...detector.flush()]);
   expect(d!.rule).toBe('rate.v1:host:syn_flood:total.pps>=1000');
+});
+
+test("version 2's rule text names the version and scope only; the type and bounds crossed stay in the decision", () => {
+  const [d] = atFullWindow(decide(rules(), steady(['203.0.113.9'], 2000, { tcp_flags: syn })));
+  expect([d!.rule, d!.type, d!.crossed]).toEqual(['rate.v2:host', 'syn_flood', ['total.pps>=1000']]);
 });
 
 describe('the quick check before a destination is judged', () => {

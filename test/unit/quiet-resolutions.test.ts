@@ -95,4 +95,15 @@ describe('resolutions of quiet targets', () => {
       { scope: 'prefix', target: '203.0.113.0/24', host_group: '', last_crossed_end: t0 + 1_000 },
     ]);
   });
+
+  test("version 2's rate incidents, whose rule names the scope only, are taken as crossing as version 1's are", async () => {
+    const h = harness([
+      incident({ rule: 'rate.v2:host' }),
+      incident({ id: 'inc_2', service: '203.0.113.0/24', rule: 'rate.v2:prefix', last_seen: t0 + 999 }),
+    ]);
+    expect(await h.resolutions.crossings('org1')).toEqual([
+      { scope: 'host', target: '203.0.113.9', host_group: '', last_crossed_end: t0 + 6_000 },
+      { scope: 'prefix', target: '203.0.113.0/24', host_group: '', last_crossed_end: t0 + 1_000 },
+    ]);
+  });
 });

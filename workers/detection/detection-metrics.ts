@@ -19,6 +19,7 @@ export function detectionMetrics(registry: Registry) {
       labelNames: ['outcome'] as const,
     }),
     decisions: counter(registry, { name: 'nettel_detection_decisions_total', help: 'Rate decisions (a window over a threshold), by attack type', labelNames: ['type'] as const }),
+    early: counter(registry, { name: 'nettel_detection_early_crossings_total', help: 'Host windows reported as crossing before they closed (detector version 2): each also counts as a decision once closed' }),
     errors: counter(registry, {
       name: 'nettel_detection_errors_total',
       help: 'Failures of the rate detectors consumer, by stage; its held messages are offered again',

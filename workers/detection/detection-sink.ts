@@ -10,7 +10,7 @@ import type { Logger } from '../../observability/logger';
 import type { AttackWindow } from '../../storage/attack-windows-repo';
 import type { DetectionMetrics } from './detection-metrics';
 import { screenFeedMessage, type FeedRefusal, type FeedScreenConfig } from './feed-screen';
-import { RateFeed, type AckableMessage, type FeedDecision, type FeedStep } from './rate-feed';
+import { RateFeed, type AckableMessage, type FeedDecision, type FeedEarly, type FeedStep } from './rate-feed';
 
 /** A message of the detection feed: the part of a JetStream message the sink uses. */
 export interface DetectionMessage extends AckableMessage {
@@ -42,7 +42,9 @@ export interface DetectionSinkDeps {
  * sequence): parses each one's flows, counts them under its workspace's rules
  * in force, writes the decisions of the windows that closed (their attack
  * windows, then their signals, then the incidents of their keys, as the
- * stream workers do for derived signals), and only then acknowledges the
+ * stream workers do for derived signals) and the signals of the windows
+ * reported early (the same signals as their decisions at the close, stored
+ * once: the incident opens within this message), and only then acknowledges the
  * messages whose windows are all closed (rate-feed.ts). A failed write
  * offers every held message again and starts the state afresh: the
  * redelivered messages rebuild it.
@@ -153,7 +155,7 @@ export class DetectionSink<M extends DetectionMessage> {
     if (step.late) this.deps.metrics.flows.inc({ outcome: 'late' }, step.late);
     if (step.untracked) this.deps.metrics.flows.inc({ outcome: 'untracked' }, step.untracked);
     try {
-      if (step.decisions.length) await this.write(step.decisions);
+      if (step.decisions.length || step.early.length) await this.write(step.decisions, step.early);
       for (const { org, quiet } of step.quiet) this.deps.metrics.quiet.inc({ outcome: await this.deps.resolutions.resolve(org, quiet) });
       for (const m of step.ackable) m.ack();
     } catch (err) {
@@ -164,14 +166,17 @@ export class DetectionSink<M extends DetectionMessage> {
     this.deps.metrics.held.set(this.feed.heldMessages);
   }
 
-  private async write(decisions: FeedDecision[]): Promise<void> {
+  private async write(decisions: FeedDecision[], early: FeedEarly[]): Promise<void> {
     const now = this.now();
     const signals = decisions.map((d) => rateSignal(d.org, d.decision, now));
-    await this.deps.attacks.insert(decisions.map((d, i) => attackWindowOf(d, signals[i]!.event_id, now)));
+    if (decisions.length) await this.deps.attacks.insert(decisions.map((d, i) => attackWindowOf(d, signals[i]!.event_id, now)));
+    // An early crossing's signal is its window's decision's (same id): stored once, whichever comes first.
+    const all = [...early.map((e) => rateSignal(e.org, e.crossing, now)), ...signals];
     // Correlated whether stored now or before: the holder that stored them may have stopped before correlating.
-    const toCorrelate = await storeDerivedSignals(this.deps.signals, signals, true);
+    const toCorrelate = await storeDerivedSignals(this.deps.signals, all, true);
     await correlateSignals(this.deps.correlator, toCorrelate);
     for (const d of decisions) this.deps.metrics.decisions.inc({ type: d.decision.type });
+    if (early.length) this.deps.metrics.early.inc(early.length);
   }
 }
 

@@ -1,5 +1,6 @@
 import { attackDetails, type AttackDetails } from '../../core/detection/attack-details';
 import { RateDetector, type RateDecision } from '../../core/detection/detect';
+import type { EarlyCrossing } from '../../core/detection/early-crossings';
 import { defaultWindowSettings, type WindowSettings } from '../../core/detection/rate-window';
 import type { CrossedTarget, RateQuiet } from '../../core/detection/quiet';
 import type { RateRules } from '../../core/detection/rules';
@@ -41,15 +42,23 @@ export interface FeedDecision {
   details: AttackDetails;
 }
 
+/** A host window of a workspace that will cross, reported before it closes (detector version 2): its signal, without the attack's details yet. */
+export interface FeedEarly {
+  org: string;
+  rules_version: number;
+  crossing: EarlyCrossing;
+}
+
 /** A target of a workspace that has been quiet for its rules' quiet time: its incident resolves. */
 export interface FeedQuiet {
   org: string;
   quiet: RateQuiet;
 }
 
-/** What a step decided: decisions to write first, the quiet targets to resolve, then the messages to acknowledge, and the flows left out. */
+/** What a step decided: decisions and early crossings to write first, the quiet targets to resolve, then the messages to acknowledge, and the flows left out. */
 export interface FeedStep<M> {
   decisions: FeedDecision[];
+  early: FeedEarly[];
   quiet: FeedQuiet[];
   ackable: M[];
   late: number;
@@ -181,7 +190,8 @@ export class RateFeed<M extends AckableMessage> {
     });
     const { late, untracked } = w.detector.dropped;
     const quiet = w.detector.takeQuiet().map((q) => ({ org: w.org, quiet: q }));
-    const step = { decisions: out, quiet, ackable, late: late - w.counted.late, untracked: untracked - w.counted.untracked };
+    const early = w.detector.takeEarly().map((crossing) => ({ org: w.org, rules_version: w.rules.version, crossing }));
+    const step = { decisions: out, early, quiet, ackable, late: late - w.counted.late, untracked: untracked - w.counted.untracked };
     w.counted = { late, untracked };
     return step;
   }
@@ -223,6 +233,7 @@ const inWindow = (flows: RateFlow[], from: number, to: number) => flows.filter((
 function merged<M>(steps: Array<FeedStep<M>>): FeedStep<M> {
   return {
     decisions: steps.flatMap((s) => s.decisions),
+    early: steps.flatMap((s) => s.early),
     quiet: steps.flatMap((s) => s.quiet),
     ackable: steps.flatMap((s) => s.ackable),
     late: steps.reduce((n, s) => n + s.late, 0),
