@@ -45,19 +45,41 @@ export class FakeMessage implements DetectionMessage {
 
 export const rates: RateRules = { ...defaultRateRules, thresholds: { total: { pps: 100 } } };
 
-export function harness(opts: { rates?: RateRules; failWrites?: () => boolean; crossing?: CrossedTarget[] } = {}) {
+/**
+ * The sink as a test drives it one message at a time: each call returns once
+ * the message is counted and what it decided is written (the sink itself
+ * writes beside the counting of the next messages; `pipelined` is the sink
+ * as is, for the tests of that).
+ */
+function settled(sink: DetectionSink<FakeMessage>) {
+  return {
+    add: async (m: FakeMessage) => {
+      await sink.add(m);
+      await sink.flush();
+    },
+    tick: async () => {
+      await sink.tick();
+      await sink.flush();
+    },
+    keepAlive: () => sink.keepAlive(),
+  };
+}
+
+export function harness(opts: { rates?: RateRules; failWrites?: () => boolean; crossing?: CrossedTarget[]; writesHeld?: Promise<void>; maxQueuedSteps?: number } = {}) {
   const resolved: Array<[string, RateQuiet]> = [];
   const stored = new Map<string, SignalRow>();
   /** Every signal id inserted, in order: one stored twice shows twice. */
   const inserted: string[] = [];
   const attacks: AttackWindow[] = [];
   const recomputed: string[] = [];
+  /** The signals of each insert, in order. */
+  const signalInserts: number[] = [];
   const registry = new Registry();
   // The screen takes event times up to a day ahead of the clock: the clock starts at the flows' first second.
   let clock = t0;
   const version: VersionedRules = { version: 1, rules: { ...defaultDetectionRules, rates: opts.rates ?? rates }, created_at: 1, actor: 'k' };
   const sink = new DetectionSink<FakeMessage>(
-    { idleFlushMs: 5_000, screen: { subjectPrefix: 'nettel.detect.flow.', maxBytes: 1024 * 1024 } },
+    { idleFlushMs: 5_000, screen: { subjectPrefix: 'nettel.detect.flow.', maxBytes: 1024 * 1024 }, maxQueuedSteps: opts.maxQueuedSteps ?? 256 },
     {
       rules: { history: () => Promise.resolve(historyOf([version])) },
       workspaces: { exists: (org) => Promise.resolve(org !== 'org_gone') },
@@ -67,14 +89,16 @@ export function harness(opts: { rates?: RateRules; failWrites?: () => boolean; c
       },
       signals: {
         existingEventIds: (_t, _o, _a, _b, ids) => Promise.resolve(new Map(ids.filter((id) => stored.has(id)).map((id) => [id, '']))),
-        insertSignals: (ndjson) => {
-          if (opts.failWrites?.()) return Promise.reject(new Error('ClickHouse refused the insert'));
+        insertSignals: async (ndjson) => {
+          // A test may hold every write until it lets them go, to count messages while a write is under way.
+          await opts.writesHeld;
+          signalInserts.push(ndjson.trim().split('\n').length);
+          if (opts.failWrites?.()) throw new Error('ClickHouse refused the insert');
           for (const line of ndjson.trim().split('\n')) {
             const s = JSON.parse(line) as SignalRow;
             stored.set(s.event_id, s);
             inserted.push(s.event_id);
           }
-          return Promise.resolve();
         },
       },
       attacks: { insert: (rows) => (attacks.push(...rows), Promise.resolve()) },
@@ -84,7 +108,7 @@ export function harness(opts: { rates?: RateRules; failWrites?: () => boolean; c
       now: () => clock,
     },
   );
-  return { sink, stored, inserted, attacks, recomputed, registry, resolved, advanceClock: (ms: number) => (clock += ms) };
+  return { sink: settled(sink), pipelined: sink, stored, inserted, signalInserts, attacks, recomputed, registry, resolved, advanceClock: (ms: number) => (clock += ms) };
 }
 
 /** A SYN flood on 203.0.113.9: `perSecond` one-packet flows a second for `seconds`, from 10 sources. */

@@ -10,6 +10,7 @@ import type { Logger } from '../../observability/logger';
 import type { AttackWindow } from '../../storage/attack-windows-repo';
 import type { DetectionMetrics } from './detection-metrics';
 import { screenFeedMessage, type FeedRefusal, type FeedScreenConfig } from './feed-screen';
+import { DecisionWriter } from './decision-writer';
 import { RateFeed, type AckableMessage, type FeedDecision, type FeedEarly, type FeedStep } from './rate-feed';
 
 /** A message of the detection feed: the part of a JetStream message the sink uses. */
@@ -39,41 +40,55 @@ export interface DetectionSinkDeps {
 
 /**
  * Takes the detection feed's messages one at a time (the feed's state is one
- * sequence): parses each one's flows, counts them under its workspace's rules
- * in force, writes the decisions of the windows that closed (their attack
+ * sequence): parses each one's flows and counts them under its workspace's
+ * rules in force. What a message decided goes to the decision writer
+ * (decision-writer.ts), which writes it beside the counting of the next
+ * messages, in order: the decisions of the windows that closed (their attack
  * windows, then their signals, then the incidents of their keys, as the
  * stream workers do for derived signals) and the signals of the windows
  * reported early (the same signals as their decisions at the close, stored
- * once: the incident opens within this message), and only then acknowledges the
- * messages whose windows are all closed (rate-feed.ts). A failed write
- * offers every held message again and starts the state afresh: the
- * redelivered messages rebuild it.
+ * once), and only then acknowledges the messages whose windows are all
+ * closed (rate-feed.ts). A failed write offers every held message again and
+ * starts the state afresh: the redelivered messages rebuild it.
  */
 export class DetectionSink<M extends DetectionMessage> {
   private readonly feed: RateFeed<M>;
+  private readonly writer: DecisionWriter<M>;
   private chain: Promise<void> = Promise.resolve();
   /** When each workspace's last message was taken, by wall time: its idle flush waits for the lateness after it. */
   private readonly lastTaken = new Map<string, number>();
 
   constructor(
-    private readonly config: { idleFlushMs: number; screen: FeedScreenConfig; settings?: WindowSettings },
+    /** `maxQueuedSteps`: steps waiting for their writes at most, before counting waits for them (256). */
+    private readonly config: { idleFlushMs: number; screen: FeedScreenConfig; settings?: WindowSettings; maxQueuedSteps?: number },
     private readonly deps: DetectionSinkDeps,
   ) {
     this.feed = new RateFeed<M>(config.settings);
+    this.writer = new DecisionWriter<M>(
+      { maxQueuedSteps: config.maxQueuedSteps ?? 256 },
+      {
+        write: (decisions, early) => this.write(decisions, early),
+        resolve: async ({ org, quiet }) => void this.deps.metrics.quiet.inc({ outcome: await this.deps.resolutions.resolve(org, quiet) }),
+        reset: () => this.feed.reset(),
+        metrics: deps.metrics,
+        log: deps.log,
+      },
+    );
   }
 
   private now(): number {
     return (this.deps.now ?? Date.now)();
   }
 
-  /** Handles a message after those before it; resolves once it is counted (and what it closed written). */
+  /** Handles a message after those before it; resolves once it is counted (what it decided is written after: flush). */
   add(message: M): Promise<void> {
     return this.enqueue(() => this.handle(message));
   }
 
-  /** Waits for every message in hand (their acks may wait for later windows). */
-  flush(): Promise<void> {
-    return this.chain;
+  /** Waits for every message in hand to be counted and what they decided to be written (their acks may wait for later windows). */
+  async flush(): Promise<void> {
+    await this.chain;
+    await this.writer.idle();
   }
 
   /**
@@ -101,12 +116,12 @@ export class DetectionSink<M extends DetectionMessage> {
     this.feed.keepAlive();
   }
 
-  /** Offers every held message again at once (this process stops leading): the next holder rebuilds the state from them. */
+  /** Offers every held message again at once (this process stops leading), once the writes under way are done: the next holder rebuilds the state from them. */
   release(): Promise<void> {
     return this.enqueue(async () => {
+      await this.writer.idle();
       for (const m of this.feed.reset()) m.nak();
       this.deps.metrics.held.set(0);
-      await Promise.resolve();
     });
   }
 
@@ -150,20 +165,12 @@ export class DetectionSink<M extends DetectionMessage> {
     message.term();
   }
 
-  /** Writes a step's decisions, then acknowledges its messages; a failure offers them (and every held one) again. */
+  /** Counts a step's dropped flows and hands it to the writer (its decisions written, then its messages acknowledged). */
   private async apply(step: FeedStep<M>): Promise<void> {
     if (step.late) this.deps.metrics.flows.inc({ outcome: 'late' }, step.late);
     if (step.untracked) this.deps.metrics.flows.inc({ outcome: 'untracked' }, step.untracked);
-    try {
-      if (step.decisions.length || step.early.length) await this.write(step.decisions, step.early);
-      for (const { org, quiet } of step.quiet) this.deps.metrics.quiet.inc({ outcome: await this.deps.resolutions.resolve(org, quiet) });
-      for (const m of step.ackable) m.ack();
-    } catch (err) {
-      this.deps.metrics.errors.inc({ stage: 'write' });
-      this.deps.log.error({ err, decisions: step.decisions.length, quiet: step.quiet.length }, 'unable to write rate decisions or resolve quiet targets; the held messages are offered again');
-      for (const m of [...step.ackable, ...this.feed.reset()]) m.nak(1_000);
-    }
     this.deps.metrics.held.set(this.feed.heldMessages);
+    await this.writer.add(step);
   }
 
   private async write(decisions: FeedDecision[], early: FeedEarly[]): Promise<void> {
