@@ -46,6 +46,13 @@ describe('replay of a million flows', () => {
 
   test('the replay of a traffic incident over 1,000,000 flows completes with parity', async () => {
     const operator = await t.mintKey({ role: 'operator' });
+    // The flows come back over the same 300 s three times, so the windows still open at the end cross the rate
+    // detectors' default bounds, and their early signals (version 2) join this incident; a traffic-volume incident's
+    // replay does not re-run the rate detectors (a gap the detection page names). This test is of the traffic-volume
+    // replay over a million flows: the rate detectors are kept quiet.
+    const admin = await t.mintKey({ role: 'admin', orgId: operator.org_id });
+    const quiet = { rates: { thresholds: { total: { pps: 1_000_000_000, bps: 1_000_000_000_000, fps: 1_000_000_000 } } } };
+    expect((await t.request('PUT', '/v1/detection-rules', { key: admin.key, body: quiet })).status).toBe(200);
     const now = Math.floor(Date.now() / 60_000) * 60_000;
     for (let i = 0; i < total; i += batch * 4) {
       const answers = await Promise.all([0, 1, 2, 3].map((k) => postUntilAccepted(t, operator.key, flowBatch(i + k * batch, now), `volume-${i + k * batch}`)));
