@@ -1,4 +1,5 @@
-import { isIP } from 'node:net';
+import { isIPv6 } from 'node:net';
+import { isIPv4Text } from './ipv4-text';
 import { z } from 'zod';
 import type { RowFields } from './row-shape';
 
@@ -11,10 +12,11 @@ import type { RowFields } from './row-shape';
 export const telemetryKinds = ['flow', 'bgp', 'dns', 'metric'] as const;
 export type TelemetryKind = (typeof telemetryKinds)[number];
 
-// node:net's parser, not a regular expression: the same rule everywhere and ten times faster on the hot path.
+// node:net's rules, not a regular expression of our own: the same rule everywhere (IPv4 checked by hand
+// to the same rule, ipv4-text.ts: the hot path's every flow has two addresses).
 // IPv6 zone ids (fe80::1%eth0) name a local interface, not an address: refused.
 /** The one address rule: IPv4 or IPv6 text, no zone id. Ingestion, filters and replays use it. */
-export const isAddressText = (s: string) => s.length <= 64 && !s.includes('%') && isIP(s) !== 0;
+export const isAddressText = (s: string) => isIPv4Text(s) || (s.length <= 64 && !s.includes('%') && isIPv6(s));
 export const ip = z.string().refine(isAddressText, 'must be an IPv4 or IPv6 address');
 export const counter = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 /** Service, environment and region names: trimmed, 1-128 characters. Filters use the same rule. */
