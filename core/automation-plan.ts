@@ -135,6 +135,35 @@ export function previewFilterOf(action: ActionSpec, address: string): PreviewFil
   };
 }
 
+/**
+ * What a planned mitigation's preview counts as matched: the rule the run
+ * announces, read from the mitigation itself (a blackhole: its whole
+ * destination; a Flowspec rule: its match), so a preview describes that rule
+ * and no other. The same filter as previewFilterOf gives for the action the
+ * mitigation was planned from. Undefined for a match with a source (no
+ * playbook action plans one, and a preview cannot narrow on it).
+ */
+export function previewFilterOfMitigation(mitigation: Mitigation): PreviewFilter | undefined {
+  if (mitigation.action === 'blackhole') {
+    const range = parseAddressRange(mitigation.destination);
+    return range && { ...range, protocols: [], sourcePorts: [], destinationPorts: [], tcpFlagBits: 0, packetLength: null };
+  }
+  const { match } = mitigation;
+  const range = parseAddressRange(match.destination);
+  if (!range || match.source !== undefined) return undefined;
+  const tcpFlags = match.tcpFlags ?? [];
+  // As previewFilterOf: a rule with TCP flags matches TCP packets only, whatever other protocols it names.
+  const protocols = tcpFlags.length > 0 ? [6] : (match.protocols ?? []);
+  return {
+    ...range,
+    protocols: protocols.map(protocolName),
+    sourcePorts: match.sourcePorts ?? [],
+    destinationPorts: match.destinationPorts ?? [],
+    tcpFlagBits: tcpFlagBitsOf(tcpFlags),
+    packetLength: match.packetLength ? { min: match.packetLength.min, max: match.packetLength.max } : null,
+  };
+}
+
 /** Whether a filter judges what a flow holds only in sum over its packets (flags ORed, bytes and packets totalled). */
 export const judgesPackets = (filter: PreviewFilter): boolean => filter.tcpFlagBits !== 0 || filter.packetLength !== null;
 

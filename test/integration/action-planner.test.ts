@@ -1,5 +1,6 @@
 import { planActions } from '../../workers/governance/activities/action-planner';
 import type { ActionSpec, PlannedAction } from '../../core/automation-plan';
+import type { ClickHouse } from '../../storage/clickhouse';
 import { orgIs, waitForStoredCount } from '../support/stored-count';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 
@@ -15,6 +16,9 @@ describe.each(transports)('the action planner on %s', (transport) => {
   });
   afterAll(() => t.stop());
 
+  /** Every statement the planners of the test send, as a replay's planning sends them. */
+  const statements: string[] = [];
+
   /** A workspace with these flows stored (times in minutes before now), and a planner over them. */
   async function workspaceWith(flows: Array<Record<string, unknown> & { minutesAgo: number }>) {
     const key = await t.mintKey({ role: 'operator' });
@@ -22,7 +26,9 @@ describe.each(transports)('the action planner on %s', (transport) => {
     const body = flows.map(({ minutesAgo, ...f }) => ({ src_port: 40_000, protocol: 'tcp', ...f, timestamp: now - minutesAgo * 60_000 }));
     expect((await t.request('POST', '/flow', { key: key.key, body })).status).toBe(201);
     await waitForStoredCount(t.stack.clickhouse, 'flows', flows.length, { where: orgIs(key.org_id), what: 'the flows stored' });
-    const deps = { clickhouse: t.stack.clickhouse, blackholeNextHop: t.stack.config.bgp.blackholeNextHop, operatorBounds: t.stack.config.bgp.allowed };
+    const ch = t.stack.clickhouse;
+    const counted: ClickHouse = Object.assign(Object.create(ch) as ClickHouse, { query: <T,>(sql: string) => (statements.push(sql), ch.query<T>(sql)) });
+    const deps = { clickhouse: counted, blackholeNextHop: t.stack.config.bgp.blackholeNextHop, operatorBounds: t.stack.config.bgp.allowed };
     return (spec: ActionSpec, address: string): Promise<PlannedAction[] | string> =>
       planActions(deps, 'run', { id: 'inc', org_id: key.org_id, service: address }, [spec], { from: now - 5 * 60_000, to: now });
   }
@@ -62,6 +68,17 @@ describe.each(transports)('the action planner on %s', (transport) => {
       mitigation: { action: 'flowspec_discard', match: { destination: `${to}/32`, protocols: [6], destinationPorts: [80], tcpFlags: ['syn'], packetLength: { min: 60, max: 60 } } },
       preview: { share: 1, approximate: false },
     });
+  });
+
+  test("a replay's planning on its window reads the stored flows in two statements for the fingerprint (the attack and its baseline) and two for each action's preview", async () => {
+    const to = '198.51.100.13';
+    const plan = await workspaceWith(Array.from({ length: 20 }, (_, i) => ({ src_ip: `203.0.113.${i + 1}`, src_port: 40_000 + i, dst_ip: to, dst_port: 80, bytes: 60, packets: 1, tcp_flags: 0x02, minutesAgo: 0.5 })));
+    statements.splice(0);
+    const planned = await plan({ type: 'flowspec_fingerprint', duration_minutes: 15 }, to);
+    if (typeof planned === 'string') throw new Error(planned);
+    expect(planned[0]!.preview).toMatchObject({ share: 1 });
+    const shapes = statements.filter((sql) => sql.includes('GROUP BY protocol, sp, dp, f, size')).length;
+    expect({ shapes, previews: statements.filter((sql) => /\.flows\s+WHERE/.test(sql)).length - shapes }).toEqual({ shapes: 2, previews: 2 });
   });
 
   test("a fingerprint that would cover more of the destination's normal traffic than its action allows is refused, naming both shares", async () => {

@@ -1,4 +1,4 @@
-import { fingerprintRuleOf, hostRoute, isPlannable, mitigationOf, previewFilterOf } from '../../core/automation-plan';
+import { fingerprintRuleOf, hostRoute, isPlannable, mitigationOf, previewFilterOf, previewFilterOfMitigation, type ActionSpec } from '../../core/automation-plan';
 import { mitigationOfPath } from '../../workers/mitigation/announced-paths';
 import { mitigationPath } from '../../workers/mitigation/mitigations';
 import type { Mitigation } from '../../core/mitigation';
@@ -97,5 +97,45 @@ describe('a fingerprint action planned', () => {
   test('is the one action a run must plan before it can carry it out', () => {
     expect(isPlannable({ type: 'flowspec_fingerprint' })).toBe(false);
     expect(['blackhole', 'flowspec_discard', 'flowspec_rate_limit', 'webhook'].every((type) => isPlannable({ type: type as 'blackhole' }))).toBe(true);
+  });
+});
+
+describe("a planned mitigation's preview", () => {
+  /** The filter of the mitigation an action is planned as, and the one previewFilterOf gives for the action itself. */
+  const both = (action: ActionSpec, address: string) => ({ planned: previewFilterOfMitigation(mitigationOf(action, address, nextHop)!), spec: previewFilterOf(action, address) });
+
+  test('of a blackhole counts every flow towards its destination, as the action it was planned from', () => {
+    const { planned, spec } = both({ type: 'blackhole', communities: ['65010:1'], next_hop: null }, '198.51.100.7');
+    expect(planned).toEqual({
+      first: '0000:0000:0000:0000:0000:ffff:c633:6407', last: '0000:0000:0000:0000:0000:ffff:c633:6407', protocols: [], sourcePorts: [], destinationPorts: [], tcpFlagBits: 0, packetLength: null,
+    });
+    expect(planned).toEqual(spec);
+  });
+
+  test('of a Flowspec rule on protocols and ports narrows by them, as the action it was planned from', () => {
+    const { planned, spec } = both({ type: 'flowspec_discard', protocols: [17, 47], source_ports: [19, 123], destination_ports: [53] }, '2001:db8::7');
+    expect(planned).toMatchObject({ first: '2001:0db8:0000:0000:0000:0000:0000:0007', protocols: ['udp', 'gre'], sourcePorts: [19, 123], destinationPorts: [53], tcpFlagBits: 0, packetLength: null });
+    expect(planned).toEqual(spec);
+  });
+
+  test('of a Flowspec rule on TCP flags matches TCP flows only, with every one of its flags set, as the action it was planned from', () => {
+    const { planned, spec } = both({ type: 'flowspec_rate_limit', protocols: [6, 17], tcp_flags: ['syn', 'ack'], rate_bytes_per_second: 1000 }, '198.51.100.7');
+    expect(planned).toMatchObject({ protocols: ['tcp'], tcpFlagBits: 0x12 });
+    expect(planned).toEqual(spec);
+  });
+
+  test('of a Flowspec rule on packet length matches the flows whose mean packet size lies in its range, as the action it was planned from', () => {
+    const { planned, spec } = both({ type: 'flowspec_discard', protocols: [17], packet_length: { min: 0, max: 128 } }, '198.51.100.7');
+    expect(planned).toMatchObject({ protocols: ['udp'], packetLength: { min: 0, max: 128 } });
+    expect(planned).toEqual(spec);
+  });
+
+  test("of a fingerprint's rule counts what the planned match matches, read from the mitigation alone", () => {
+    const match = { destination: '198.51.100.7/32', protocols: [6], destinationPorts: [80], tcpFlags: ['syn' as const], packetLength: { min: 60, max: 60 } };
+    expect(previewFilterOfMitigation({ action: 'flowspec_discard', match })).toMatchObject({ protocols: ['tcp'], sourcePorts: [], destinationPorts: [80], tcpFlagBits: 0x02, packetLength: { min: 60, max: 60 } });
+  });
+
+  test('of a Flowspec match with a source is none: a preview cannot narrow by it', () => {
+    expect(previewFilterOfMitigation({ action: 'flowspec_discard', match: { destination: '198.51.100.7/32', source: '192.0.2.0/24' } })).toBeUndefined();
   });
 });

@@ -1,9 +1,9 @@
-import { fingerprintRuleOf, hostRoute, isPlannable, mitigationOf, previewFilterOf, type ActionPreview, type ActionSpec, type PlannableSpec, type PlannedAction } from '../../../core/automation-plan';
+import { fingerprintRuleOf, hostRoute, isPlannable, mitigationOf, previewFilterOfMitigation, type ActionPreview, type ActionSpec, type PlannableSpec, type PlannedAction } from '../../../core/automation-plan';
 import { defaultFingerprintSettings, fingerprint } from '../../../core/detection/fingerprint';
 import { parseAddressRange } from '../../../core/flow-query';
 import type { Incident } from '../../../core/correlation';
 import { mitigationActions } from '../../../core/mitigation-policy';
-import { mitigationDestination } from '../../../core/mitigation';
+import { mitigationDestination, type Mitigation } from '../../../core/mitigation';
 import { incidentDestination, type OperatorBounds } from '../../../core/playbooks';
 import type { ClickHouse } from '../../../storage/clickhouse';
 import { flowShapes, previewVolumes } from '../../../storage/mitigation-preview';
@@ -22,9 +22,9 @@ export interface ActionPlannerDeps {
   operatorBounds: OperatorBounds;
 }
 
-/** What an action would have matched in the stored flows of `window` towards `address`. */
-async function preview(deps: ActionPlannerDeps, orgId: string, spec: ActionSpec, address: string, window: { from: number; to: number }): Promise<ActionPreview | null> {
-  const filter = previewFilterOf(spec, address);
+/** What a planned mitigation would have matched in the stored flows of `window` (two statements). */
+async function preview(deps: ActionPlannerDeps, orgId: string, mitigation: Mitigation, window: { from: number; to: number }): Promise<ActionPreview | null> {
+  const filter = previewFilterOfMitigation(mitigation);
   if (!filter) return null;
   const seconds = Math.max(1, (window.to - window.from) / 1000);
   const v = await previewVolumes(deps.clickhouse, orgId, filter, window);
@@ -39,6 +39,16 @@ async function preview(deps: ActionPlannerDeps, orgId: string, spec: ActionSpec,
     top_sources: v.topSources.map((s) => ({ src_ip: s.src_ip, bits_per_second: bps(s.bytes), share: share(s.bytes) })),
     approximate: v.matchedMultiPacketFlows > 0,
   };
+}
+
+/**
+ * The planned actions, each network action with its preview on the stored
+ * flows of `window`: of the mitigation it carries, the rule the run announces
+ * (a fingerprint's as it was planned, never fingerprinted again on later
+ * flows). Reads nothing but the previews' statements, two per network action.
+ */
+export async function previewPlanned(deps: ActionPlannerDeps, orgId: string, actions: readonly PlannedAction[], window: { from: number; to: number }): Promise<PlannedAction[]> {
+  return Promise.all(actions.map(async (a) => (a.mitigation ? { ...a, preview: await preview(deps, orgId, a.mitigation, window) } : a)));
 }
 
 /** Why a blackhole's communities or next hop are outside what the operator allows, if they are. */
@@ -93,7 +103,7 @@ export async function planActions(
   runId: string,
   incident: Pick<Incident, 'id' | 'org_id' | 'service'>,
   specs: readonly ActionSpec[],
-  /** The stored flows each action is previewed on; null: no preview (planned only). */
+  /** The stored flows a fingerprint reads and each planned action is previewed on; null: no preview (planned only, a fingerprint on the last five minutes). */
   window: { from: number; to: number } | null,
 ): Promise<PlannedAction[] | string> {
   const address = incidentDestination(incident);
@@ -120,10 +130,10 @@ export async function planActions(
       destination: mitigation ? mitigationDestination(mitigation) : null,
       duration_minutes: network ? (spec.duration_minutes ?? 0) : 0,
       mitigation,
-      preview: network && address && window ? await preview(deps, incident.org_id, spec, address, window) : null,
+      preview: null,
       ...(fingerprinted ? { fingerprint: fingerprinted } : {}),
       ...(network && spec.until_attack_ends ? { until_attack_ends: true as const } : {}),
     });
   }
-  return actions;
+  return window ? previewPlanned(deps, incident.org_id, actions, window) : actions;
 }

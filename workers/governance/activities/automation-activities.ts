@@ -11,7 +11,7 @@ import type { IncidentsRepo, StoredIncident } from '../../../storage/incidents-r
 import { isActive, type MitigationLedger } from '../../../streams/mitigation-ledger';
 import type { EventOutbox } from '../../../streams/outbox';
 import type { AutomationActivities, AutomationInput, AutomationState, ChangeInput } from '../../../workflows/automation-contract';
-import { planActions, type ActionPlannerDeps } from './action-planner';
+import { planActions, previewPlanned, type ActionPlannerDeps } from './action-planner';
 import { approverFacts, approverVerdict, claimsOf, createApprovalActivities, type ApprovalActivityDeps } from './approval-activities';
 import { auditOnce, extendedEnds } from './run-audit';
 import { approverFrom } from '../../../core/principal';
@@ -219,7 +219,7 @@ export function createAutomationActivities(deps: AutomationActivityDeps): Automa
 
     async prepareAutomation(input) {
       const [incident, specs] = await Promise.all([loadIncident(deps, input), playbookActions(deps, input)]);
-      // Planned first without previews: the policies decide whether anyone will read one before the announcement.
+      // Planned once, without previews: the policies decide whether anyone will read one before the announcement.
       const planned = await planActions(deps, input.automationId, incident, specs, null);
       if (typeof planned === 'string') {
         const denial: PolicyDecision = { decision: 'deny', policy_id: 'playbook', policy_name: input.playbookId, reason: planned };
@@ -227,17 +227,13 @@ export function createAutomationActivities(deps: AutomationActivityDeps): Automa
       }
       const decision = await evaluate(deps, input, readFacts(deps, input, incident), planned);
       if (decision.decision !== 'approval_required') return { decision, deniedMessage: decision.decision === 'deny' ? deniedMessage(decision) : '', actions: planned };
-      // Approvers decide on the preview: it is computed before they are asked.
-      const actions = await planActions(deps, input.automationId, incident, specs, previewWindow(deps));
-      return { decision, deniedMessage: '', actions: typeof actions === 'string' ? planned : actions };
+      // Approvers decide on the preview of the rules that will be announced: those planned, previewed before they are asked
+      // (planned again, a fingerprint would read later flows and might find another rule than the one approved).
+      return { decision, deniedMessage: '', actions: await previewPlanned(deps, input.orgId, planned, previewWindow(deps)) };
     },
 
-    async previewAutomation({ input, actions }) {
-      const previewed = await planActions(deps, input.automationId, await loadIncident(deps, input), await playbookActions(deps, input), previewWindow(deps));
-      if (typeof previewed === 'string') return actions;
-      const byId = new Map(previewed.map((a) => [a.id, a.preview]));
-      return actions.map((a) => ({ ...a, preview: byId.get(a.id) ?? a.preview }));
-    },
+    // The preview of the mitigations the run announced, as they are: no playbook read again, no fingerprint taken again.
+    previewAutomation: ({ input, actions }) => previewPlanned(deps, input.orgId, actions, previewWindow(deps)),
 
     executeAutomation: ({ input, actions, startsAt }) => execute(deps, input, actions, startsAt),
 
