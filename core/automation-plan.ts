@@ -118,29 +118,11 @@ export interface PreviewFilter {
 /** The bit of each TCP flag in the flags byte (RFC 9293), in tcpFlagNames' order. */
 export const tcpFlagBitsOf = (flags: readonly string[]): number => tcpFlagNames.reduce((bits, name, i) => (flags.includes(name) ? bits | (1 << i) : bits), 0);
 
-export function previewFilterOf(action: ActionSpec, address: string): PreviewFilter | undefined {
-  const range = parseAddressRange(address);
-  if (!range) return undefined;
-  const narrowing = action.type === 'flowspec_discard' || action.type === 'flowspec_rate_limit';
-  const tcpFlags = narrowing ? (action.tcp_flags ?? []) : [];
-  // A rule with TCP flags matches TCP packets only, whatever other protocols it names (the playbooks allow tcp among them).
-  const protocols = tcpFlags.length > 0 ? [6] : narrowing ? (action.protocols ?? []) : [];
-  return {
-    ...range,
-    protocols: protocols.map(protocolName),
-    sourcePorts: narrowing ? (action.source_ports ?? []) : [],
-    destinationPorts: narrowing ? (action.destination_ports ?? []) : [],
-    tcpFlagBits: tcpFlagBitsOf(tcpFlags),
-    packetLength: narrowing && action.packet_length ? { min: action.packet_length.min, max: action.packet_length.max } : null,
-  };
-}
-
 /**
  * What a planned mitigation's preview counts as matched: the rule the run
  * announces, read from the mitigation itself (a blackhole: its whole
  * destination; a Flowspec rule: its match), so a preview describes that rule
- * and no other. The same filter as previewFilterOf gives for the action the
- * mitigation was planned from. Undefined for a match with a source (no
+ * and no other. Undefined for a match with a source (no
  * playbook action plans one, and a preview cannot narrow on it).
  */
 export function previewFilterOfMitigation(mitigation: Mitigation): PreviewFilter | undefined {
@@ -152,7 +134,7 @@ export function previewFilterOfMitigation(mitigation: Mitigation): PreviewFilter
   const range = parseAddressRange(match.destination);
   if (!range || match.source !== undefined) return undefined;
   const tcpFlags = match.tcpFlags ?? [];
-  // As previewFilterOf: a rule with TCP flags matches TCP packets only, whatever other protocols it names.
+  // A rule with TCP flags matches TCP packets only, whatever other protocols it names (the playbooks allow tcp among them).
   const protocols = tcpFlags.length > 0 ? [6] : (match.protocols ?? []);
   return {
     ...range,
