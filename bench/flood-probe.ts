@@ -3,26 +3,20 @@ import { pacedLoop } from './paced';
 
 /**
  * When each destination's flows were first counted in the workspace's stored
- * flows: a top-N by destination over the last `lookbackMs` of event time
- * (never before the scenario's start), asked every 500 ms (one at a time: a
- * slow answer skips the next asks), each destination stamped with the answer
- * of the first ask that counted it. An upper bound of when its first flows
- * were in ClickHouse, by at most the interval and the query's own time. Asks
- * that failed are counted. The range follows the clock rather than growing
- * from the start: the probe is the bench's own load on the service's one
- * chDB session, and an ask over the whole run read more with every flood.
- * A flood's flows carry the time they were sent and keep coming for 10 s,
- * so two minutes back sees every flood long before it ages out.
+ * flows: a top-N by destination over the scenario's range, asked every
+ * 500 ms (one at a time: a slow answer skips the next asks), each
+ * destination stamped with the answer of the first ask that counted it. An
+ * upper bound of when its first flows were in ClickHouse, by at most the
+ * interval and the query's own time. Asks that failed are counted.
  */
-export function storedProbe(url: string, key: string, from: number, everyMs = 500, lookbackMs = 120_000) {
+export function storedProbe(url: string, key: string, from: number, everyMs = 500) {
   const seen = new Map<string, number>();
   let asks = 0;
   let failed = 0;
   let asking: Promise<void> | undefined;
   const ask = async () => {
     asks += 1;
-    const now = Date.now();
-    const res = await call<{ data?: Array<{ dst_ip?: string | null }> }>(url, 'GET', `/v1/telemetry/flows/top?by=dst_ip&metric=flows&limit=1000&from=${Math.max(from, now - lookbackMs)}&to=${now + 60_000}`, key);
+    const res = await call<{ data?: Array<{ dst_ip?: string | null }> }>(url, 'GET', `/v1/telemetry/flows/top?by=dst_ip&metric=flows&limit=1000&from=${from}&to=${Date.now() + 60_000}`, key);
     const at = Date.now();
     if (res.status !== 200) failed += 1;
     for (const row of res.body.data ?? []) if (row.dst_ip && !seen.has(row.dst_ip)) seen.set(row.dst_ip, at);
