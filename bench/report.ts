@@ -46,6 +46,8 @@ export interface BenchResult {
   replay_1m_s: number;
   api_rss_mib: number;
   workers_rss_mib: number;
+  /** The peak RSS of the nats-server the bench started (null on the environment's NATS_URL). */
+  nats_rss_mib: number;
   /** Issue 33: the enrichment's CPU a flow (the stored line enriched, less the same line without), and that as a share of scenario 1's time a flow. */
   enrichment_us_per_flow: number;
   enrichment_share_of_e2e_pct: number;
@@ -86,12 +88,13 @@ interface Target {
   text: string;
 }
 
+/** The targets each figure is held to (issue 37's where it set one: e2e, one flow per request, RSS, the drain, the collector). */
 export const targets: Target[] = [
   {
     key: 'batched_e2e_flows_per_s',
     label: 'batched flows end to end',
-    text: '≥ 300,000 /s and ≥ 0.3 × the engine\'s JSONEachRow insert',
-    holds: (r) => r.batched_e2e_flows_per_s >= 300_000 && r.batched_e2e_flows_per_s >= 0.3 * r.engine_jsoneachrow_rows_per_s,
+    text: '≥ 300,000 /s and ≥ 0.7 × the engine\'s JSONEachRow insert of the same rows',
+    holds: (r) => r.batched_e2e_flows_per_s >= 300_000 && r.batched_e2e_flows_per_s >= 0.7 * r.engine_jsoneachrow_rows_per_s,
   },
   {
     key: 'recovery_drain_flows_per_s',
@@ -100,7 +103,7 @@ export const targets: Target[] = [
     holds: (r) => r.recovery_drain_flows_per_s >= 0.8 * r.batched_e2e_flows_per_s,
   },
   { key: 'bytes_per_flow', label: 'bytes on disk per stored flow', text: '≤ 25', holds: (r) => r.bytes_per_flow <= 25 },
-  { key: 'single_ingest_rps', label: 'one flow per request', text: '≥ 0.6 × bare http', holds: (r) => r.single_ingest_rps >= 0.6 * r.bare_http_rps },
+  { key: 'single_ingest_rps', label: 'one flow per request', text: '≥ 0.3 × bare http', holds: (r) => r.single_ingest_rps >= 0.3 * r.bare_http_rps },
   { key: 'single_ingest_p99_ms', label: 'one flow per request p99', text: '≤ 20 ms at concurrency 64', holds: (r) => r.single_ingest_p99_ms <= 20 },
   { key: 'incident_latency_p99_ms', label: 'incident latency p99 under load', text: '≤ 1,500 ms', holds: (r) => r.incident_latency_p99_ms <= 1500 },
   {
@@ -143,7 +146,8 @@ export const targets: Target[] = [
   { key: 'top_sankey_1d_p99_ms', label: '3-dimension sankey p99, last day of 30 days', text: '≤ 300 ms', holds: (r) => r.top_sankey_1d_p99_ms <= 300 },
   { key: 'top_sankey_30d_p99_ms', label: '3-dimension sankey p99, 30 days', text: '≤ 1,000 ms', holds: (r) => r.top_sankey_30d_p99_ms <= 1000 },
   { key: 'replay_1m_s', label: 'replay of 1M flows', text: '≤ 10 s', holds: (r) => r.replay_1m_s <= 10 },
-  { key: 'api_rss_mib', label: 'API process peak RSS', text: '≤ 300 MiB', holds: (r) => r.api_rss_mib <= 300 },
+  { key: 'api_rss_mib', label: 'peak RSS, every role in one process (chDB in it)', text: '≤ 1,024 MiB', holds: (r) => r.api_rss_mib <= 1024 },
+  { key: 'nats_rss_mib', label: 'nats-server peak RSS', text: '≤ 512 MiB', holds: (r) => r.nats_rss_mib <= 512 },
   {
     key: 'collector_flows_per_s',
     label: 'NetFlow v9/IPFIX collected and stored (2 cores, default stack)',

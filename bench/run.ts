@@ -142,6 +142,12 @@ const syncCostKeys = (s: SyncCost | undefined) => ({
 type Measured = Awaited<ReturnType<typeof measure>> & Awaited<ReturnType<typeof measureAfterStop>>;
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
+/** The peak RSS of the nats-server the bench started; null when the environment's NATS_URL named one. */
+function natsPeakRssMib(stack: BenchStack): number {
+  const nats = stack.engines.find((e) => e.name === 'nats-server');
+  return nats?.pid ? peakRssMib(nats.pid) : NaN;
+}
+
 /** Scenario 9's keys: per query family (the top talkers, the analysts' dimensions, a filter, a sankey), the p99 of each range. */
 function topKeys(top: Measured['top']) {
   const ranged = (prefix: string, p99: Record<'1h' | '1d' | '30d', number> | undefined) =>
@@ -200,6 +206,7 @@ function report(stack: BenchStack, m: Measured) {
     replay_1m_s: Math.round(m.replay.seconds * 1000) / 1000,
     api_rss_mib: m.rss.api,
     workers_rss_mib: m.rss.workers,
+    nats_rss_mib: natsPeakRssMib(stack),
     enrichment_us_per_flow: m.enrichment.us_per_flow,
     enrichment_share_of_e2e_pct: Math.round(m.enrichment.us_per_flow * (m.e2e.flows_per_s / 1e6) * 10_000) / 100,
     collector_flows_per_s: Math.round(m.collector?.flows_per_s ?? NaN),

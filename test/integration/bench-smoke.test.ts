@@ -18,7 +18,7 @@ const keys = [
   'engine_native_rows_per_s', 'bytes_per_flow', 'single_ingest_rps', 'bare_http_rps',
   'single_ingest_p50_ms', 'single_ingest_p99_ms', 'incident_latency_p50_ms', 'incident_latency_p99_ms', 'webhook_delivery_p99_ms', 'query_1h_p99_ms',
   'query_1d_p99_ms', 'top_1h_p99_ms', 'top_1d_p99_ms', 'top_30d_p99_ms', 'top_dims_1h_p99_ms', 'top_dims_1d_p99_ms', 'top_dims_30d_p99_ms',
-  'top_filtered_1h_p99_ms', 'top_filtered_1d_p99_ms', 'top_filtered_30d_p99_ms', 'top_sankey_1h_p99_ms', 'top_sankey_1d_p99_ms', 'top_sankey_30d_p99_ms', 'replay_1m_s', 'api_rss_mib', 'workers_rss_mib',
+  'top_filtered_1h_p99_ms', 'top_filtered_1d_p99_ms', 'top_filtered_30d_p99_ms', 'top_sankey_1h_p99_ms', 'top_sankey_1d_p99_ms', 'top_sankey_30d_p99_ms', 'replay_1m_s', 'api_rss_mib', 'workers_rss_mib', 'nats_rss_mib',
   'enrichment_us_per_flow', 'enrichment_share_of_e2e_pct', 'collector_flows_per_s', 'collector_loss_pct', 'goflow2_alone_flows_per_s', 'batched_accepted_flows_per_s',
   'synced_nats_raw_jetstream_events_per_s', 'unsynced_nats_raw_jetstream_events_per_s', 'synced_nats_accepted_flows_per_s',
   'unsynced_nats_accepted_flows_per_s', 'synced_nats_single_ingest_rps', 'unsynced_nats_single_ingest_rps',
