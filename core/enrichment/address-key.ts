@@ -1,34 +1,13 @@
 import { addressBytes } from '../flow-query';
+import { ipv4Number } from '../ipv4-text';
 
 /**
  * Addresses as the numbers the range tables compare: an IPv4 address as one
  * unsigned 32-bit number, an IPv6 one as four. IPv4-mapped IPv6
- * (`::ffff:a.b.c.d`) is looked up as the IPv4 address it maps. Written by
- * hand for IPv4, the common case on the ingest path (no split, no array).
+ * (`::ffff:a.b.c.d`) is looked up as the IPv4 address it maps. IPv4 text,
+ * the common case on the ingest path, is read by core/ipv4-text.ts.
  */
 export type AddressKey = { v4: number } | { v6: Uint32Array };
-
-/** An IPv4 address in dotted text as a number, or -1 when the text is not one. */
-export function ipv4Number(text: string): number {
-  let value = 0;
-  let octet = 0;
-  let digits = 0;
-  let dots = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 46) {
-      if (digits === 0 || ++dots > 3) return -1;
-      value = value * 256 + octet;
-      octet = 0;
-      digits = 0;
-    } else if (c >= 48 && c <= 57 && digits < 3) {
-      octet = octet * 10 + (c - 48);
-      if (octet > 255) return -1;
-      digits++;
-    } else return -1;
-  }
-  return dots === 3 && digits > 0 ? value * 256 + octet : -1;
-}
 
 const hexValue = (c: number) => (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1);
 

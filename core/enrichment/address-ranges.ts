@@ -1,4 +1,5 @@
-import { addressKey, ipv4Number, type AddressKey } from './address-key';
+import { ipv4Number } from '../ipv4-text';
+import { addressKey, type AddressKey } from './address-key';
 
 /**
  * A number by address range, from the CSVs of `@ip-location-db` (`first,last,value[,name]`,

@@ -1,5 +1,5 @@
 import { isIPv4 } from 'node:net';
-import { isIPv4Text } from '../../core/ipv4-text';
+import { ipv4Number, isIPv4Text } from '../../core/ipv4-text';
 
 describe('IPv4 text', () => {
   it.each(['0.0.0.0', '255.255.255.255', '192.0.2.17', '10.0.0.1', '1.2.3.4'])('takes %s', (s) => {
@@ -32,5 +32,18 @@ describe('IPv4 text', () => {
         expect(isIPv4Text(s)).toBe(isIPv4(s));
       }
     }
+  });
+
+  it('reads valid text as its four octets in network order, and anything refused as -1', () => {
+    expect(ipv4Number('1.2.3.4')).toBe(0x01020304);
+    expect(ipv4Number('255.255.255.255')).toBe(0xffffffff);
+    expect(ipv4Number('0.0.0.0')).toBe(0);
+    let seed = 11;
+    const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648);
+    for (let n = 0; n < 10_000; n += 1) {
+      const octets = [next() % 256, next() % 256, next() % 256, next() % 256];
+      expect(ipv4Number(octets.join('.'))).toBe(((octets[0]! << 24) | (octets[1]! << 16) | (octets[2]! << 8) | octets[3]!) >>> 0);
+    }
+    for (const bad of ['1.2.3', '1.2.3.4.5', '256.0.0.1', '1..2.3', 'a.b.c.d', '', '1.2.3.4 ', '01.2.3.4', '1.2.3.00']) expect(ipv4Number(bad)).toBe(-1);
   });
 });
