@@ -65,9 +65,14 @@ function settled(sink: DetectionSink<FakeMessage>) {
   };
 }
 
-export function harness(opts: { rates?: RateRules; failWrites?: () => boolean; crossing?: CrossedTarget[]; writesHeld?: Promise<void>; maxQueuedSteps?: number } = {}) {
+export function harness(
+  /** `stored`: the signals ClickHouse holds, shared with another harness (another holder of the lock). */
+  opts: { rates?: RateRules; failWrites?: () => boolean; crossing?: CrossedTarget[]; writesHeld?: Promise<void>; maxQueuedSteps?: number; stored?: Map<string, SignalRow> } = {},
+) {
   const resolved: Array<[string, RateQuiet]> = [];
-  const stored = new Map<string, SignalRow>();
+  const stored = opts.stored ?? new Map<string, SignalRow>();
+  /** Lookups of stored signal ids. */
+  const lookups = { count: 0 };
   /** Every signal id inserted, in order: one stored twice shows twice. */
   const inserted: string[] = [];
   const attacks: AttackWindow[] = [];
@@ -88,7 +93,7 @@ export function harness(opts: { rates?: RateRules; failWrites?: () => boolean; c
         crossings: () => Promise.resolve(opts.crossing ?? []),
       },
       signals: {
-        existingEventIds: (_t, _o, _a, _b, ids) => Promise.resolve(new Map(ids.filter((id) => stored.has(id)).map((id) => [id, '']))),
+        existingEventIds: (_t, _o, _a, _b, ids) => ((lookups.count += 1), Promise.resolve(new Map(ids.filter((id) => stored.has(id)).map((id) => [id, ''])))),
         insertSignals: async (ndjson) => {
           // A test may hold every write until it lets them go, to count messages while a write is under way.
           await opts.writesHeld;
@@ -108,7 +113,7 @@ export function harness(opts: { rates?: RateRules; failWrites?: () => boolean; c
       now: () => clock,
     },
   );
-  return { sink: settled(sink), pipelined: sink, stored, inserted, signalInserts, attacks, recomputed, registry, resolved, advanceClock: (ms: number) => (clock += ms) };
+  return { sink: settled(sink), pipelined: sink, stored, lookups, inserted, signalInserts, attacks, recomputed, registry, resolved, advanceClock: (ms: number) => (clock += ms) };
 }
 
 /** A SYN flood on 203.0.113.9: `perSecond` one-packet flows a second for `seconds`, from 10 sources. */

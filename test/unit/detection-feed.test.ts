@@ -88,6 +88,25 @@ describe('the detection consumer: windows reported before they close (detector v
     expect(attacks.map((a) => a.event_id).sort()).toEqual(early);
     expect(inserted.sort()).toEqual(early);
   });
+
+  test('a window reported early is not looked up or correlated again when it closes: this holder stored and correlated its signal', async () => {
+    const { sink, recomputed, lookups, advanceClock } = harness();
+    await sink.add(new FakeMessage(synFlood(3)));
+    const [correlated, lookedUp] = [recomputed.length, lookups.count];
+    expect(correlated).toBeGreaterThan(0);
+    advanceClock(5_000);
+    await sink.tick();
+    expect([recomputed.length, lookups.count]).toEqual([correlated, lookedUp]);
+  });
+
+  test('a signal another holder stored is correlated again, not stored again: that holder may have stopped before correlating it', async () => {
+    const first = harness();
+    await first.sink.add(new FakeMessage(synFlood(3)));
+    const second = harness({ stored: first.stored });
+    await second.sink.add(new FakeMessage(synFlood(3)));
+    expect(second.inserted).toEqual([]);
+    expect(second.recomputed).toContain('org1/203.0.113.9');
+  });
 });
 
 describe('the detection consumer: determinism over the wiring', () => {

@@ -57,6 +57,14 @@ export class DetectionSink<M extends DetectionMessage> {
   private chain: Promise<void> = Promise.resolve();
   /** When each workspace's last message was taken, by wall time: its idle flush waits for the lateness after it. */
   private readonly lastTaken = new Map<string, number>();
+  /**
+   * Ids of the signals this holder stored (or found stored) and correlated
+   * itself, the latest `settledSignalsKept`: a window reported early is
+   * decided again when it closes, under the same id, and its signal needs
+   * neither the lookup nor a second correlation, which found nothing new
+   * and cost the one ClickHouse session some eight statements a window.
+   */
+  private readonly settled = new Set<string>();
 
   constructor(
     /** `maxQueuedSteps`: steps waiting for their writes at most, before counting waits for them (256). */
@@ -178,14 +186,24 @@ export class DetectionSink<M extends DetectionMessage> {
     const signals = decisions.map((d) => rateSignal(d.org, d.decision, now));
     if (decisions.length) await this.deps.attacks.insert(decisions.map((d, i) => attackWindowOf(d, signals[i]!.event_id, now)));
     // An early crossing's signal is its window's decision's (same id): stored once, whichever comes first.
-    const all = [...early.map((e) => rateSignal(e.org, e.crossing, now)), ...signals];
-    // Correlated whether stored now or before: the holder that stored them may have stopped before correlating.
-    const toCorrelate = await storeDerivedSignals(this.deps.signals, all, true);
+    const unsettled = [...early.map((e) => rateSignal(e.org, e.crossing, now)), ...signals].filter((s) => !this.settled.has(s.event_id));
+    // Correlated whether stored now or before, unless this holder did both: the holder that stored them may have stopped before correlating.
+    const toCorrelate = await storeDerivedSignals(this.deps.signals, unsettled, true);
     await correlateSignals(this.deps.correlator, toCorrelate);
+    for (const s of unsettled) this.settle(s.event_id);
     for (const d of decisions) this.deps.metrics.decisions.inc({ type: d.decision.type });
     if (early.length) this.deps.metrics.early.inc(early.length);
   }
+
+  /** Remembers a signal stored and correlated by this holder, forgetting the oldest past the bound. */
+  private settle(eventId: string): void {
+    this.settled.add(eventId);
+    if (this.settled.size > settledSignalsKept) this.settled.delete(this.settled.values().next().value!);
+  }
 }
+
+/** Signals remembered as stored and correlated here: far more than the windows a flood's decisions span. */
+const settledSignalsKept = 10_000;
 
 function attackWindowOf(d: FeedDecision, eventId: string, now: number): AttackWindow {
   const { decision } = d;
