@@ -30,7 +30,7 @@ describe.each(transports)('the action planner on %s', (transport) => {
     const counted: ClickHouse = Object.assign(Object.create(ch) as ClickHouse, { query: <T,>(sql: string) => (statements.push(sql), ch.query<T>(sql)) });
     const deps = { clickhouse: counted, blackholeNextHop: t.stack.config.bgp.blackholeNextHop, operatorBounds: t.stack.config.bgp.allowed };
     return (spec: ActionSpec, address: string): Promise<PlannedAction[] | string> =>
-      planActions(deps, 'run', { id: 'inc', org_id: key.org_id, service: address }, [spec], { from: now - 5 * 60_000, to: now });
+      planActions(deps, 'run', { id: 'inc', org_id: key.org_id, service: address }, [spec], { from: now - 5 * 60_000, to: now }, { preview: true });
   }
 
   test('a preview on TCP flags and packet length counts the one-packet flows that match, exactly, and says it is exact', async () => {

@@ -33,18 +33,17 @@ describe("an automation run's previews", () => {
   const syn = (i: number) => ({ src_ip: `203.0.113.${i + 1}`, src_port: 40_000 + i, protocol: 'tcp', dst_port: 80, bytes: 60, packets: 1, tcp_flags: 0x02 });
   const dns = (i: number) => ({ src_ip: `192.0.2.${i + 1}`, src_port: 53, protocol: 'udp', dst_port: 53, bytes: 1_000, packets: 10, tcp_flags: 0 });
 
-  /** Stores flows towards `to`, half a minute old, and waits until the workspace holds `total` flows. */
-  async function store(key: string, orgId: string, to: string, flows: Array<Record<string, unknown>>, total: number): Promise<void> {
-    const body = flows.map((f) => ({ ...f, dst_ip: to, timestamp: Date.now() - 30_000 }));
+  /** Stores flows towards `to`, half a minute older than `now`, and waits until the workspace holds `total` flows. */
+  async function store(key: string, orgId: string, to: string, flows: Array<Record<string, unknown>>, total: number, now = Date.now()): Promise<void> {
+    const body = flows.map((f) => ({ ...f, dst_ip: to, timestamp: now - 30_000 }));
     expect((await t.request('POST', '/flow', { key, body })).status).toBe(201);
     await waitForStoredCount(t.stack.clickhouse, 'flows', total, { where: orgIs(orgId), what: 'the flows stored' });
   }
 
-  /** A workspace's incident on `to` with a policy stored; a run of `actions` on it, whose flow statements are counted. */
-  async function runOn(to: string, actions: ActionSpec[], requiresApproval: boolean) {
+  /** A workspace's incident on `to` with a policy stored; a run of `actions` on it, whose flow statements are counted; `now` is the activities' clock. */
+  async function runOn(to: string, actions: ActionSpec[], requiresApproval: boolean, now = Date.now()) {
     const key = await t.mintKey({ role: 'operator' });
     const org = key.org_id;
-    const now = Date.now();
     const incident = {
       ...{ id: 'inc_x', org_id: org, service: to, environment: 'production', region: 'eu', severity: 'critical' as const, state: 'open' as const },
       ...{ source: 'deterministic_engine' as const, rule: 'signal', escalations: [], first_seen: now, last_seen: now, signal_count: 1, kinds: ['bgp' as const] },
@@ -84,6 +83,7 @@ describe("an automation run's previews", () => {
             playbookActions: () => Promise.resolve(actions),
             withLock: (_name, work) => work(),
             previewMinutes,
+            now: () => now,
           }),
         ),
       );
@@ -121,5 +121,15 @@ describe("an automation run's previews", () => {
     // The approvers read the preview of the rules planned: the fingerprint's matches every SYN, the blackhole everything.
     expect(prepared.actions.map((a) => a.preview && { share: a.preview.share })).toEqual([{ share: 1 }, { share: 1 }, null]);
     expect(run.flowStatements.counts()).toEqual({ shapes: 2, previews: 4 });
+  });
+
+  test("a run's fingerprint reads the attack in the last minutes of the activities' clock, the same minutes its previews read", async () => {
+    const to = '198.51.100.22';
+    const anHourAgo = Date.now() - 3_600_000;
+    const run = await runOn(to, [{ type: 'flowspec_fingerprint', duration_minutes: 15 }], false, anHourAgo);
+    await store(run.key, run.org, to, Array.from({ length: 40 }, (_, i) => syn(i)), 40, anHourAgo);
+    const prepared = await run.activitiesWith((a) => a.prepareAutomation(run.input));
+    expect(prepared.decision.decision).toBe('allow');
+    expect(prepared.actions).toEqual([expect.objectContaining({ mitigation: expect.objectContaining({ action: 'flowspec_discard' }) })]);
   });
 });

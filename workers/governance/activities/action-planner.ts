@@ -59,9 +59,6 @@ function operatorRefusal(spec: ActionSpec, bounds: OperatorBounds): string | und
   return undefined;
 }
 
-/** The attack's window when a run plans without a preview: the last five minutes. */
-const fingerprintWindowMs = 5 * 60_000;
-
 /** How far before the attack's window the destination's normal traffic is read, for a fingerprint. */
 const baselineMs = 60 * 60_000;
 
@@ -103,8 +100,9 @@ export async function planActions(
   runId: string,
   incident: Pick<Incident, 'id' | 'org_id' | 'service'>,
   specs: readonly ActionSpec[],
-  /** The stored flows a fingerprint reads and each planned action is previewed on; null: no preview (planned only, a fingerprint on the last five minutes). */
-  window: { from: number; to: number } | null,
+  /** The stored flows a fingerprint reads as the attack's, and each planned action is previewed on when `preview` is set. */
+  window: { from: number; to: number },
+  opts: { preview: boolean },
 ): Promise<PlannedAction[] | string> {
   const address = incidentDestination(incident);
   const actions: PlannedAction[] = [];
@@ -114,7 +112,7 @@ export async function planActions(
     if (isPlannable(given)) spec = given;
     else {
       if (!address) return `incident ${incident.id} has no destination address to act on`;
-      const found = await fingerprintRule(deps, incident.org_id, given, address, window ?? { from: Date.now() - fingerprintWindowMs, to: Date.now() });
+      const found = await fingerprintRule(deps, incident.org_id, given, address, window);
       if (typeof found === 'string') return found;
       spec = found.rule;
       fingerprinted = found.shares;
@@ -135,5 +133,5 @@ export async function planActions(
       ...(network && spec.until_attack_ends ? { until_attack_ends: true as const } : {}),
     });
   }
-  return window ? previewPlanned(deps, incident.org_id, actions, window) : actions;
+  return opts.preview ? previewPlanned(deps, incident.org_id, actions, window) : actions;
 }

@@ -220,7 +220,8 @@ export function createAutomationActivities(deps: AutomationActivityDeps): Automa
     async prepareAutomation(input) {
       const [incident, specs] = await Promise.all([loadIncident(deps, input), playbookActions(deps, input)]);
       // Planned once, without previews: the policies decide whether anyone will read one before the announcement.
-      const planned = await planActions(deps, input.automationId, incident, specs, null);
+      // A fingerprint reads the attack in the same last minutes the previews read.
+      const planned = await planActions(deps, input.automationId, incident, specs, previewWindow(deps), { preview: false });
       if (typeof planned === 'string') {
         const denial: PolicyDecision = { decision: 'deny', policy_id: 'playbook', policy_name: input.playbookId, reason: planned };
         return { decision: denial, deniedMessage: deniedMessage(denial), actions: [] };

@@ -167,7 +167,7 @@ async function replayedPlaybooks(deps: ReplayActivityDeps, recorded: Incident, w
   const doc = await planner.inForce(recorded.org_id);
   return Promise.all(
     matchingPlaybooks(doc.playbooks, recorded).map(async (p) => {
-      const planned = await planActions(planner, `replay-${p.id}`, recorded, p.actions, { from: window.from, to: window.to });
+      const planned = await planActions(planner, `replay-${p.id}`, recorded, p.actions, { from: window.from, to: window.to }, { preview: true });
       const refused = typeof planned === 'string' ? planned : null;
       const actions = typeof planned === 'string' ? [] : planned.map(({ type, destination, duration_minutes, preview }) => ({ type, destination, duration_minutes, preview }));
       return { playbook_id: p.id, playbook_version: doc.version, actions, refused };
