@@ -223,6 +223,17 @@ describe('telemetry publisher', () => {
       expect(parts(published[0]!)).toEqual({ rows: records('a', 3), digest: ['a\t0', 'a\t1', 'a\t2'] });
     });
 
+    test("the rows' length counts the bytes of characters beyond ASCII, so the digest starts exactly where the header says", async () => {
+      const { connection, published } = fakeConnection({ autoAck: { duplicate: false } });
+      const { publisher } = publisherOver(connection);
+      const lines = ['{"id":"é1","site":"Zürich"}', '{"id":"€2","site":"東京"}'];
+      await publisher.publish({ ...batch('org_a', 'flow', lines, 'org_a.flow.utf8'), digests: ['d\t1', 'd\t2'] }, { coalesce: false });
+      const data = Buffer.from(published[0]!.lines.join('\n') + '\n');
+      const rowsBytes = Number(published[0]!.headers.get(telemetryHeaderNames.rowsBytes));
+      expect(data.subarray(0, rowsBytes).toString()).toBe(lines.join('\n') + '\n');
+      expect(data.subarray(rowsBytes).toString()).toBe('d\t1\nd\t2\n');
+    });
+
     test("a batch split over messages keeps each row's digest line in the row's message", async () => {
       const maxPayload = headerRoom + 2_000;
       const { connection, published } = fakeConnection({ maxPayload, autoAck: { duplicate: false } });
