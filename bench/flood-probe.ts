@@ -4,12 +4,16 @@ import { pacedLoop } from './paced';
 /**
  * When each destination's flows were first counted in the workspace's stored
  * flows: a top-N by destination over the scenario's range, asked every
- * 500 ms (one at a time: a slow answer skips the next asks), each
- * destination stamped with the answer of the first ask that counted it. An
- * upper bound of when its first flows were in ClickHouse, by at most the
- * interval and the query's own time. Asks that failed are counted.
+ * 2 s (one at a time: a slow answer skips the next asks), each destination
+ * stamped with the answer of the first ask that counted it. An upper bound
+ * of when its first flows were in ClickHouse, by at most the interval and
+ * the query's own time. Asks that failed are counted. Not more often: each
+ * ask is the bench's own load on the service's one chDB session (its top-N,
+ * the rollup marks it reads and its key: asked every 500 ms, 7.5 % of the
+ * session's statement time over a flood run,
+ * bench/results/2026-11-30-flood-statements.md).
  */
-export function storedProbe(url: string, key: string, from: number, everyMs = 500) {
+export function storedProbe(url: string, key: string, from: number, everyMs = 2_000) {
   const seen = new Map<string, number>();
   let asks = 0;
   let failed = 0;
