@@ -130,6 +130,6 @@ describe("an automation run's previews", () => {
     await store(run.key, run.org, to, Array.from({ length: 40 }, (_, i) => syn(i)), 40, anHourAgo);
     const prepared = await run.activitiesWith((a) => a.prepareAutomation(run.input));
     expect(prepared.decision.decision).toBe('allow');
-    expect(prepared.actions).toEqual([expect.objectContaining({ mitigation: expect.objectContaining({ action: 'flowspec_discard' }) })]);
+    expect(prepared.actions.map((a) => a.mitigation?.action)).toEqual(['flowspec_discard']);
   });
 });
