@@ -62,7 +62,7 @@ export class DetectionSink<M extends DetectionMessage> {
    * itself, the latest `settledSignalsKept`: a window reported early is
    * decided again when it closes, under the same id, and its signal needs
    * neither the lookup nor a second correlation, which found nothing new
-   * and cost the one ClickHouse session some eight statements a window.
+   * and cost the one ClickHouse session a lookup and a recompute a window.
    */
   private readonly settled = new Set<string>();
 
