@@ -95,13 +95,18 @@ export class Correlator {
     const now = (this.deps.now ?? Date.now)();
     // Published before the write: a crash between them recomputes the same change, whose events (same ids) the outbox drops.
     // After the write, a recomputation would see no change and notify nobody.
-    if (this.deps.events) await this.deps.events.publish(recomputeEvents(writes, storedById, now, await this.attacksOf(orgId, writes)));
+    if (this.deps.events) {
+      // Only a write that notifies anyone carries its attack: most writes of a rate incident move its last signal and notify nobody.
+      const notified = new Set(recomputeEvents(writes, storedById, now).map((e) => e.subject));
+      const attacks = await this.attacksOf(orgId, writes.filter((w) => notified.has(w.incident.id)));
+      await this.deps.events.publish(recomputeEvents(writes, storedById, now, attacks));
+    }
     await this.deps.incidents.write(writes, now);
     this.incidentsWritten.inc(writes.length);
     return computed;
   }
 
-  /** The attack of each written incident a rate decision opened (its rule names a detector version), read from its judged windows. */
+  /** The attack of each of these written incidents a rate decision opened (its rule names a detector version), read from its judged windows. */
   private async attacksOf(orgId: string, writes: readonly IncidentWrite[]): Promise<Map<string, EventAttack>> {
     const out = new Map<string, EventAttack>();
     if (!this.deps.attacks) return out;
