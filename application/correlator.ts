@@ -3,7 +3,7 @@ import { historyOf, inForce, rulesOfIncidents, widestWindowMs, type RulesHistory
 import { revivedVersion, tombstoneVersion } from '../core/incident-version';
 import { incidentAttack } from '../core/detection/incident-attack';
 import { versionOfRule } from '../core/detection/version';
-import { recomputeEvents, type EventAttack, type IncidentWrite } from '../core/webhook-events';
+import { recomputeEvents, type EventAttack } from '../core/webhook-events';
 import type { AttackWindowsRepo } from '../storage/attack-windows-repo';
 import { counter, type Registry } from '../observability/metrics';
 import type { IncidentsRepo } from '../storage/incidents-repo';
@@ -98,7 +98,7 @@ export class Correlator {
     if (this.deps.events) {
       // Only a write that notifies anyone carries its attack: most writes of a rate incident move its last signal and notify nobody.
       const notified = new Set(recomputeEvents(writes, storedById, now).map((e) => e.subject));
-      const attacks = await this.attacksOf(orgId, writes.filter((w) => notified.has(w.incident.id)));
+      const attacks = await this.attacksOf(orgId, writes.filter((w) => notified.has(w.incident.id)).map((w) => w.incident));
       await this.deps.events.publish(recomputeEvents(writes, storedById, now, attacks));
     }
     await this.deps.incidents.write(writes, now);
@@ -106,12 +106,12 @@ export class Correlator {
     return computed;
   }
 
-  /** The attack of each of these written incidents a rate decision opened (its rule names a detector version), read from its judged windows. */
-  private async attacksOf(orgId: string, writes: readonly IncidentWrite[]): Promise<Map<string, EventAttack>> {
+  /** The attack of each of these incidents a rate decision opened (its rule names a detector version), read from its judged windows. */
+  private async attacksOf(orgId: string, incidents: readonly Incident[]): Promise<Map<string, EventAttack>> {
     const out = new Map<string, EventAttack>();
     if (!this.deps.attacks) return out;
-    for (const { incident, superseded } of writes) {
-      if (superseded || versionOfRule(incident.rule) === undefined) continue;
+    for (const incident of incidents) {
+      if (versionOfRule(incident.rule) === undefined) continue;
       const attack = incidentAttack(await this.deps.attacks.ofTarget(orgId, incident.service, incident.first_seen + 1, incident.last_seen + 1));
       if (attack) out.set(incident.id, { type: attack.type, peak: attack.peak });
     }
