@@ -2,6 +2,7 @@ import { defaultWindowSettings } from '../core/detection/rate-window';
 import { expectStatus, type RunView } from './automation';
 import { backlogSampler } from './backlog';
 import { birdRouteEvents, type BirdRouteEvent } from './bird';
+import { chdbSessionUse } from './chdb-session';
 import { call, mintKey, settle } from './client';
 import { elapsedMs, percentile, spread, timeOf } from './data';
 import { storedProbe } from './flood-probe';
@@ -98,6 +99,7 @@ export async function floodLatency(stack: BenchStack, flowsPerSecond: number, si
   await stack.router.established(60_000);
   const key = await floodWorkspace(stack);
   const openings = await incidentOpenings(stack.url, key);
+  const session = await chdbSessionUse(stack);
   const load = await backgroundFlows(stack, flowsPerSecond, 20);
   const backlog = await backlogSampler(stack.natsUrl, stack.natsPrefix);
   const traffic = floodTraffic(stack.url, key, sizes);
@@ -112,10 +114,11 @@ export async function floodLatency(stack: BenchStack, flowsPerSecond: number, si
     await settle(inBird, 240_000);
     await settle(() => openings.opened.size >= sizes.floods, 30_000);
     const [outcome, statuses, backlogs, probed] = await stop();
+    const chdbSession = await session.stop();
     const stored = await storedFacts(stack, key, openings.opened);
     const events = birdRouteEvents(birdDir);
     const rows = traffic.floods.map((f) => rowOf(f, openings.opened.get(f.destination), stored, ruleInBird(events, f), probe.seen.get(f.destination)));
-    return summary(rows, { sizes, flowsPerSecond, load: outcome, statuses, backlogs: { ...backlogs, stored_probe: probed } });
+    return summary(rows, { sizes, flowsPerSecond, load: outcome, statuses, backlogs: { ...backlogs, stored_probe: probed }, chdbSession });
   } finally {
     await stop();
     await openings.close();
@@ -155,7 +158,7 @@ function rowOf(f: FloodRecord, opening: IncidentOpening | undefined, stored: Sto
 
 type Row = ReturnType<typeof rowOf>;
 
-function summary(rows: Row[], settings: { sizes: FloodSizes; flowsPerSecond: number; load: LoadOutcome; statuses: Record<number, number>; backlogs: unknown }) {
+function summary(rows: Row[], settings: { sizes: FloodSizes; flowsPerSecond: number; load: LoadOutcome; statuses: Record<number, number>; backlogs: unknown; chdbSession: unknown }) {
   const of = (key: keyof Row) => rows.map((r) => r[key] as number);
   // A stage whose start is missing is left out (its flood counts in `missing`); one whose end is missing is Infinity.
   const stage = (to: number[], from: number[]) => spread(to.map((v, i) => v - from[i]!).filter((v) => !Number.isNaN(v)));
@@ -179,6 +182,8 @@ function summary(rows: Row[], settings: { sizes: FloodSizes; flowsPerSecond: num
       flood_posts: settings.statuses,
       // Messages waiting for the writers and for the detectors, sampled every second from the load's start.
       backlogs: settings.backlogs,
+      // The one chDB session from the load's start to the last rule in BIRD: its busy share near 1 is a run past saturation.
+      chdb_session: settings.chdbSession,
       stored_to_incident: toIncident,
       stored_to_rule: toRule,
       halves,

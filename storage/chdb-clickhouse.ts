@@ -6,7 +6,8 @@ import { ClickHouseError, UnsafeInsertError, wrap, type ClickHouse } from './cli
 import { dialectOf, insertSettingsClause, type Dialect } from './dialect';
 import { str } from './sql';
 import { removeStaleSpoolFiles, spoolFilePrefix, spoolThresholdBytes, writeSpoolFile } from './spool';
-import { StatementQueue, type StatementClass } from './statement-queue';
+import { histogram, type Registry } from '../observability/metrics';
+import { defaultStatementQueueConfig, StatementQueue, type StatementClass, type StatementObserver } from './statement-queue';
 
 function parseJsonEachRow<T>(text: string): T[] {
   const rows: T[] = [];
@@ -24,6 +25,8 @@ export interface ChdbConfig {
    * twice as fast. Unset: every insert goes through memory.
    */
   spoolDir?: string;
+  /** Where the session's statement times are counted: its busy share is their sum's rate. */
+  registry?: Registry;
 }
 
 type ChdbSession = import('chdb').Session;
@@ -43,14 +46,31 @@ const chdbServerSettings = [
   `--compiled_expression_cache_size=${32 * 1024 ** 2}`,
 ];
 
+/**
+ * The one session runs one statement at a time, so its saturation is the
+ * rate of the statements' summed run time (1: never idle), and what a
+ * caller waits is the wait before its turn plus the run.
+ */
+function sessionTimes(registry: Registry): StatementObserver {
+  const buckets = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+  const ran = histogram(registry, { name: 'nettel_chdb_statement_seconds', help: 'Time each statement held the one chDB session, by class (interactive: reads and small writes; bulk: inserts of flows)', labelNames: ['class'] as const, buckets });
+  const waited = histogram(registry, { name: 'nettel_chdb_statement_wait_seconds', help: 'Time each statement waited for its turn on the one chDB session, by class', labelNames: ['class'] as const, buckets });
+  return (kind, waitedMs, ranMs) => {
+    ran.observe({ class: kind }, ranMs / 1000);
+    waited.observe({ class: kind }, waitedMs / 1000);
+  };
+}
+
 /** ClickHouse in this process: chDB binds one data folder per process. */
 export class ChdbClickHouse implements ClickHouse {
   readonly transport = 'chdb' as const;
   private session?: ChdbSession;
   private serverDialect?: Dialect;
-  private readonly statementOrder = new StatementQueue();
+  private readonly statementOrder: StatementQueue;
 
-  constructor(private readonly config: ChdbConfig) {}
+  constructor(private readonly config: ChdbConfig) {
+    this.statementOrder = new StatementQueue(defaultStatementQueueConfig, config.registry ? sessionTimes(config.registry) : undefined);
+  }
 
   get database(): string {
     return this.config.database;

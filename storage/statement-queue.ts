@@ -20,20 +20,29 @@ export interface StatementQueueConfig {
 
 export const defaultStatementQueueConfig: StatementQueueConfig = { maxInteractiveAhead: 16 };
 
+/** Told of every statement once it settled: how long it waited for its turn, and how long it held the engine. */
+export type StatementObserver = (kind: StatementClass, waitedMs: number, ranMs: number) => void;
+
 export class StatementQueue {
   private running = false;
   private readonly waiting: Record<StatementClass, Array<() => void>> = { interactive: [], bulk: [] };
   private interactiveWhileBulkWaits = 0;
 
-  constructor(private readonly config: StatementQueueConfig = defaultStatementQueueConfig) {}
+  constructor(
+    private readonly config: StatementQueueConfig = defaultStatementQueueConfig,
+    private readonly observe: StatementObserver = () => {},
+  ) {}
 
   /** Runs `statement` when its turn comes; the next one starts once it settled. */
   async run<T>(kind: StatementClass, statement: () => Promise<T>): Promise<T> {
+    const queuedAt = performance.now();
     if (this.running) await new Promise<void>((turn) => this.waiting[kind].push(turn));
     else this.running = true;
+    const startedAt = performance.now();
     try {
       return await statement();
     } finally {
+      this.observe(kind, startedAt - queuedAt, performance.now() - startedAt);
       this.next();
     }
   }

@@ -55,7 +55,7 @@ export const inboxPrefixOf = (roles: readonly ProcessRole[]): string => `_INBOX_
 export function sharedAdapters(config: Config, addresses: EngineAddresses, registry: Registry, log: Logger) {
   const clickhouse: ClickHouse = config.clickhouse.url
     ? new HttpClickHouse({ ...config.clickhouse, url: config.clickhouse.url })
-    : new ChdbClickHouse({ dataDir: path.join(config.dataDir, 'chdb'), database: config.clickhouse.database, spoolDir: chdbSpoolDir(config) });
+    : new ChdbClickHouse({ dataDir: path.join(config.dataDir, 'chdb'), database: config.clickhouse.database, spoolDir: chdbSpoolDir(config), registry });
   const nats = new NatsClient({ url: addresses.natsUrl, name: 'nettel', auth: addresses.natsAuth, tls: config.nats.tls, inboxPrefix: inboxPrefixOf(config.roles) }, log);
   const { namespace, tls, apiKey } = config.temporal;
   const temporal = new TemporalClient({ address: addresses.temporalAddress, namespace, tls, apiKey }, log);

@@ -63,4 +63,17 @@ describe('the statement queue of a one-at-a-time engine', () => {
     await expect(failed).rejects.toThrow('syntax error');
     await expect(next).resolves.toBe('ran');
   });
+
+  it('tells its observer how long each statement waited for its turn and how long it ran', async () => {
+    const seen: Array<{ kind: StatementClass; waitedMs: number; ranMs: number }> = [];
+    const queue = new StatementQueue(undefined, (kind, waitedMs, ranMs) => seen.push({ kind, waitedMs, ranMs }));
+    const slow = queue.run('bulk', () => new Promise((resolve) => setTimeout(resolve, 40)));
+    const quick = queue.run('interactive', () => Promise.resolve());
+    await Promise.all([slow, quick]);
+    expect(seen.map((s) => s.kind)).toEqual(['bulk', 'interactive']);
+    expect(seen[0]!.waitedMs).toBeLessThan(20);
+    expect(seen[0]!.ranMs).toBeGreaterThanOrEqual(35);
+    expect(seen[1]!.waitedMs).toBeGreaterThanOrEqual(35);
+    expect(seen[1]!.ranMs).toBeLessThan(20);
+  });
 });
