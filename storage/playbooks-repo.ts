@@ -3,8 +3,14 @@ import { parseStoredPlaybooks, type VersionedPlaybooks } from '../core/playbooks
 import type { ClickHouse } from './clickhouse';
 import { int, str } from './sql';
 
+/** Stored versions kept in memory at most: every run reads the version it follows, a few times. */
+const versionsKept = 1_000;
+
 /** A workspace's playbooks, one immutable row per version of the document (version 0, no playbook, is never stored). */
 export class PlaybooksRepo {
+  /** Stored versions read before, by workspace and version: a stored version never changes, so no read of it goes stale. */
+  private readonly known = new Map<string, VersionedPlaybooks>();
+
   constructor(private readonly ch: ClickHouse) {}
 
   /** Every stored version up to `through`, oldest first: whose change each playbook is. */
@@ -17,9 +23,23 @@ export class PlaybooksRepo {
     return (await this.read(`WHERE org_id = ${str(orgId)} ORDER BY version DESC LIMIT 1`))[0];
   }
 
-  /** One stored version, if it exists: what an automation run follows. */
+  /**
+   * One stored version, if it exists: what an automation run follows (each of
+   * its activities reads it). Found versions are kept, the oldest read
+   * forgotten past `versionsKept`; a missing one is read again next time.
+   */
   async version(orgId: string, version: number): Promise<VersionedPlaybooks | undefined> {
-    return (await this.read(`WHERE org_id = ${str(orgId)} AND version = ${int(version)}`))[0];
+    const key = `${orgId}\u0000${version}`;
+    const known = this.known.get(key);
+    if (known) return known;
+    const found = (await this.read(`WHERE org_id = ${str(orgId)} AND version = ${int(version)}`))[0];
+    if (found) this.remember(key, found);
+    return found;
+  }
+
+  private remember(key: string, found: VersionedPlaybooks): void {
+    this.known.set(key, found);
+    if (this.known.size > versionsKept) this.known.delete(this.known.keys().next().value!);
   }
 
   private async read(clauses: string): Promise<VersionedPlaybooks[]> {

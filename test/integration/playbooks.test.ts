@@ -1,5 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { AuditEntryView, ErrorBody, Page, PlaybooksView } from '../support/api-types';
+import type { ClickHouse } from '../../storage/clickhouse';
+import { PlaybooksRepo } from '../../storage/playbooks-repo';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 
 /** A /24 no other workspace of the file has: workspaces' approved prefixes may not overlap. */
@@ -153,5 +155,19 @@ describe.each(transports)('playbooks per workspace on %s', (transport) => {
     expect((await get(b.operator.key, '/v1/playbooks/versions/1')).status).toBe(404);
     await put(b.operator.key, { playbooks: [webhookOnly('of-b')] });
     expect((await get(a.operator.key)).body.playbooks.map((p) => p.id)).toEqual(['of-a']);
+  });
+
+  test('a repository reads a stored version from ClickHouse once and answers it from memory after; a version not stored yet is read again', async () => {
+    const { admin, operator } = await workspace();
+    const ch = t.stack.clickhouse;
+    const statements: string[] = [];
+    const counted: ClickHouse = Object.assign(Object.create(ch) as ClickHouse, { query: <T,>(sql: string) => (statements.push(sql), ch.query<T>(sql)) });
+    const repo = new PlaybooksRepo(counted);
+    expect(await repo.version(admin.org_id, 1)).toBeUndefined();
+    await put(operator.key, { playbooks: [webhookOnly('kept')] });
+    const first = await repo.version(admin.org_id, 1);
+    const again = await repo.version(admin.org_id, 1);
+    expect([first?.playbooks.map((p) => p.id), again]).toEqual([['kept'], first]);
+    expect(statements).toHaveLength(2);
   });
 });
