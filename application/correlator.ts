@@ -62,15 +62,13 @@ export class Correlator {
     if (changes.length === 0) return [];
     const rules = await this.rulesOf(orgId);
     const transitions = await this.deps.incidents.transitionsOfKeys(orgId, changes);
-    const anchored = await Promise.all(
-      changes.map(async (change) => {
-        const runStart = await this.deps.store.runStart(orgId, change, change.since, widestWindowMs(rules));
-        const lastResolution = transitions
-          .filter((t) => t.state === 'resolved' && correlationKey(t) === correlationKey({ org_id: orgId, ...change }) && t.through_ts < change.since)
-          .reduce((m, t) => Math.max(m, t.through_ts + 1), 0);
-        return { ...change, since: Math.max(runStart, lastResolution) };
-      }),
-    );
+    const runStarts = await this.deps.store.runStarts(orgId, changes, widestWindowMs(rules));
+    const anchored = changes.map((change, i) => {
+      const lastResolution = transitions
+        .filter((t) => t.state === 'resolved' && correlationKey(t) === correlationKey({ org_id: orgId, ...change }) && t.through_ts < change.since)
+        .reduce((m, t) => Math.max(m, t.through_ts + 1), 0);
+      return { ...change, since: Math.max(runStarts[i]!, lastResolution) };
+    });
     const anchors = new Map(anchored.map((a) => [correlationKey({ org_id: orgId, ...a }), a.since]));
     const earliest = anchored.reduce((m, a) => Math.min(m, a.since), Number.MAX_SAFE_INTEGER);
     const [storedAll, signals] = await Promise.all([

@@ -18,7 +18,7 @@ function correlatorOver(signals: SignalRow[]) {
   const attackReads: string[] = [];
   const published: CloudEvent[] = [];
   const correlator = new Correlator({
-    store: { runStart: (_org: string, _key: unknown, since: number) => Promise.resolve(since), signalsOfKeys: () => Promise.resolve([...signals]) } as unknown as TelemetryStore,
+    store: { runStarts: (_org: string, keys: Array<{ since: number }>) => Promise.resolve(keys.map((k) => k.since)), signalsOfKeys: () => Promise.resolve([...signals]) } as unknown as TelemetryStore,
     incidents: {
       transitionsOfKeys: () => Promise.resolve([]),
       ofKeys: () => Promise.resolve(stored),
