@@ -82,13 +82,18 @@ export class RollupFold {
     private readonly levels: readonly Rollup[] = foldedRollups,
   ) {}
 
-  /** One fold of the oldest closed pending buckets (`openToo`: the open ones too, for tests and tools); returns those it folded. */
-  async foldOnce(opts: { openToo?: boolean } = {}): Promise<PendingBucket[]> {
+  /**
+   * One fold of the oldest closed pending buckets (`openToo`: the open ones
+   * too, for tests and tools); returns those it folded. `refoldAfterMs`
+   * leaves a bucket folded less than that long ago pending, for a later
+   * round (workers/telemetry/rollup-folder.ts says why).
+   */
+  async foldOnce(opts: { openToo?: boolean; refoldAfterMs?: number } = {}): Promise<PendingBucket[]> {
     const d = this.ch.dialect;
     const [now] = await this.ch.query<{ v: string }>(`SELECT toString(${d.bucketMs(d.nowTime)}) AS v`);
     const readAt = Number(now!.v);
     await this.waitForRunningInserts();
-    const buckets = await this.closedPending(opts.openToo ? Number.MAX_SAFE_INTEGER / 2 : readAt);
+    const buckets = await this.closedPending(opts.openToo ? Number.MAX_SAFE_INTEGER / 2 : readAt, opts.refoldAfterMs ? readAt - opts.refoldAfterMs : undefined);
     if (buckets.length === 0) return [];
     for (const r of this.levels) await this.foldLevel(r, buckets);
     await this.markFolded(buckets, readAt);
@@ -102,12 +107,15 @@ export class RollupFold {
     return total;
   }
 
-  private async closedPending(readAt: number): Promise<PendingBucket[]> {
+  /** Pending buckets closed by `readAt`, and when `foldedBefore` is given, last folded before it. */
+  private async closedPending(readAt: number, foldedBefore?: number): Promise<PendingBucket[]> {
     const d = this.ch.dialect;
+    const rested = foldedBefore === undefined ? '' : ` AND maxIf(at, kind = 'folded') < ${d.bucketLiteral(foldedBefore)}`;
     const closedBefore = Math.floor((readAt - this.config.closedForMs) / bucketMs['5m']) * bucketMs['5m'] - bucketMs['5m'];
     const rows = await this.ch.query<{ org_id: string; b: string }>(
       `SELECT org_id, toString(${d.bucketMs('bucket')}) AS b FROM ${this.ch.database}.rollup_marks
-       WHERE bucket <= ${d.bucketLiteral(closedBefore)} GROUP BY org_id, bucket HAVING ${stillPending}
+       WHERE bucket <= ${d.bucketLiteral(closedBefore)} GROUP BY org_id, bucket
+       HAVING ${stillPending}${rested}
        ORDER BY bucket, org_id LIMIT ${Math.trunc(this.config.maxBuckets)}`,
     );
     return rows.map((r) => ({ orgId: r.org_id, bucket: Number(r.b) }));

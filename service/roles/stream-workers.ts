@@ -25,8 +25,11 @@ import { detectionRulesCacheOf } from './detection-rules';
 import { snmpPollerOf } from './enrichment';
 
 const retentionIntervalMs = 3_600_000;
-/** How often the minute rollups are folded into the 5-minute and hourly levels: a closed bucket is read from the minutes until then. */
-const rollupFoldIntervalMs = 15_000;
+/**
+ * How often the minute rollups are folded into the 5-minute and hourly levels (a closed bucket is read from the
+ * minutes until then), and how long a bucket folded before waits when late rows made it pending again.
+ */
+const rollupFoldRounds = { intervalMs: 15_000, refoldAfterMs: 120_000 };
 
 /** The stream-workers role: consume accepted telemetry into ClickHouse, correlate, fold the coarse rollups, expire old partitions. */
 export function streamWorkersRole(config: Config, a: Adapters) {
@@ -65,7 +68,7 @@ export function streamWorkersRole(config: Config, a: Adapters) {
     { retention: config.clickhouse.retention, intervalMs: retentionIntervalMs },
     { clickhouse: a.clickhouse, log: a.log, registry: a.registry },
   );
-  const folder = new RollupFolder(rollupFoldIntervalMs, { fold: new RollupFold(a.clickhouse), locks: a.locks, registry: a.registry, log: a.log });
+  const folder = new RollupFolder(rollupFoldRounds, { fold: new RollupFold(a.clickhouse), locks: a.locks, registry: a.registry, log: a.log });
   const notifier = new WebhookNotifier(
     { ...config.webhooks, prefix: config.nats.prefix },
     { nats: a.nats, webhooks: new WebhooksRepo(a.clickhouse), registry: a.registry, log: a.log },

@@ -35,13 +35,26 @@ export class RollupFolder {
   private readonly rounds: PeriodicRound;
   private readonly metrics: ReturnType<typeof rollupFoldMetrics>;
 
+  /**
+   * `refoldAfterMs`: how long a round leaves a bucket it folded before, when
+   * late rows made it pending again. Each fold of a bucket reads all of its
+   * raw flows (the dimension levels' source), and when the writers lag
+   * behind a load every insert lands in a closed bucket: folded again every
+   * round, it held the one chDB session over a second a round (bench/results/
+   * 2026-11-30-flood-statements.md: 10 % of its time in the flood scenario).
+   * Meanwhile the analysts' planner reads the pending bucket from the
+   * minutes, so answers stay exact; `settle()` folds at once.
+   */
   constructor(
-    intervalMs: number,
+    config: { intervalMs: number; refoldAfterMs: number },
     private readonly deps: RollupFolderDeps,
   ) {
     this.metrics = rollupFoldMetrics(deps.registry);
-    this.rounds = new PeriodicRound(intervalMs, () => this.round());
+    this.refoldAfterMs = config.refoldAfterMs;
+    this.rounds = new PeriodicRound(config.intervalMs, () => this.round());
   }
+
+  private readonly refoldAfterMs: number;
 
   start(): Promise<void> {
     this.rounds.start();
@@ -67,13 +80,13 @@ export class RollupFolder {
   }
 
   /** One fold if this process gets the lock; undefined when another holds it. */
-  private foldUnderLock(opts: { openToo?: boolean } = {}) {
+  private foldUnderLock(opts: { openToo?: boolean; refoldAfterMs?: number } = {}) {
     return this.deps.locks.tryWithLock(rollupFoldLock, () => this.deps.fold.foldOnce(opts));
   }
 
   private async round(): Promise<void> {
     try {
-      const folded = await this.foldUnderLock();
+      const folded = await this.foldUnderLock({ refoldAfterMs: this.refoldAfterMs });
       const outcome = folded === undefined ? 'not_holder' : folded.length > 0 ? 'folded' : 'idle';
       this.metrics.rounds.inc({ outcome });
       if (folded) this.metrics.buckets.inc(folded.length);
