@@ -12,10 +12,11 @@ const ran = 'nettel_chdb_statement_seconds';
 const waited = 'nettel_chdb_statement_wait_seconds';
 
 /**
- * What the one chDB session did between `start()` and `stop()`: the share of
- * the wall time it ran statements (1: never idle, the run is past
- * saturation), and by class how many statements and their mean wait for
- * their turn. Null on a ClickHouse server (no session to share).
+ * What chDB's sessions did between `start()` and `stop()`, by lane (the
+ * writes' session; the reads' sessions together): the share of the wall time
+ * they ran statements (the writes' 1: never idle; the reads' up to their
+ * number), and by class how many statements and their mean wait for their
+ * turn and run. Null on a ClickHouse server (no sessions of the service's).
  */
 export async function chdbSessionUse(stack: BenchStack) {
   const before = await readMetrics(stack);
@@ -23,15 +24,23 @@ export async function chdbSessionUse(stack: BenchStack) {
   return {
     async stop() {
       const after = await readMetrics(stack);
-      const delta = (name: string, having = '') => total(after, name, having) - total(before, name, having);
-      const statements = delta(`${ran}_count`);
-      if (statements === 0 && total(after, `${ran}_count`) === 0) return null;
-      const wall = (performance.now() - startedAt) / 1000;
-      const ofClass = (c: string) => {
-        const n = delta(`${waited}_count`, `class="${c}"`);
-        return { statements: n, mean_wait_ms: n ? Math.round((delta(`${waited}_sum`, `class="${c}"`) / n) * 1000) : null, mean_run_ms: n ? Math.round((delta(`${ran}_sum`, `class="${c}"`) / n) * 1000) : null };
+      if (total(after, `${ran}_count`) === 0) return null;
+      const delta = (name: string, ...having: string[]) => {
+        const of = (m: Map<string, number>) => [...m].filter(([k]) => k.startsWith(`${name}{`) && having.every((h) => k.includes(h))).reduce((n, [, v]) => n + v, 0);
+        return of(after) - of(before);
       };
-      return { busy_share: Math.round((delta(`${ran}_sum`) / wall) * 100) / 100, seconds: Math.round(wall), interactive: ofClass('interactive'), bulk: ofClass('bulk') };
+      const wall = (performance.now() - startedAt) / 1000;
+      const ms = (sum: number, n: number) => (n ? Math.round((sum / n) * 1000) : null);
+      const ofLane = (lane: string) => {
+        const l = `lane="${lane}"`;
+        const ofClass = (c: string) => {
+          const k = `class="${c}"`;
+          const n = delta(`${waited}_count`, l, k);
+          return { statements: n, mean_wait_ms: ms(delta(`${waited}_sum`, l, k), n), mean_run_ms: ms(delta(`${ran}_sum`, l, k), n) };
+        };
+        return { busy_share: Math.round((delta(`${ran}_sum`, l) / wall) * 100) / 100, interactive: ofClass('interactive'), bulk: ofClass('bulk') };
+      };
+      return { seconds: Math.round(wall), writes: ofLane('writes'), reads: ofLane('reads') };
     },
   };
 }

@@ -182,7 +182,7 @@ function summary(rows: Row[], settings: { sizes: FloodSizes; flowsPerSecond: num
       flood_posts: settings.statuses,
       // Messages waiting for the writers and for the detectors, sampled every second from the load's start.
       backlogs: settings.backlogs,
-      // The one chDB session from the load's start to the last rule in BIRD: its busy share near 1 is a run past saturation.
+      // chDB's sessions from the load's start to the last rule in BIRD: the writes' busy share near 1 is a run past saturation.
       chdb_session: settings.chdbSession,
       stored_to_incident: toIncident,
       stored_to_rule: toRule,

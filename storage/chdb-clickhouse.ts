@@ -46,31 +46,58 @@ const chdbServerSettings = [
   `--compiled_expression_cache_size=${32 * 1024 ** 2}`,
 ];
 
+/** Which of the sessions a statement ran on: the writes' one, or one of the reads'. */
+type LaneName = 'writes' | 'reads';
+
 /**
- * The one session runs one statement at a time, so its saturation is the
- * rate of the statements' summed run time (1: never idle), and what a
- * caller waits is the wait before its turn plus the run.
+ * Each session runs one statement at a time, so a lane's saturation is the
+ * rate of its statements' summed run time (1: never idle; the reads' lanes
+ * together up to their number), and what a caller waits is the wait before
+ * its turn plus the run.
  */
-function sessionTimes(registry: Registry): StatementObserver {
+function sessionTimes(registry: Registry, lane: LaneName): StatementObserver {
   const buckets = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
-  const ran = histogram(registry, { name: 'nettel_chdb_statement_seconds', help: 'Time each statement held the one chDB session, by class (interactive: reads and small writes; bulk: inserts of flows)', labelNames: ['class'] as const, buckets });
-  const waited = histogram(registry, { name: 'nettel_chdb_statement_wait_seconds', help: 'Time each statement waited for its turn on the one chDB session, by class', labelNames: ['class'] as const, buckets });
+  const labelNames = ['lane', 'class'] as const;
+  const ran = histogram(registry, { name: 'nettel_chdb_statement_seconds', help: 'Time each statement held its chDB session, by lane (writes: every insert of flows and large insert; reads: the rest) and class (interactive: reads and small writes; bulk: large inserts)', labelNames, buckets });
+  const waited = histogram(registry, { name: 'nettel_chdb_statement_wait_seconds', help: 'Time each statement waited for its turn on its chDB session, by lane and class', labelNames, buckets });
   return (kind, waitedMs, ranMs) => {
-    ran.observe({ class: kind }, ranMs / 1000);
-    waited.observe({ class: kind }, waitedMs / 1000);
+    ran.observe({ lane, class: kind }, ranMs / 1000);
+    waited.observe({ lane, class: kind }, waitedMs / 1000);
   };
 }
 
-/** ClickHouse in this process: chDB binds one data folder per process. */
+/** A chDB session and the statements waiting for it. */
+interface Lane {
+  session: ChdbSession;
+  order: StatementQueue;
+}
+
+/**
+ * Sessions for the statements that are not inserts of flows: chDB runs the
+ * statements of different sessions on one data folder side by side (chdb
+ * 3.4.0: each Session is its own connection to the process's one engine),
+ * so a read no longer waits behind an insert of flows or a fold.
+ */
+const readSessions = 2;
+
+/**
+ * ClickHouse in this process: chDB binds one data folder per process, and
+ * this adapter opens several sessions on it. Every insert into `flows`, and
+ * every large insert, goes through the writes' session, one at a time as
+ * before (small ones first); every other statement through the reads'
+ * session with the fewest statements in hand. Inserts of flows stay in one
+ * line so that `insertsSettled()` can tell the rollup fold when every one
+ * running or waiting has ended (storage/rollup-fold.ts).
+ */
 export class ChdbClickHouse implements ClickHouse {
   readonly transport = 'chdb' as const;
-  private session?: ChdbSession;
+  private writes?: Lane;
+  private reads: Lane[] = [];
   private serverDialect?: Dialect;
-  private readonly statementOrder: StatementQueue;
+  /** Inserts of flows running or waiting their turn. */
+  private readonly flowInserts = new Set<Promise<unknown>>();
 
-  constructor(private readonly config: ChdbConfig) {
-    this.statementOrder = new StatementQueue(defaultStatementQueueConfig, config.registry ? sessionTimes(config.registry) : undefined);
-  }
+  constructor(private readonly config: ChdbConfig) {}
 
   get database(): string {
     return this.config.database;
@@ -78,10 +105,15 @@ export class ChdbClickHouse implements ClickHouse {
 
   async start(): Promise<void> {
     fs.mkdirSync(this.config.dataDir, { recursive: true });
-    // Loaded lazily: the native library is only mapped by processes that use chDB.
-    const { Session } = await import('chdb');
-    this.session = new Session(path.resolve(this.config.dataDir), { connectionArgs: chdbServerSettings });
     try {
+      // Loaded lazily: the native library is only mapped by processes that use chDB.
+      const { Session } = await import('chdb');
+      const lane = (name: LaneName): Lane => ({
+        session: new Session(path.resolve(this.config.dataDir), { connectionArgs: chdbServerSettings }),
+        order: new StatementQueue(defaultStatementQueueConfig, this.config.registry ? sessionTimes(this.config.registry, name) : undefined),
+      });
+      this.writes = lane('writes');
+      for (let i = 0; i < readSessions; i++) this.reads.push(lane('reads'));
       await this.exec(`CREATE DATABASE IF NOT EXISTS ${this.database}`);
       this.serverDialect = dialectOf(await this.version());
       if (this.config.spoolDir) await removeStaleSpoolFiles(this.config.spoolDir);
@@ -105,21 +137,46 @@ export class ChdbClickHouse implements ClickHouse {
    * worker, would be refused with "only one active data directory".
    */
   async stop(): Promise<void> {
-    if (!this.session) return;
-    this.session.close();
-    this.session = undefined;
+    const lanes = [...(this.writes ? [this.writes] : []), ...this.reads];
+    if (!lanes.length) return;
+    this.writes = undefined;
+    this.reads = [];
+    for (const l of lanes) l.session.close();
     const { drainPending } = await import('chdb');
     await drainPending();
   }
 
-  private get open(): ChdbSession {
-    if (!this.session) throw new ClickHouseError('chdb session is not started', undefined);
-    return this.session;
+  /** Resolves once every insert of flows running or waiting now has ended (each, its way). */
+  async insertsSettled(): Promise<void> {
+    await Promise.allSettled([...this.flowInserts]);
+  }
+
+  private get writesLane(): Lane {
+    if (!this.writes) throw new ClickHouseError('chdb session is not started', undefined);
+    return this.writes;
+  }
+
+  /** The reads' session with the fewest statements running or waiting. */
+  private get readsLane(): Lane {
+    const lane = this.reads.reduce<Lane | undefined>((best, l) => (best && best.order.pending <= l.order.pending ? best : l), undefined);
+    if (!lane) throw new ClickHouseError('chdb session is not started', undefined);
+    return lane;
+  }
+
+  /** Runs `statement` on `lane` in its turn; an insert of flows is followed until it ends. */
+  private run<T>(lane: Lane, kind: StatementClass, statement: (session: ChdbSession) => Promise<T>, table?: string): Promise<T> {
+    const running = lane.order.run(kind, () => statement(lane.session));
+    if (table === 'flows') {
+      this.flowInserts.add(running);
+      const done = () => void this.flowInserts.delete(running);
+      running.then(done, done);
+    }
+    return running;
   }
 
   async exec(sql: string): Promise<void> {
     try {
-      await this.statementOrder.run('interactive', () => this.open.queryAsync(sql, { format: 'TabSeparated' }));
+      await this.run(this.readsLane, 'interactive', (session) => session.queryAsync(sql, { format: 'TabSeparated' }));
     } catch (err) {
       throw wrap('clickhouse statement failed', err);
     }
@@ -127,7 +184,7 @@ export class ChdbClickHouse implements ClickHouse {
 
   async query<T>(sql: string): Promise<T[]> {
     try {
-      const result = await this.statementOrder.run('interactive', () => this.open.queryAsync(sql, { format: 'JSONEachRow' }));
+      const result = await this.run(this.readsLane, 'interactive', (session) => session.queryAsync(sql, { format: 'JSONEachRow' }));
       return parseJsonEachRow<T>(result.text());
     } catch (err) {
       throw wrap('clickhouse query failed', err);
@@ -153,7 +210,9 @@ export class ChdbClickHouse implements ClickHouse {
     try {
       const target = `${this.database}.${table}`;
       const settings = this.dialect.insertSettings;
-      await this.statementOrder.run(insertClass(rows.length), () => this.open.insert({ table: target, values: rows, format: 'JSONEachRow', settings }));
+      const kind = insertClass(rows.length);
+      const lane = table === 'flows' || kind === 'bulk' ? this.writesLane : this.readsLane;
+      await this.run(lane, kind, (session) => session.insert({ table: target, values: rows, format: 'JSONEachRow', settings }), table);
     } catch (err) {
       throw wrap(`clickhouse insert into ${table} failed`, err);
     }
@@ -176,7 +235,7 @@ export class ChdbClickHouse implements ClickHouse {
     }
     try {
       const statement = `INSERT INTO ${this.database}.${table} FROM INFILE ${str(file)}${insertSettingsClause(this.dialect)} FORMAT JSONEachRow`;
-      await this.statementOrder.run('bulk', () => this.open.queryAsync(statement, { format: 'TabSeparated' }));
+      await this.run(this.writesLane, 'bulk', (session) => session.queryAsync(statement, { format: 'TabSeparated' }), table);
     } catch (err) {
       throw wrap(`clickhouse insert into ${table} failed`, err);
     } finally {

@@ -20,6 +20,12 @@ export interface ClickHouse {
   /** Inserts JSONEachRow text (one object per line) into a table; a server runs it under `queryId` when given. */
   insertJsonEachRow(table: string, ndjson: string | Buffer, opts?: InsertOptions): Promise<void>;
   version(): Promise<string>;
+  /**
+   * In-process engines only (chDB): resolves once every insert of flows
+   * running or waiting when it was called has ended. A server's inserts are
+   * found in system.processes instead.
+   */
+  insertsSettled?(): Promise<void>;
   /** The server generation's dialect, known once started. */
   readonly dialect: Dialect;
 }

@@ -30,7 +30,7 @@ import { str } from './sql';
  *
  * Why a mark's time may be trusted: marks come from the insert's own view at
  * the server's time; a fold reads the time first, then waits for every insert
- * of flows still running on a server (chDB runs one statement at a time), so
+ * of flows still running (on chDB, those its adapter has in hand), so
  * every mark older than that time belongs to an insert whose minute rows the
  * fold reads.
  */
@@ -148,9 +148,9 @@ export class RollupFold {
     );
   }
 
-  /** Waits until every insert of flows running now on a server has ended (chDB runs one statement at a time: none is). */
+  /** Waits until every insert of flows running now has ended: chDB's adapter follows its own, a server lists them in system.processes. */
   private async waitForRunningInserts(): Promise<void> {
-    if (this.ch.transport === 'chdb') return;
+    if (this.ch.insertsSettled) return this.ch.insertsSettled();
     const running = async () =>
       new Set((await this.ch.query<{ query_id: string }>(`SELECT query_id FROM system.processes WHERE query_id LIKE 'nettel-flows-%'`)).map((r) => r.query_id));
     const seen = await running();

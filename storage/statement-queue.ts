@@ -1,8 +1,9 @@
 /**
  * The order in which statements reach an engine that runs one at a time.
  *
- * chDB runs one statement at a time per session, and the calls waiting for
- * it are let in in no particular order: a one-row read (the correlator's
+ * chDB runs one statement at a time per session (storage/chdb-clickhouse.ts
+ * keeps a few sessions, each with its queue), and the calls waiting for
+ * one are let in in no particular order: a one-row read (the correlator's
  * incidents, the automation starter's trigger) could wait behind several
  * bulk inserts of flows, each a few hundred milliseconds under load. Here
  * interactive statements (reads, small writes) go before the bulk inserts
@@ -32,6 +33,11 @@ export class StatementQueue {
     private readonly config: StatementQueueConfig = defaultStatementQueueConfig,
     private readonly observe: StatementObserver = () => {},
   ) {}
+
+  /** Statements running or waiting their turn. */
+  get pending(): number {
+    return (this.running ? 1 : 0) + this.waiting.interactive.length + this.waiting.bulk.length;
+  }
 
   /** Runs `statement` when its turn comes; the next one starts once it settled. */
   async run<T>(kind: StatementClass, statement: () => Promise<T>): Promise<T> {
