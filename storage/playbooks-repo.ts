@@ -5,17 +5,37 @@ import { int, str } from './sql';
 
 /** Stored versions kept in memory at most: every run reads the version it follows, a few times. */
 const versionsKept = 1_000;
+/** Histories kept at most: each holds every version up to its last. */
+const historiesKept = 100;
+
+/** Keeps `value` under `key`, forgetting the oldest kept past `max`. */
+function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
+  map.set(key, value);
+  if (map.size > max) map.delete(map.keys().next().value!);
+}
 
 /** A workspace's playbooks, one immutable row per version of the document (version 0, no playbook, is never stored). */
 export class PlaybooksRepo {
   /** Stored versions read before, by workspace and version: a stored version never changes, so no read of it goes stale. */
   private readonly known = new Map<string, VersionedPlaybooks>();
+  /** Histories up to a stored version, by workspace and that version. */
+  private readonly histories = new Map<string, VersionedPlaybooks[]>();
 
   constructor(private readonly ch: ClickHouse) {}
 
-  /** Every stored version up to `through`, oldest first: whose change each playbook is. */
-  versions(orgId: string, through: number): Promise<VersionedPlaybooks[]> {
-    return this.read(`WHERE org_id = ${str(orgId)} AND version <= ${int(through)} ORDER BY version`);
+  /**
+   * Every stored version up to `through`, oldest first: whose change each
+   * playbook is (the automation starter asks it for each run it starts).
+   * Once `through` is stored, no version up to it can change or appear, so
+   * such a history is kept, the oldest read forgotten past `historiesKept`.
+   */
+  async versions(orgId: string, through: number): Promise<VersionedPlaybooks[]> {
+    const key = `${orgId}\u0000${through}`;
+    const known = this.histories.get(key);
+    if (known) return known;
+    const found = await this.read(`WHERE org_id = ${str(orgId)} AND version <= ${int(through)} ORDER BY version`);
+    if (found.at(-1)?.version === through) remember(this.histories, key, found, historiesKept);
+    return found;
   }
 
   /** The latest stored version, if any: what the automation starter matches every triggering incident against. */
@@ -33,13 +53,8 @@ export class PlaybooksRepo {
     const known = this.known.get(key);
     if (known) return known;
     const found = (await this.read(`WHERE org_id = ${str(orgId)} AND version = ${int(version)}`))[0];
-    if (found) this.remember(key, found);
+    if (found) remember(this.known, key, found, versionsKept);
     return found;
-  }
-
-  private remember(key: string, found: VersionedPlaybooks): void {
-    this.known.set(key, found);
-    if (this.known.size > versionsKept) this.known.delete(this.known.keys().next().value!);
   }
 
   private async read(clauses: string): Promise<VersionedPlaybooks[]> {

@@ -170,4 +170,18 @@ describe.each(transports)('playbooks per workspace on %s', (transport) => {
     expect([first?.playbooks.map((p) => p.id), again]).toEqual([['kept'], first]);
     expect(statements).toHaveLength(2);
   });
+
+  test('a repository reads the history up to a stored version once; a history past the last stored version is read again', async () => {
+    const { admin, operator } = await workspace();
+    const ch = t.stack.clickhouse;
+    const statements: string[] = [];
+    const counted: ClickHouse = Object.assign(Object.create(ch) as ClickHouse, { query: <T,>(sql: string) => (statements.push(sql), ch.query<T>(sql)) });
+    const repo = new PlaybooksRepo(counted);
+    await put(operator.key, { playbooks: [webhookOnly('first')] });
+    expect((await repo.versions(admin.org_id, 2)).map((v) => v.version)).toEqual([1]);
+    await put(operator.key, { playbooks: [webhookOnly('second')] });
+    expect((await repo.versions(admin.org_id, 2)).map((v) => v.version)).toEqual([1, 2]);
+    expect((await repo.versions(admin.org_id, 2)).map((v) => v.version)).toEqual([1, 2]);
+    expect(statements).toHaveLength(2);
+  });
 });
