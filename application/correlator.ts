@@ -7,7 +7,8 @@ import { recomputeEvents, type EventAttack } from '../core/webhook-events';
 import type { AttackWindowsRepo } from '../storage/attack-windows-repo';
 import { counter, type Registry } from '../observability/metrics';
 import type { IncidentsRepo } from '../storage/incidents-repo';
-import type { KeyOfSignal, TelemetryStore } from '../storage/telemetry-store';
+import type { SignalRuns } from '../storage/signal-runs';
+import type { KeyOfSignal } from '../storage/telemetry-store';
 import type { EventOutbox } from '../streams/outbox';
 import type { DetectionRulesSource } from './detection-rules-service';
 
@@ -41,7 +42,8 @@ export interface KeyChange extends KeyOfSignal {
 export class Correlator {
   constructor(
     private readonly deps: {
-      store: TelemetryStore;
+      /** The runs of signals a change reaches (storage/signal-runs.ts). */
+      signals: Pick<SignalRuns, 'runsOfKeys'>;
       incidents: IncidentsRepo;
       registry: Registry;
       /** The workspaces' rules; the defaults for every workspace when absent. */
@@ -61,20 +63,18 @@ export class Correlator {
   async recompute(orgId: string, changes: KeyChange[]): Promise<Incident[]> {
     if (changes.length === 0) return [];
     const rules = await this.rulesOf(orgId);
-    const transitions = await this.deps.incidents.transitionsOfKeys(orgId, changes);
-    const runStarts = await this.deps.store.runStarts(orgId, changes, widestWindowMs(rules));
+    // Read side by side: neither needs the other.
+    const [transitions, runs] = await Promise.all([this.deps.incidents.transitionsOfKeys(orgId, changes), this.deps.signals.runsOfKeys(orgId, changes, widestWindowMs(rules))]);
     const anchored = changes.map((change, i) => {
       const lastResolution = transitions
         .filter((t) => t.state === 'resolved' && correlationKey(t) === correlationKey({ org_id: orgId, ...change }) && t.through_ts < change.since)
         .reduce((m, t) => Math.max(m, t.through_ts + 1), 0);
-      return { ...change, since: Math.max(runStarts[i]!, lastResolution) };
+      return { ...change, since: Math.max(runs[i]!.start, lastResolution) };
     });
     const anchors = new Map(anchored.map((a) => [correlationKey({ org_id: orgId, ...a }), a.since]));
     const earliest = anchored.reduce((m, a) => Math.min(m, a.since), Number.MAX_SAFE_INTEGER);
-    const [storedAll, signals] = await Promise.all([
-      this.deps.incidents.ofKeys(orgId, changes, earliest),
-      this.deps.store.signalsOfKeys(orgId, anchored),
-    ]);
+    const storedAll = await this.deps.incidents.ofKeys(orgId, changes, earliest);
+    const signals = runs.flatMap((run, i) => run.signals.filter((s) => s.ts >= anchored[i]!.since));
     const inRange = storedAll.filter((i) => !i.superseded && i.first_seen >= anchors.get(correlationKey(i))!);
     const computed = correlate(signals, transitions, await this.rulesOfIncidents(orgId, rules, storedAll));
     const storedById = new Map(storedAll.map((i) => [i.id, i]));

@@ -145,59 +145,6 @@ export class TelemetryStore {
     return exporterDestinationMinutes(this.ch, orgId, { from: fromTs, to: toTs, thresholds });
   }
 
-  /**
-   * Where the run of signals that each key's `since` belongs to starts:
-   * walking back from `since` while each signal is within `windowMs` of the
-   * next. Looks back an hour first, then four times further each round, for
-   * the keys whose gap has not shown yet. Every key of a round is read in one
-   * statement: on chDB each statement waits its turn on the one session, and
-   * the correlator asks for every key a write touched.
-   */
-  async runStarts(orgId: string, keys: ReadonlyArray<KeyOfSignal & { since: number }>, windowMs: number): Promise<number[]> {
-    const starts = keys.map((k) => k.since);
-    let open = keys.map((_, i) => i);
-    for (let lookback = Math.max(3_600_000, windowMs * 4); open.length > 0; lookback *= 4) {
-      const found = await this.signalTimesBefore(orgId, open.map((i) => ({ ...keys[i]!, from: keys[i]!.since - lookback })));
-      open = open.filter((i, j) => {
-        const { start, gap } = walkBack(keys[i]!.since, found[j]!, windowMs);
-        starts[i] = start;
-        // No gap within the lookback: either it reaches past the oldest signal, or look further.
-        return !gap && start - (keys[i]!.since - lookback) <= windowMs && keys[i]!.since - lookback >= 0;
-      });
-    }
-    return starts;
-  }
-
-  /** The times of each key's signals in [from, since), newest first, in one statement. */
-  private async signalTimesBefore(orgId: string, keys: ReadonlyArray<KeyOfSignal & { since: number; from: number }>): Promise<number[][]> {
-    const conditions = keys
-      .map((k) => `(service = ${str(k.service)} AND environment = ${str(k.environment)} AND region = ${str(k.region)} AND ts >= ${int(k.from)} AND ts < ${int(k.since)})`)
-      .join(' OR ');
-    const rows = await this.ch.query<KeyOfSignal & { ts: string }>(
-      `SELECT service, environment, region, ts FROM ${this.ch.database}.signals
-       WHERE org_id = ${str(orgId)} AND (${conditions}) ORDER BY ts DESC`,
-    );
-    return keys.map((k) =>
-      rows
-        .filter((r) => r.service === k.service && r.environment === k.environment && r.region === k.region)
-        .map((r) => Number(r.ts))
-        .filter((ts) => ts >= k.from && ts < k.since),
-    );
-  }
-
-  /** The stored signals of these correlation keys from `since` on, for the correlator to recompute their incidents. */
-  async signalsOfKeys(orgId: string, keys: Array<KeyOfSignal & { since: number }>): Promise<SignalRow[]> {
-    if (keys.length === 0) return [];
-    const conditions = keys
-      .map((k) => `(service = ${str(k.service)} AND environment = ${str(k.environment)} AND region = ${str(k.region)} AND ts >= ${int(k.since)})`)
-      .join(' OR ');
-    const rows = await this.ch.query(
-      `SELECT ${signalColumns}
-       FROM ${this.ch.database}.signals
-       WHERE org_id = ${str(orgId)} AND (${conditions})`,
-    );
-    return rows.map(signalFromRow);
-  }
 }
 
 /**
@@ -225,14 +172,4 @@ export async function exporterDestinationMinutes(
        GROUP BY exporter_address, dst_address, minute HAVING bytes >= ${int(lowest)})`,
   );
   return rows.map((r) => ({ org_id: orgId, dst_ip: r.dst, minute: Number(r.minute_ms), bytes: Number(r.bytes), exporter: r.exp }));
-}
-
-/** Walks back from `since` over signal times (newest first) while each is within `windowMs` of the next; `gap` when one was further. */
-function walkBack(since: number, times: readonly number[], windowMs: number): { start: number; gap: boolean } {
-  let start = since;
-  for (const ts of times) {
-    if (start - ts > windowMs) return { start, gap: true };
-    start = ts;
-  }
-  return { start, gap: false };
 }

@@ -45,7 +45,7 @@ import type { OperatorBounds, PlaybooksDocument } from '../../core/playbooks';
 import { PrefixesRepo } from '../../storage/prefixes-repo';
 import { AutomationsRepo } from '../../storage/automations-repo';
 import { ReplaysRepo } from '../../storage/replays-repo';
-import { TelemetryStore } from '../../storage/telemetry-store';
+import { SignalRuns } from '../../storage/signal-runs';
 import { WebhooksRepo } from '../../storage/webhooks-repo';
 import { AuditHeads } from '../../streams/audit-heads';
 import { JetStreamOutbox } from '../../streams/outbox';
@@ -127,7 +127,7 @@ function apiServices(config: Config, a: Adapters, heads: AuditHeads, queryBudget
   // A person's acknowledgement or resolution changes an incident here: its events go to the outbox too.
   const events = new JetStreamOutbox({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry });
   const attacks = new AttackWindowsRepo(a.clickhouse);
-  const correlator = new Correlator({ store: new TelemetryStore(a.clickhouse), incidents, registry: a.registry, events, rules, attacks });
+  const correlator = new Correlator({ signals: new SignalRuns(a.clickhouse), incidents, registry: a.registry, events, rules, attacks });
   const publisher = new TelemetryPublisher({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry, writes: a.telemetryWrites });
   const identity = identityServices(config, a, audit, withLock);
   const keys: KeysService = new KeysService({

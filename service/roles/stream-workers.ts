@@ -9,6 +9,7 @@ import { AttackWindowsRepo } from '../../storage/attack-windows-repo';
 import { DetectionFeed } from '../../streams/detection-feed';
 import { DetectionWorker, defaultDetectionWorkerConfig } from '../../workers/detection/detection-worker';
 import { IncidentsRepo } from '../../storage/incidents-repo';
+import { SignalRuns } from '../../storage/signal-runs';
 import { TelemetryStore } from '../../storage/telemetry-store';
 import { WebhooksRepo } from '../../storage/webhooks-repo';
 import { AutomationTriggers, bothOutboxes } from '../../streams/automation-triggers';
@@ -40,7 +41,7 @@ export function streamWorkersRole(config: Config, a: Adapters) {
   const events = bothOutboxes(outbox, new AutomationTriggers({ nats: a.nats, prefix: config.nats.prefix, registry: a.registry }));
   const attacks = new AttackWindowsRepo(a.clickhouse);
   const incidents = new IncidentsRepo(a.clickhouse);
-  const correlator = new Correlator({ store, incidents, registry: a.registry, events, rules, attacks });
+  const correlator = new Correlator({ signals: new SignalRuns(a.clickhouse), incidents, registry: a.registry, events, rules, attacks });
   // The rate detectors resolve the incidents of attacks that ended, audited as a person's resolution is.
   const heads = new AuditHeads(a.nats, config.nats.prefix, config.nats.replicas);
   const audit = new AuditLedger(new AuditRepo(a.clickhouse), heads, a.registry, config.audit.chainKey);

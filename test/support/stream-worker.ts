@@ -3,6 +3,7 @@ import { Correlator } from '../../application/correlator';
 import { createLogger } from '../../observability/logger';
 import type { ClickHouse } from '../../storage/clickhouse';
 import { IncidentsRepo } from '../../storage/incidents-repo';
+import { SignalRuns } from '../../storage/signal-runs';
 import { TelemetryStore } from '../../storage/telemetry-store';
 import { StreamWorker, defaultStreamWorkerConfig, type StreamWorkerConfig } from '../../workers/telemetry/stream-worker';
 import type { TelemetryWrites } from '../../workers/telemetry/stream-worker-ports';
@@ -24,7 +25,7 @@ export function streamWorkerOn(t: TestStack, opts: TestWorkerOptions = {}): Stre
   const clickhouse = opts.clickhouse ?? stack.clickhouse;
   const registry = opts.registry ?? stack.registry;
   const telemetry = new TelemetryStore(clickhouse);
-  const correlator = new Correlator({ store: telemetry, incidents: new IncidentsRepo(clickhouse), registry });
+  const correlator = new Correlator({ signals: new SignalRuns(clickhouse), incidents: new IncidentsRepo(clickhouse), registry });
   const deps = { nats: stack.nats, store: opts.store ?? telemetry, correlator, registry, log: createLogger('silent'), topology: stack.adapters.topology };
   return new StreamWorker({ ...defaultStreamWorkerConfig(stack.config.nats.prefix), maxWaitMs: 20, ...opts.config }, deps);
 }

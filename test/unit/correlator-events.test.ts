@@ -5,7 +5,6 @@ import { rateSignal } from '../../core/detection/signals';
 import type { SignalRow } from '../../core/telemetry';
 import type { CloudEvent } from '../../core/webhook-events';
 import type { IncidentsRepo, StoredIncident } from '../../storage/incidents-repo';
-import type { TelemetryStore } from '../../storage/telemetry-store';
 import { t0 } from '../support/detection-flows';
 
 const target = '203.0.113.9';
@@ -18,7 +17,7 @@ function correlatorOver(signals: SignalRow[]) {
   const attackReads: string[] = [];
   const published: CloudEvent[] = [];
   const correlator = new Correlator({
-    store: { runStarts: (_org: string, keys: Array<{ since: number }>) => Promise.resolve(keys.map((k) => k.since)), signalsOfKeys: () => Promise.resolve([...signals]) } as unknown as TelemetryStore,
+    signals: { runsOfKeys: (_org: string, keys: readonly unknown[]) => Promise.resolve(keys.map((_, i) => ({ start: 0, signals: i === 0 ? [...signals] : [] }))) },
     incidents: {
       transitionsOfKeys: () => Promise.resolve([]),
       ofKeys: () => Promise.resolve(stored),
