@@ -174,9 +174,15 @@ export class ChdbClickHouse implements ClickHouse {
     return running;
   }
 
+  /**
+   * A `SET` changes the settings of the session it runs in: it runs in every
+   * session, so that the handle's statements keep acting as one session's
+   * (a test lowers the memory limit this way and inserts of flows must meet it).
+   */
   async exec(sql: string): Promise<void> {
+    const lanes = /^\s*SET\s/i.test(sql) ? [this.writesLane, ...this.reads] : [this.readsLane];
     try {
-      await this.run(this.readsLane, 'interactive', (session) => session.queryAsync(sql, { format: 'TabSeparated' }));
+      await Promise.all(lanes.map((lane) => this.run(lane, 'interactive', (session) => session.queryAsync(sql, { format: 'TabSeparated' }))));
     } catch (err) {
       throw wrap('clickhouse statement failed', err);
     }

@@ -54,4 +54,15 @@ describe("chDB's sessions", () => {
   test('with no insert of flows in hand, the inserts are settled at once', async () => {
     await expect(ch.insertsSettled()).resolves.toBeUndefined();
   });
+
+  test('a SET reaches every session: reads side by side both run under it', async () => {
+    await ch.exec('SET max_threads = 3');
+    try {
+      // Two reads at once go to the two reads' sessions.
+      const read = () => ch.query<{ v: string }>("SELECT toString(getSetting('max_threads')) AS v");
+      expect(await Promise.all([read(), read()])).toEqual([[{ v: '3' }], [{ v: '3' }]]);
+    } finally {
+      await ch.exec('SET max_threads = 0');
+    }
+  });
 });
