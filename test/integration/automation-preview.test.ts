@@ -4,7 +4,6 @@ import type { ActionSpec } from '../../core/automation-plan';
 import { DecisionTokens } from '../../core/decision-token';
 import { randomId } from '../../core/ids';
 import { noMitigationBounds, type StoredPolicy } from '../../core/mitigation-policy';
-import type { ClickHouse } from '../../storage/clickhouse';
 import { AutomationsRepo } from '../../storage/automations-repo';
 import { IncidentsRepo } from '../../storage/incidents-repo';
 import { KeysRepo } from '../../storage/keys-repo';
@@ -12,6 +11,7 @@ import { PoliciesRepo } from '../../storage/policies-repo';
 import { createAutomationActivities } from '../../workers/governance/activities/automation-activities';
 import type { AutomationInput } from '../../workflows/automation-contract';
 import { withAuditLedger } from '../support/audit-ledger';
+import { countingClickHouse } from '../support/counting-clickhouse';
 import { orgIs, waitForStoredCount } from '../support/stored-count';
 import { startTestStack, type TestStack } from '../support/test-stack';
 
@@ -61,11 +61,8 @@ describe("an automation run's previews", () => {
       ...{ requestedBy: key.key_id, requestedAt: now },
     };
     // Every statement the planner sends, by what it reads of the stored flows.
-    const statements: string[] = [];
     const ch = t.stack.clickhouse;
-    const counted: ClickHouse = Object.assign(Object.create(ch) as ClickHouse, {
-      query: <T,>(sql: string) => (statements.push(sql), ch.query<T>(sql)),
-    });
+    const { ch: counted, statements } = countingClickHouse(ch);
     const isShapes = (sql: string) => sql.includes('GROUP BY protocol, sp, dp, f, size');
     const flowStatements = {
       /** flowShapes' statements (a fingerprint: the attack and its baseline), and previewVolumes' (two an action). */

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { AuditEntryView, ErrorBody, Page, PlaybooksView } from '../support/api-types';
-import type { ClickHouse } from '../../storage/clickhouse';
 import { PlaybooksRepo } from '../../storage/playbooks-repo';
+import { countingClickHouse } from '../support/counting-clickhouse';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 
 /** A /24 no other workspace of the file has: workspaces' approved prefixes may not overlap. */
@@ -159,10 +159,8 @@ describe.each(transports)('playbooks per workspace on %s', (transport) => {
 
   test('a repository reads a stored version from ClickHouse once and answers it from memory after; a version not stored yet is read again', async () => {
     const { admin, operator } = await workspace();
-    const ch = t.stack.clickhouse;
-    const statements: string[] = [];
-    const counted: ClickHouse = Object.assign(Object.create(ch) as ClickHouse, { query: <T,>(sql: string) => (statements.push(sql), ch.query<T>(sql)) });
-    const repo = new PlaybooksRepo(counted);
+    const { ch, statements } = countingClickHouse(t.stack.clickhouse);
+    const repo = new PlaybooksRepo(ch);
     expect(await repo.version(admin.org_id, 1)).toBeUndefined();
     await put(operator.key, { playbooks: [webhookOnly('kept')] });
     const first = await repo.version(admin.org_id, 1);
@@ -173,10 +171,8 @@ describe.each(transports)('playbooks per workspace on %s', (transport) => {
 
   test('a repository reads the history up to a stored version once; a history past the last stored version is read again', async () => {
     const { admin, operator } = await workspace();
-    const ch = t.stack.clickhouse;
-    const statements: string[] = [];
-    const counted: ClickHouse = Object.assign(Object.create(ch) as ClickHouse, { query: <T,>(sql: string) => (statements.push(sql), ch.query<T>(sql)) });
-    const repo = new PlaybooksRepo(counted);
+    const { ch, statements } = countingClickHouse(t.stack.clickhouse);
+    const repo = new PlaybooksRepo(ch);
     await put(operator.key, { playbooks: [webhookOnly('first')] });
     expect((await repo.versions(admin.org_id, 2)).map((v) => v.version)).toEqual([1]);
     await put(operator.key, { playbooks: [webhookOnly('second')] });

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { SignalRow } from '../../core/telemetry';
-import type { ClickHouse } from '../../storage/clickhouse';
 import { SignalRuns } from '../../storage/signal-runs';
 import { TelemetryStore } from '../../storage/telemetry-store';
+import { countingClickHouse } from '../support/counting-clickhouse';
 import { startTestStack, transports, type TestStack } from '../support/test-stack';
 
 /**
@@ -30,10 +30,8 @@ describe.each(transports)('the runs of signals of several keys on %s', (transpor
 
   /** Runs over the stack's ClickHouse, counting the statements they send. */
   function countingRuns() {
-    const ch = t.stack.clickhouse;
-    const statements: string[] = [];
-    const counted: ClickHouse = Object.assign(Object.create(ch) as ClickHouse, { query: <T,>(sql: string) => (statements.push(sql), ch.query<T>(sql)) });
-    return { runs: new SignalRuns(counted), statements };
+    const { ch, statements } = countingClickHouse(t.stack.clickhouse);
+    return { runs: new SignalRuns(ch), statements };
   }
 
   test("each key's run starts at its own first signal within the window, and comes with its signals from there, every key in one statement", async () => {
