@@ -47,14 +47,16 @@ describe('chDB inserts: the spool folder, and the order statements reach the eng
     expect(fs.readdirSync(spool)).toEqual([]);
   });
 
-  test('a read issued while flow inserts run and wait their turn is answered before them: the inserts of flows run one at a time in their own session', async () => {
+  test('inserts of flows run one at a time in their own session, in order, and a read issued behind them does not wait for them all', async () => {
     const ch = t.stack.clickhouse;
     const answered: string[] = [];
     // 5,000 flows are about 1 MiB: bulk inserts through memory, each handed to the engine at once.
     const inserts = [1, 2, 3].map((i) => ch.insertJsonEachRow('flows', flowLines(`org_order_${i}`, 5_000, Date.now())).then(() => answered.push(`insert ${i}`)));
     const read = ch.query(`SELECT count() AS n FROM ${ch.database}.flows WHERE org_id = 'org_order_1'`).then(() => answered.push('read'));
     await Promise.all([...inserts, read]);
-    expect(answered).toEqual(['read', 'insert 1', 'insert 2', 'insert 3']);
+    // The read runs in a reads' session beside the inserts (chdb-sessions.test.ts shows it ending while one runs).
+    expect(answered.filter((a) => a !== 'read')).toEqual(['insert 1', 'insert 2', 'insert 3']);
+    expect(answered.indexOf('read')).toBeLessThan(answered.indexOf('insert 3'));
   });
 
   /** A second handle on the stack's chDB folder (one folder per process), with a spool folder of the test's choosing. */
