@@ -74,7 +74,7 @@ export function automationStarter(deps: AutomationStarterDeps) {
       m.term();
       return;
     }
-    // Read together: on chDB each read waits for the statement running before it, so two in a row would wait twice.
+    // Read together: two in a row would wait twice (chDB runs reads in two sessions at once).
     const [incident, doc] = await Promise.all([deps.incidents.get(trigger.workspace, trigger.data.id), deps.playbooks(trigger.workspace)]);
     if (!incident) {
       if (m.info.redeliveryCount < incidentWaits) return m.nak(backoffDelayMs(incidentWait, m.info.redeliveryCount));

@@ -86,7 +86,7 @@ interface RunFacts {
   approved: string[];
 }
 
-/** The facts read side by side (on chDB each read waits for the statement before it, so reads in a row wait in a row); the incident may be read already. */
+/** The facts read side by side (reads in a row would each wait for the one before; chDB runs reads in two sessions at once); the incident may be read already. */
 async function readFacts(deps: AutomationActivityDeps, input: AutomationInput, incident: StoredIncident | Promise<StoredIncident>): Promise<RunFacts> {
   const [i, policies, approved] = await Promise.all([incident, deps.policies.active(input.orgId), deps.approvedPrefixes(input.orgId)]);
   return { incident: i, policies, approved };
