@@ -4,6 +4,7 @@ import { automationIdOf } from '../../application/automation-runs';
 import { backoffDelayMs, type Backoff } from '../../core/backoff';
 import { matchingPlaybooks, type VersionedPlaybooks } from '../../core/playbooks';
 import type { Logger } from '../../observability/logger';
+import type { Counter } from 'prom-client';
 import { counter, type Registry } from '../../observability/metrics';
 import type { IncidentsRepo } from '../../storage/incidents-repo';
 import { triggerEventTypes } from '../../streams/automation-triggers';
@@ -26,6 +27,7 @@ const triggerSchema = z.object({
   workspace: z.string().regex(/^org_[0-9a-f]{20}$/),
   data: z.object({ id: z.string().regex(/^inc_[0-9a-f]{20}$/) }),
 });
+type Trigger = z.infer<typeof triggerSchema>;
 
 /**
  * A trigger whose incident is not stored yet (the correlator publishes before
@@ -74,29 +76,18 @@ export function automationStarter(deps: AutomationStarterDeps) {
       m.term();
       return;
     }
-    // Read together: two in a row would wait twice (chDB runs reads in two sessions at once).
-    const [incident, doc] = await Promise.all([deps.incidents.get(trigger.workspace, trigger.data.id), deps.playbooks(trigger.workspace)]);
-    if (!incident) {
-      if (m.info.redeliveryCount < incidentWaits) return m.nak(backoffDelayMs(incidentWait, m.info.redeliveryCount));
-      triggers.inc({ outcome: 'incident_missing' });
-      m.term();
-      return;
-    }
-    if (trigger.type === 'incident.resolved') {
-      // The stored incident decides, not the message: a forged `incident.resolved` of an open incident withdraws nothing.
-      // The correlator publishes before it writes, so a true one may find the incident open for a moment: offered again first.
-      if (incident.state !== 'resolved') {
-        if (m.info.redeliveryCount < resolvedWaits) return m.nak(backoffDelayMs(incidentWait, m.info.redeliveryCount));
-        triggers.inc({ outcome: 'refused' });
-        deps.log.warn({ subject: m.subject, incident: incident.id }, 'an incident.resolved trigger of an incident that is not resolved was refused');
-        m.term();
-        return;
-      }
-      const told = await deps.attackEnded(trigger.workspace, incident.id);
-      triggers.inc({ outcome: told > 0 ? 'attack_ended' : 'no_run' });
+    if (trigger.type === 'incident.resolved') return endAttack(m, trigger, deps, triggers);
+    // The playbooks first: where none is enabled nothing starts, so the incident is not read, nor waited for while
+    // the correlator's write trails its event (a collector run of 256 attacked hosts read incidents and playbooks
+    // 7,000 times this way, half the time of chDB's reads' sessions).
+    const doc = await deps.playbooks(trigger.workspace);
+    if (!doc.playbooks.some((p) => p.enabled)) {
+      triggers.inc({ outcome: 'no_playbook' });
       m.ack();
       return;
     }
+    const incident = await deps.incidents.get(trigger.workspace, trigger.data.id);
+    if (!incident) return waitForIncident(m, triggers);
     const matching = matchingPlaybooks(doc.playbooks, incident);
     if (!matching.length) triggers.inc({ outcome: 'no_playbook' });
     for (const playbook of matching) {
@@ -117,7 +108,36 @@ export function automationStarter(deps: AutomationStarterDeps) {
   };
 }
 
-function parse(m: JsMsg): z.infer<typeof triggerSchema> | undefined {
+/** The incident of the trigger is not stored yet: offered again soon (the correlator publishes before it writes), at last counted and terminated. */
+function waitForIncident(m: JsMsg, triggers: Counter<'outcome'>): void {
+  if (m.info.redeliveryCount < incidentWaits) return m.nak(backoffDelayMs(incidentWait, m.info.redeliveryCount));
+  triggers.inc({ outcome: 'incident_missing' });
+  m.term();
+}
+
+/**
+ * An `incident.resolved`: the runs of its incident are told the attack ended.
+ * The stored incident decides, not the message: a forged `incident.resolved`
+ * of an open incident withdraws nothing. The correlator publishes before it
+ * writes, so a true one may find the incident open for a moment: offered
+ * again first.
+ */
+async function endAttack(m: JsMsg, trigger: Trigger, deps: AutomationStarterDeps, triggers: Counter<'outcome'>): Promise<void> {
+  const incident = await deps.incidents.get(trigger.workspace, trigger.data.id);
+  if (!incident) return waitForIncident(m, triggers);
+  if (incident.state !== 'resolved') {
+    if (m.info.redeliveryCount < resolvedWaits) return m.nak(backoffDelayMs(incidentWait, m.info.redeliveryCount));
+    triggers.inc({ outcome: 'refused' });
+    deps.log.warn({ subject: m.subject, incident: incident.id }, 'an incident.resolved trigger of an incident that is not resolved was refused');
+    m.term();
+    return;
+  }
+  const told = await deps.attackEnded(trigger.workspace, incident.id);
+  triggers.inc({ outcome: told > 0 ? 'attack_ended' : 'no_run' });
+  m.ack();
+}
+
+function parse(m: JsMsg): Trigger | undefined {
   try {
     const parsed = triggerSchema.safeParse(JSON.parse(m.string()));
     return parsed.success ? parsed.data : undefined;
