@@ -4,6 +4,7 @@ import type { DetectionRulesRepo } from '../storage/detection-rules-repo';
 import type { AuditLedger } from './audit-ledger';
 import type { WithLock } from './exporter-service';
 import { putNextVersion, sameDocument } from './versioned-document';
+import { setNewest } from '../core/bounded-map';
 
 /** Where the engine's callers get a workspace's rules: every version it has had, the last in force. */
 export interface DetectionRulesSource {
@@ -76,9 +77,7 @@ export class DetectionRulesCache implements DetectionRulesSource {
   }
 
   private set(orgId: string, entry: Entry): void {
-    this.entries.delete(orgId);
-    this.entries.set(orgId, entry);
-    if (this.entries.size > this.config.maxWorkspaces) this.entries.delete(this.entries.keys().next().value!);
+    setNewest(this.entries, orgId, entry, this.config.maxWorkspaces);
   }
 }
 

@@ -8,6 +8,7 @@ import type { AuditEntry } from '../core/audit-chain';
 import type { AuditEvent } from './audit-ledger';
 import { ownerColumns, ownerOfKey, personOfKey, type KeyRecord } from '../storage/keys-repo';
 import { counter, engineErrorsCounter, type Registry } from '../observability/metrics';
+import { setNewest } from '../core/bounded-map';
 
 export type { Principal } from '../core/principal';
 
@@ -188,10 +189,7 @@ export class KeysService {
   }
 
   private rememberMiss(keyId: string): void {
-    this.misses.delete(keyId);
-    // A Map iterates in insertion order: past the bound, the oldest miss goes.
-    if (this.misses.size >= maxMisses) this.misses.delete(this.misses.keys().next().value!);
-    this.misses.set(keyId, this.now());
+    setNewest(this.misses, keyId, this.now(), maxMisses);
   }
 
   async mint(by: Principal, request: MintRequest): Promise<MintedKey> {

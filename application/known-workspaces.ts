@@ -1,3 +1,5 @@
+import { setNewest } from '../core/bounded-map';
+
 /**
  * Whether a workspace exists, for consumers of messages whose subject names
  * one (the rate detectors' feed): a workspace exists from its first API key
@@ -29,7 +31,7 @@ export class KnownWorkspaces implements WorkspaceDirectory {
 
   async exists(orgId: string): Promise<boolean> {
     if (this.known.has(orgId)) {
-      touch(this.known, orgId, true, this.config.maxEntries);
+      setNewest(this.known, orgId, true, this.config.maxEntries);
       return true;
     }
     const now = (this.deps.now ?? Date.now)();
@@ -38,15 +40,8 @@ export class KnownWorkspaces implements WorkspaceDirectory {
     const found = await this.deps.keys.anyOf(orgId);
     if (found) {
       this.unknown.delete(orgId);
-      touch(this.known, orgId, true, this.config.maxEntries);
-    } else touch(this.unknown, orgId, now, this.config.maxEntries);
+      setNewest(this.known, orgId, true, this.config.maxEntries);
+    } else setNewest(this.unknown, orgId, now, this.config.maxEntries);
     return found;
   }
-}
-
-/** Sets a map entry as the most recent, dropping the oldest past `max`. */
-function touch<V>(map: Map<string, V>, key: string, value: V, max: number): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > max) map.delete(map.keys().next().value!);
 }

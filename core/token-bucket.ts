@@ -1,3 +1,5 @@
+import { setNewest } from './bounded-map';
+
 /**
  * A token bucket: `ratePerSecond` tokens a second, at most `capacity` held.
  * A take larger than the capacity passes only when the bucket is full, and
@@ -58,15 +60,9 @@ export class TokenBuckets {
 
   /** The key's bucket, created full when the key is new. */
   get(key: string, now: number): TokenBucket {
-    let bucket = this.buckets.get(key);
-    if (bucket) {
-      // Re-inserted: a Map iterates in insertion order, so the first key is the least recently used.
-      this.buckets.delete(key);
-    } else {
-      bucket = new TokenBucket(this.ratePerSecond, this.capacity, now);
-      if (this.buckets.size >= this.maxKeys) this.buckets.delete(this.buckets.keys().next().value!);
-    }
-    this.buckets.set(key, bucket);
+    // Set again as the newest: the least recently used key is the first to go.
+    const bucket = this.buckets.get(key) ?? new TokenBucket(this.ratePerSecond, this.capacity, now);
+    setNewest(this.buckets, key, bucket, this.maxKeys);
     return bucket;
   }
 

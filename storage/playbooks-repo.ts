@@ -2,17 +2,12 @@ import { storedPerson } from '../core/person';
 import { parseStoredPlaybooks, type VersionedPlaybooks } from '../core/playbooks';
 import type { ClickHouse } from './clickhouse';
 import { int, str } from './sql';
+import { setNewest } from '../core/bounded-map';
 
 /** Stored versions kept in memory at most: every run reads the version it follows, a few times. */
 const versionsKept = 1_000;
 /** Histories kept at most: each holds every version up to its last. */
 const historiesKept = 100;
-
-/** Keeps `value` under `key`, forgetting the oldest kept past `max`. */
-function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
-  map.set(key, value);
-  if (map.size > max) map.delete(map.keys().next().value!);
-}
 
 /** A workspace's playbooks, one immutable row per version of the document (version 0, no playbook, is never stored). */
 export class PlaybooksRepo {
@@ -34,7 +29,7 @@ export class PlaybooksRepo {
     const known = this.histories.get(key);
     if (known) return known;
     const found = await this.read(`WHERE org_id = ${str(orgId)} AND version <= ${int(through)} ORDER BY version`);
-    if (found.at(-1)?.version === through) remember(this.histories, key, found, historiesKept);
+    if (found.at(-1)?.version === through) setNewest(this.histories, key, found, historiesKept);
     return found;
   }
 
@@ -53,7 +48,7 @@ export class PlaybooksRepo {
     const known = this.known.get(key);
     if (known) return known;
     const found = (await this.read(`WHERE org_id = ${str(orgId)} AND version = ${int(version)}`))[0];
-    if (found) remember(this.known, key, found, versionsKept);
+    if (found) setNewest(this.known, key, found, versionsKept);
     return found;
   }
 

@@ -6,6 +6,7 @@ import type { AddressKey } from '../../core/enrichment/address-key';
 import { AddressRanges, countryText } from '../../core/enrichment/address-ranges';
 import { decodeRangeTable, encodeRangeTable } from '../../core/enrichment/range-table-file';
 import { asOfRecord, countryOfRecord, type AddressDatabases } from '../../core/enrichment/flow-enrichment';
+import { dropOldest } from '../../core/bounded-map';
 
 /**
  * The address databases' files: the CSVs shipped in npm packages
@@ -65,7 +66,7 @@ export function loadShared<T>(kind: 'country' | 'as', stamp: string, load: () =>
   const loading = load();
   loadedByStamp.set(key, loading);
   loading.catch(() => loadedByStamp.delete(key));
-  while (loadedByStamp.size > 4) loadedByStamp.delete(loadedByStamp.keys().next().value!);
+  dropOldest(loadedByStamp, 4);
   return loading;
 }
 

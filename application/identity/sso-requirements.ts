@@ -1,6 +1,7 @@
 import type { SsoRepo, SsoRequirement } from '../../storage/sso-repo';
 import type { AuditLedger } from '../audit-ledger';
 import type { WithLock } from '../exporter-service';
+import { setNewest } from '../../core/bounded-map';
 
 /** Three seconds: a requirement set through another API process applies there at most this long after. */
 const requirementCacheTtlMs = 3_000;
@@ -88,14 +89,10 @@ export class SsoRequirements {
 
   private remember(orgId: string, requirement: Promise<SsoRequirement>): void {
     const fetchedAt = this.now();
-    this.cache.delete(orgId);
-    this.cache.set(orgId, { requirement, fetchedAt });
-    if (this.cache.size > maxCachedWorkspaces) this.cache.delete(this.cache.keys().next().value!);
+    setNewest(this.cache, orgId, { requirement, fetchedAt }, maxCachedWorkspaces);
     requirement.then(
       (read) => {
-        this.lastRead.delete(orgId);
-        this.lastRead.set(orgId, { requirement: read, readAt: fetchedAt });
-        if (this.lastRead.size > maxCachedWorkspaces) this.lastRead.delete(this.lastRead.keys().next().value!);
+        setNewest(this.lastRead, orgId, { requirement: read, readAt: fetchedAt }, maxCachedWorkspaces);
       },
       () => undefined,
     );

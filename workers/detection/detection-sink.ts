@@ -12,6 +12,7 @@ import type { DetectionMetrics } from './detection-metrics';
 import { screenFeedMessage, type FeedRefusal, type FeedScreenConfig } from './feed-screen';
 import { DecisionWriter } from './decision-writer';
 import { RateFeed, type AckableMessage, type FeedDecision, type FeedEarly, type FeedStep } from './rate-feed';
+import { dropOldest } from '../../core/bounded-map';
 
 /** A message of the detection feed: the part of a JetStream message the sink uses. */
 export interface DetectionMessage extends AckableMessage {
@@ -198,7 +199,7 @@ export class DetectionSink<M extends DetectionMessage> {
   /** Remembers a signal stored and correlated by this holder, forgetting the oldest past the bound. */
   private settle(eventId: string): void {
     this.settled.add(eventId);
-    if (this.settled.size > settledSignalsKept) this.settled.delete(this.settled.values().next().value!);
+    dropOldest(this.settled, settledSignalsKept);
   }
 }
 
