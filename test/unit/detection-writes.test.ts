@@ -73,28 +73,80 @@ describe('the decision writer', () => {
   const quiet = (target: string) => ({ org: 'org1', quiet: { target } as unknown as RateQuiet });
   const step = (parts: Partial<FeedStep<FakeMessage>>): FeedStep<FakeMessage> => ({ decisions: [], early: [], quiet: [], ackable: [], late: 0, untracked: 0, ...parts });
 
-  test('a quiet target resolves after the decisions counted before it and before those counted after it', async () => {
+  /** A writer whose writes and resolutions wait at gates and are logged in `done`. */
+  function writer(opts: { writes: Promise<void>; resolutions?: Promise<void>; failResolve?: boolean }) {
     const done: string[] = [];
-    const writes = gate();
-    const writer = new DecisionWriter<FakeMessage>(
+    const w = new DecisionWriter<FakeMessage>(
       { maxQueuedSteps: 100 },
       {
         write: async (decisions) => {
-          await writes.closed;
+          await opts.writes;
           done.push(`write ${decisions.map((d) => d.decision.target).join(',')}`);
         },
-        resolve: (q) => (done.push(`resolve ${q.quiet.target}`), Promise.resolve()),
+        resolve: async (q) => {
+          await opts.resolutions;
+          if (opts.failResolve) throw new Error('the resolution failed');
+          done.push(`resolve ${q.quiet.target}`);
+        },
         reset: () => [],
         metrics: detectionMetrics(new Registry()),
         log: createLogger('silent', 'test'),
       },
     );
-    await writer.add(step({ decisions: [decision('a')] }));
-    await writer.add(step({ decisions: [decision('b')] }));
-    await writer.add(step({ decisions: [decision('c')], quiet: [quiet('x')] }));
-    await writer.add(step({ decisions: [decision('d')] }));
+    return { w, done };
+  }
+  const message = () => new FakeMessage([]);
+
+  test("a quiet target resolves after the decisions counted before it, and its own decisions counted after it wait for its resolution", async () => {
+    const writes = gate();
+    const { w, done } = writer({ writes: writes.closed });
+    await w.add(step({ decisions: [decision('a')] }));
+    await w.add(step({ decisions: [decision('b')] }));
+    await w.add(step({ decisions: [decision('c')], quiet: [quiet('x')] }));
+    await w.add(step({ decisions: [decision('x')] }));
     writes.open();
-    await writer.idle();
-    expect(done).toEqual(['write a', 'write b,c', 'resolve x', 'write d']);
+    await w.idle();
+    expect(done).toEqual(['write a', 'write b,c', 'resolve x', 'write x']);
+  });
+
+  test("another target's decisions are written while a quiet target resolves", async () => {
+    const resolutions = gate();
+    const { w, done } = writer({ writes: Promise.resolve(), resolutions: resolutions.closed });
+    await w.add(step({ decisions: [decision('a')], quiet: [quiet('x')] }));
+    await w.add(step({ decisions: [decision('b')] }));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(done).toEqual(['write a', 'write b']);
+    resolutions.open();
+    await w.idle();
+    expect(done).toEqual(['write a', 'write b', 'resolve x']);
+  });
+
+  test("a step's messages are acknowledged once its quiet targets resolved, not when its decisions are written", async () => {
+    const resolutions = gate();
+    const { w } = writer({ writes: Promise.resolve(), resolutions: resolutions.closed });
+    const [quietStep, other] = [message(), message()];
+    await w.add(step({ decisions: [decision('a')], quiet: [quiet('x')], ackable: [quietStep] }));
+    await w.add(step({ decisions: [decision('b')], ackable: [other] }));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([quietStep.acked, other.acked]).toEqual([false, true]);
+    resolutions.open();
+    await w.idle();
+    expect(quietStep.acked).toBe(true);
+  });
+
+  test('a failed resolution offers its step and the steps queued behind it again', async () => {
+    const writes = gate();
+    const { w } = writer({ writes: writes.closed, failResolve: true });
+    const messages = [message(), message(), message()];
+    await w.add(step({ decisions: [decision('a')], quiet: [quiet('x')], ackable: [messages[0]!] }));
+    await w.add(step({ decisions: [decision('x')], ackable: [messages[1]!] }));
+    await w.add(step({ decisions: [decision('b')], ackable: [messages[2]!] }));
+    writes.open();
+    await w.idle();
+    expect(messages.map((m) => [m.acked, m.naks])).toEqual([
+      [false, 1],
+      [false, 1],
+      [false, 1],
+    ]);
   });
 });
