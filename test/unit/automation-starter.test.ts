@@ -80,16 +80,11 @@ function starter(opts: { doc: VersionedPlaybooks; stored?: StoredIncident; runni
 }
 
 describe('the automation starter', () => {
-  it('acknowledges an opened incident of a workspace with no playbook without reading the incident', async () => {
-    const s = starter({ doc: noPlaybooks, stored: undefined });
-    const t = trigger('incident.opened');
-    await s.handle(t.m);
-    expect(s.reads).toEqual(['playbooks']);
-    expect(t.events).toEqual(['ack']);
-  });
-
-  it('acknowledges an opened incident whose playbooks are all disabled without reading the incident', async () => {
-    const s = starter({ doc: playbooks(false), stored: undefined });
+  it.each([
+    ['no playbook', noPlaybooks],
+    ['only disabled playbooks', playbooks(false)],
+  ])('acknowledges an opened incident of a workspace with %s without reading the incident', async (_, doc) => {
+    const s = starter({ doc, stored: undefined });
     const t = trigger('incident.opened');
     await s.handle(t.m);
     expect(s.reads).toEqual(['playbooks']);
