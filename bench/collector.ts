@@ -6,7 +6,7 @@ import { freePort } from '../engines/local-process';
 import type { Config } from '../service/config';
 import { registerApprovedExporter } from '../test/support/exporters';
 import { call, mintKey, storedFlows } from './client';
-import { encodeMixed, FlowExporter, type Datagrams } from './netflow-datagrams';
+import { benchDestinations, encodeMixed, FlowExporter, type Datagrams } from './netflow-datagrams';
 import { freeUdpPort, peakRssMib, type BenchStack } from './stack';
 import { udpPortsBoundBy } from '../workers/collector/udp-sockets';
 import { samples, settle, settleStored, total } from './settle';
@@ -210,10 +210,10 @@ async function registerSender(stack: BenchStack, socket: dgram.Socket): Promise<
   return t;
 }
 
-/** What the service counted between two readings of its /metrics: the collector's counters and the rows the workers wrote. */
+/** What the service counted between two readings of its /metrics: the collector's counters, the rate detectors' flows and decisions (none: the traffic is no attack), and the rows the workers wrote. */
 const countedBetween = (before: Map<string, number>, after: Map<string, number>) =>
   Object.fromEntries(
-    [...after].filter(([k, v]) => /^nettel_(collector_.*_total|worker_rows_written_total|worker_batches_total|worker_clickhouse_write_seconds_(sum|count)|worker_write_batch_rows_(sum|count))/.test(k) && v !== (before.get(k) ?? 0)).map(([k, v]) => [k, v - (before.get(k) ?? 0)]),
+    [...after].filter(([k, v]) => /^nettel_(collector_.*_total|detection_(decisions|flows)_total|worker_rows_written_total|worker_batches_total|worker_clickhouse_write_seconds_(sum|count)|worker_write_batch_rows_(sum|count))/.test(k) && v !== (before.get(k) ?? 0)).map(([k, v]) => [k, v - (before.get(k) ?? 0)]),
   );
 
 /** Peak RSS of the service's GoFlow2 (the collector process's child), in MiB. */
@@ -270,6 +270,7 @@ export async function collectorScenario(stack: BenchStack, config: Config, sizes
     const best = holding.length ? holding.reduce((a, b) => (b.stored_flows_per_s > a.stored_flows_per_s ? b : a)) : rates[0]!;
     const details = {
       datagrams: 'half NetFlow v9 (28 records a datagram), half IPFIX (26), interleaved from one socket; each template first and every 1000 datagrams',
+      traffic: `background: sources over the public IPv4 space, destinations over ${benchDestinations.prefix}, 1-40 packets a flow (below every default rate threshold)`,
       seconds_per_rate: sizes.seconds,
       rates,
       max_stored_flows_per_s: Math.max(...rates.map((r) => r.stored_flows_per_s)),
