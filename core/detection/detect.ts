@@ -1,7 +1,8 @@
 import { classify, type AttackType } from './classify';
 import { defaultWindowSettings, RateWindows, type ClosedWindow, type WindowSettings } from './rate-window';
 import { crossedBounds, mayCross, RateRuleBook, type RateRules } from './rules';
-import { counterSlots, ratesOf, type RateFlow, type Rates } from './traffic-class';
+import { addressesIn } from './prefix-sums';
+import { ratesOf, type RateFlow, type Rates } from './traffic-class';
 import { QuietTracker, type CrossedTarget, type PrefixSums, type RateQuiet } from './quiet';
 import { EarlyCrossings, type EarlyCrossing } from './early-crossings';
 import { rateDetectorVersion, rateRule } from './version';
@@ -64,44 +65,36 @@ export function judgeWindow(w: ClosedWindow, book: RateRuleBook, version = rateD
 
 /**
  * One window's decisions, and the summed counters of every carpet prefix with
- * traffic in it (whether it crossed or not). Destinations are visited in the
- * window's order and the decisions sorted after, which gives the order of
- * visiting them sorted: the prefix sums are sums of whole numbers, exact in
- * any order. A destination below every bound of its thresholds
- * (rules.ts mayCross) is not judged further.
+ * traffic in it (whether it crossed or not). The window holds every
+ * destination that may cross (rate-window.ts), visited in its order and the
+ * decisions sorted after; a destination below every bound of its thresholds
+ * (rules.ts mayCross) is not judged further. A carpet prefix is judged on
+ * its sums, and its destinations are counted only once they reach a bound.
  */
-export function judged(w: ClosedWindow, book: RateRuleBook, version = rateDetectorVersion): { decisions: RateDecision[]; prefixes: Map<string, PrefixSums> } {
+export function judged(w: ClosedWindow, book: RateRuleBook, version = rateDetectorVersion): { decisions: RateDecision[]; prefixes: ReadonlyMap<string, PrefixSums> } {
   const hosts: RateDecision[] = [];
-  const prefixes = new Map<string, PrefixSums>();
+  const crossedPrefixes = new Set<string>();
   for (const [dst, counters] of w.byDestination) {
     const profile = book.profileOf(dst);
-    if (profile.whitelisted) continue;
-    let crossed = false;
-    if (mayCross(counters, w.seconds, profile.judged.thresholds)) {
-      const rates = ratesOf(counters, w.seconds);
-      const bounds = crossedBounds(rates, profile.judged.thresholds);
-      if (bounds.length) hosts.push(decision(version, 'host', dst, profile.judged.group, w, rates, bounds, 1));
-      crossed = bounds.length > 0;
-    }
-    const prefix = profile.carpetPrefix;
-    if (!prefix) continue;
-    let p = prefixes.get(prefix);
-    if (!p) prefixes.set(prefix, (p = { counters: new Float64Array(counterSlots), addresses: 0, crossed: false }));
-    for (let k = 0; k < counterSlots; k++) p.counters[k] = p.counters[k]! + counters[k]!;
-    p.addresses += 1;
-    p.crossed ||= crossed;
+    if (profile.whitelisted || !mayCross(counters, w.seconds, profile.judged.thresholds)) continue;
+    const rates = ratesOf(counters, w.seconds);
+    const bounds = crossedBounds(rates, profile.judged.thresholds);
+    if (!bounds.length) continue;
+    hosts.push(decision(version, 'host', dst, profile.judged.group, w, rates, bounds, 1));
+    if (profile.carpetPrefix) crossedPrefixes.add(profile.carpetPrefix);
   }
   hosts.sort((a, b) => byText(a.target, b.target));
   const carpets: RateDecision[] = [];
-  for (const prefix of [...prefixes.keys()].sort(byText)) {
-    const p = prefixes.get(prefix)!;
-    if (p.crossed || p.addresses < book.rules.carpet.min_addresses) continue;
-    const rates = ratesOf(p.counters, w.seconds);
+  for (const [prefix, p] of w.prefixes) {
     const carpet = book.carpetThresholds(prefix);
-    const crossed = crossedBounds(rates, carpet.thresholds);
-    if (crossed.length) carpets.push(decision(version, 'prefix', prefix, carpet.group, w, rates, crossed, p.addresses));
+    if (crossedPrefixes.has(prefix) || !mayCross(p.counters, w.seconds, carpet.thresholds)) continue;
+    const addresses = addressesIn(p);
+    if (addresses < book.rules.carpet.min_addresses) continue;
+    const rates = ratesOf(p.counters, w.seconds);
+    carpets.push(decision(version, 'prefix', prefix, carpet.group, w, rates, crossedBounds(rates, carpet.thresholds), addresses));
   }
-  return { decisions: [...hosts, ...carpets], prefixes };
+  carpets.sort((a, b) => byText(a.target, b.target));
+  return { decisions: [...hosts, ...carpets], prefixes: w.prefixes };
 }
 
 /** Which detector version a RateDetector runs, and whether it reports early crossings (version 2 on, unless told not to: a replay reads closed windows only). */
@@ -127,11 +120,12 @@ export class RateDetector {
   constructor(rules: RateRules, settings: WindowSettings = defaultWindowSettings, options: DetectorOptions = {}) {
     this.version = options.version ?? rateDetectorVersion;
     this.book = new RateRuleBook(rules);
-    this.windows = new RateWindows(
-      settings,
-      (f) => this.book.isWhitelistedSource(f.src_ip),
-      (total, seconds) => this.book.mayAnyCross(total, seconds),
-    );
+    this.windows = new RateWindows(settings, {
+      skip: (f) => this.book.isWhitelistedSource(f.src_ip),
+      mayMatter: (total, seconds) => this.book.mayAnyCross(total, seconds),
+      mayReachHost: (packets, bytes, flows, seconds) => this.book.mayReachHost(packets, bytes, flows, seconds),
+      prefixOf: (dst) => this.book.prefixOf(dst),
+    });
     this.quiet = new QuietTracker(this.book, this.version);
     this.early = (options.early ?? this.version >= 2) ? new EarlyCrossings(this.book, this.windows, this.version) : undefined;
   }

@@ -1,5 +1,6 @@
-import type { Bucket, DestinationEntry, RateWindows } from './rate-window';
-import { mayCross, rateMeasures, type RateRuleBook, type RateThresholds } from './rules';
+import type { Bucket, DestinationEntry } from './bucket';
+import type { RateWindows } from './rate-window';
+import { mayCross, type RateRuleBook } from './rules';
 import { addFlow, counterSlots, type RateFlow } from './traffic-class';
 import { rateRule } from './version';
 
@@ -29,25 +30,6 @@ export interface EarlyCrossing {
   rule: string;
 }
 
-/** The least bound of each measure over thresholds, any class: every class's counters are at most the `total` class's. */
-interface LeastBounds {
-  pps: number;
-  bps: number;
-  fps: number;
-}
-
-function leastBounds(sets: readonly RateThresholds[]): LeastBounds {
-  const least: LeastBounds = { pps: Infinity, bps: Infinity, fps: Infinity };
-  for (const thresholds of sets) {
-    for (const bounds of Object.values(thresholds)) for (const m of rateMeasures) least[m] = Math.min(least[m], bounds?.[m] ?? Infinity);
-  }
-  return least;
-}
-
-/** Whether total packets, bytes and flows over a window of `seconds` may reach a least bound: the arithmetic of mayCross. */
-const mayReach = (packets: number, bytes: number, flows: number, seconds: number, least: LeastBounds) =>
-  packets / seconds >= least.pps || (bytes * 8) / seconds >= least.bps || flows / seconds >= least.fps;
-
 /** The kept buckets of the open windows looked at, by index from `from`. */
 interface Span {
   from: number;
@@ -58,8 +40,6 @@ export class EarlyCrossings {
   /** Destinations reported, by window end: each (target, window end) once. */
   private readonly reported = new Map<number, Set<string>>();
   private found: EarlyCrossing[] = [];
-  /** Over every host's thresholds (the workspace's and each host group's): a window whose buckets' peaks reach none holds no crossing. */
-  private readonly least: LeastBounds;
   private readonly sums = new Float64Array(counterSlots);
 
   constructor(
@@ -67,7 +47,6 @@ export class EarlyCrossings {
     private readonly windows: RateWindows,
     private readonly version: number,
   ) {
-    this.least = leastBounds([book.rules.thresholds, ...book.rules.host_groups.map((g) => g.thresholds)]);
   }
 
   private get seconds(): number {
@@ -120,7 +99,7 @@ export class EarlyCrossings {
         const peaks = this.windows.bucketAt(start)?.peaks;
         if (peaks) for (let m = 0; m < 3; m++) most[m] = most[m]! + peaks[m]!.most;
       }
-      if (mayReach(most[0]!, most[1]!, most[2]!, this.seconds, this.least)) out.add(end);
+      if (this.book.mayReachHost(most[0]!, most[1]!, most[2]!, this.seconds)) out.add(end);
     }
     return out;
   }
@@ -145,7 +124,7 @@ export class EarlyCrossings {
       bytes += peaks[1].top === dst ? peaks[1].most : peaks[1].others;
       flows += peaks[2].top === dst ? peaks[2].most : peaks[2].others;
     }
-    return mayReach(packets, bytes, flows, this.seconds, this.least);
+    return this.book.mayReachHost(packets, bytes, flows, this.seconds);
   }
 
   /** One destination's sums in each open window of the span, against its thresholds. */

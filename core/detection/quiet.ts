@@ -35,9 +35,6 @@ export interface RateQuiet extends CrossedTarget {
 /** A carpet prefix's sums over one window. */
 export interface PrefixSums {
   counters: Float64Array;
-  addresses: number;
-  /** One of its destinations crossed on its own. */
-  crossed: boolean;
 }
 
 const keyOf = (scope: string, target: string) => `${scope}\u0000${target}`;

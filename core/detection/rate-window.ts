@@ -1,3 +1,6 @@
+import { countersOf, setIn, sumsOf, sumsOfAll } from './destination-sums';
+import { newBucket, raisePeaks, type Bucket } from './bucket';
+import { prefixSums, type PrefixOf, type PrefixWindow } from './prefix-sums';
 import { addFlow, counterSlots, type RateFlow } from './traffic-class';
 
 /**
@@ -20,6 +23,13 @@ import { addFlow, counterSlots, type RateFlow } from './traffic-class';
  * bucket's `untracked` flows only, and every window over that bucket says
  * `saturated` (its destinations may be missing some, so determinism is not
  * promised for it).
+ *
+ * Cost: a busy workspace sends a few flows a second to each of many
+ * destinations, nearly all far below every bound. A closed window sums only
+ * the destinations that may reach a host's bound (by the buckets' peaks:
+ * every other is ruled out at once), and the carpet detector reads each
+ * bucket's sums by prefix (prefix-sums.ts), so a destination is visited once
+ * a bucket, not in each of the five windows over it.
  */
 export interface WindowSettings {
   bucketMs: number;
@@ -30,44 +40,33 @@ export interface WindowSettings {
 
 export const defaultWindowSettings: WindowSettings = { bucketMs: 1000, windowBuckets: 5, latenessMs: 5000, maxDestinations: 100_000 };
 
-/**
- * A destination's traffic in a bucket: its only flow so far, or the counters
- * of its flows once it has two. Most destinations of a busy workspace see
- * one flow a second; their counters (36 numbers) are made only if a window
- * over the bucket may matter (windowAt), which is rare.
- */
-export type DestinationEntry = RateFlow | Float64Array;
-
-export interface Bucket {
-  byDestination: Map<string, DestinationEntry>;
-  /** Every counted flow of the bucket, whatever its destination. */
-  total: Float64Array;
-  untracked: number;
-  /** The peaks of the destinations' total packets, bytes and flows in the bucket, in that order. */
-  peaks: readonly [Peak, Peak, Peak];
-}
-
-/**
- * The most one destination has of a measure in a bucket, which one, and the
- * most any other has (at least). A destination's sum over a window is at
- * most the sum over its buckets of `most` where it is `top` and `others`
- * elsewhere, so a window, or a destination, that cannot reach a bound need
- * not be summed (early-crossings.ts). Sums only grow: the bounds hold.
- */
-export interface Peak {
-  top: string;
-  most: number;
-  others: number;
-}
-
-/** One closed window: the sums of its buckets per destination (read only: a sum may be a bucket's own counters). */
+/** One closed window (read only: a sum may be a bucket's own counters). */
 export interface ClosedWindow {
   /** Event time the window ends at (exclusive): its last bucket's end. */
   end: number;
   seconds: number;
+  /** The sums of each destination that may reach a host's bound: every destination, unless the buckets' peaks rule the others out. */
   byDestination: Map<string, Float64Array>;
+  /** The sums of each carpet prefix with traffic in the window. */
+  prefixes: Map<string, PrefixWindow>;
   saturated: boolean;
 }
+
+/** What windows need of the rules (RateRuleBook gives each); by default every flow counts and every window holds every destination. */
+export interface WindowBounds {
+  /** Flows left out before counting (a whitelisted source). */
+  skip(f: RateFlow): boolean;
+  /**
+   * Whether a window's whole traffic may break any bound (RateRuleBook.mayAnyCross): a window
+   * that may not is closed without sums, since none of them could decide anything.
+   */
+  mayMatter(total: Float64Array, seconds: number): boolean;
+  /** Whether a destination's total packets, bytes and flows over a window may reach a host's bound (RateRuleBook.mayReachHost). */
+  mayReachHost(packets: number, bytes: number, flows: number, seconds: number): boolean;
+  prefixOf: PrefixOf;
+}
+
+const countEverything: WindowBounds = { skip: () => false, mayMatter: () => true, mayReachHost: () => true, prefixOf: () => undefined };
 
 export class RateWindows {
   private readonly buckets = new Map<number, Bucket>();
@@ -79,16 +78,14 @@ export class RateWindows {
   /** The first and last bucket starts the last add() counted a flow in (undefined: none). */
   touched: { from: number; to: number } | undefined;
 
+  private readonly bounds: WindowBounds;
+
   constructor(
     readonly settings: WindowSettings = defaultWindowSettings,
-    /** Flows it leaves out before counting (a whitelisted source). */
-    private readonly skip: (f: RateFlow) => boolean = () => false,
-    /**
-     * Whether a window's whole traffic may break some bound (RateRuleBook.mayAnyCross): a window
-     * that may not is closed without its per-destination sums, since none of them could decide anything.
-     */
-    private readonly mayMatter: (total: Float64Array, seconds: number) => boolean = () => true,
-  ) {}
+    bounds: Partial<WindowBounds> = {},
+  ) {
+    this.bounds = { ...countEverything, ...bounds };
+  }
 
   /** Event time every window ending at or before which is closed (judged, or empty): the end of the last closed bucket. */
   get closedTo(): number {
@@ -107,7 +104,7 @@ export class RateWindows {
         continue;
       }
       this.newest = Math.max(this.newest, f.ts);
-      if (this.skip(f)) continue;
+      if (this.bounds.skip(f)) continue;
       let bucket = this.buckets.get(start);
       if (!bucket) this.buckets.set(start, (bucket = newBucket()));
       const entry = bucket.byDestination.get(f.dst_ip);
@@ -183,69 +180,43 @@ export class RateWindows {
   }
 
   /**
-   * A window's sums per destination. A destination in one bucket of the
-   * window only takes that bucket's counters as they are (no copy: windows
-   * are read, never written, and a closed bucket no longer changes); one
-   * with a single flow, or in several buckets, gets counters of its own. A window whose whole traffic may matter to
-   * no bound holds no destination (mayMatter): the sums could decide nothing.
+   * A window's sums. A destination in one bucket of the window only takes
+   * that bucket's counters as they are (no copy: windows are read, never
+   * written, and a closed bucket no longer changes); one with a single flow,
+   * or in several buckets, gets counters of its own. A window whose whole
+   * traffic may matter to no bound holds no sums (mayMatter): they could
+   * decide nothing.
    */
   private windowAt(lastStart: number): ClosedWindow {
     const { bucketMs, windowBuckets } = this.settings;
     const seconds = (windowBuckets * bucketMs) / 1000;
     const end = lastStart + bucketMs;
-    const byDestination = new Map<string, Float64Array>();
     const { buckets, saturated } = this.bucketsOf(lastStart);
     const total = new Float64Array(counterSlots);
     for (const bucket of buckets) for (let k = 0; k < counterSlots; k++) total[k] = total[k]! + bucket.total[k]!;
-    if (!this.mayMatter(total, seconds)) return { end, seconds, byDestination, saturated };
-    const summed = new Set<Float64Array>();
-    for (const bucket of buckets) {
-      for (const [dst, entry] of bucket.byDestination) {
-        let sum = byDestination.get(dst);
-        if (!sum) {
-          if (entry instanceof Float64Array) byDestination.set(dst, entry);
-          else summed.add(setIn(byDestination, dst, countersOf(entry)));
-          continue;
-        }
-        if (!summed.has(sum)) summed.add((sum = setIn(byDestination, dst, Float64Array.from(sum))));
-        if (entry instanceof Float64Array) for (let k = 0; k < counterSlots; k++) sum[k] = sum[k]! + entry[k]!;
-        else addFlow(sum, entry);
-      }
+    if (!this.bounds.mayMatter(total, seconds)) return { end, seconds, byDestination: new Map(), prefixes: new Map(), saturated };
+    const candidates = this.hostCandidates(buckets, seconds);
+    const byDestination = candidates ? sumsOf(buckets, candidates) : sumsOfAll(buckets);
+    return { end, seconds, byDestination, prefixes: prefixSums(buckets, this.bounds.prefixOf), saturated };
+  }
+
+  /**
+   * The destinations that may reach a host's bound in the window, when its
+   * buckets' peaks rule out every other; undefined when they do not. One
+   * that is no bucket's top in any measure has at most the bucket's
+   * `others` there, so its sums are at most the sums of the `others`.
+   */
+  private hostCandidates(buckets: readonly Bucket[], seconds: number): Set<string> | undefined {
+    let packets = 0;
+    let bytes = 0;
+    let flows = 0;
+    const tops = new Set<string>();
+    for (const { peaks } of buckets) {
+      packets += peaks[0].others;
+      bytes += peaks[1].others;
+      flows += peaks[2].others;
+      for (const peak of peaks) if (peak.top) tops.add(peak.top);
     }
-    return { end, seconds, byDestination, saturated };
+    return this.bounds.mayReachHost(packets, bytes, flows, seconds) ? undefined : tops;
   }
 }
-
-const newPeak = (): Peak => ({ top: '', most: 0, others: 0 });
-const newBucket = (): Bucket => ({ byDestination: new Map(), total: new Float64Array(counterSlots), untracked: 0, peaks: [newPeak(), newPeak(), newPeak()] });
-
-/**
- * A destination's value of a measure grew to `value`. Most values are at
- * most `others` and change nothing (were it `top`'s, `most` would be at
- * least `others` and at most `value`: equal to it), so that is asked first.
- */
-function raise(peak: Peak, dst: string, value: number): void {
-  if (value <= peak.others) return;
-  if (peak.top === dst) peak.most = value;
-  else if (value > peak.most) {
-    peak.others = peak.most;
-    peak.top = dst;
-    peak.most = value;
-  } else peak.others = value;
-}
-
-/** Raises a bucket's peaks to a destination's totals (the `total` class's packets, bytes and flows: its first three counters). */
-function raisePeaks(bucket: Bucket, dst: string, packets: number, bytes: number, flows: number): void {
-  raise(bucket.peaks[0], dst, packets);
-  raise(bucket.peaks[1], dst, bytes);
-  raise(bucket.peaks[2], dst, flows);
-}
-
-/** New counters holding the flows given. */
-function countersOf(...flows: RateFlow[]): Float64Array {
-  const counters = new Float64Array(counterSlots);
-  for (const f of flows) addFlow(counters, f);
-  return counters;
-}
-
-const setIn = (map: Map<string, DestinationEntry>, key: string, value: Float64Array) => (map.set(key, value), value);

@@ -116,6 +116,14 @@ export function mayCross(counters: Float64Array, seconds: number, thresholds: Ra
   return false;
 }
 
+function leastBounds(sets: readonly RateThresholds[]): Record<RateMeasure, number> {
+  const least = { pps: Infinity, bps: Infinity, fps: Infinity };
+  for (const thresholds of sets) {
+    for (const bounds of Object.values(thresholds)) for (const m of rateMeasures) least[m] = Math.min(least[m], bounds?.[m] ?? Infinity);
+  }
+  return least;
+}
+
 /** A host group's name and thresholds as a destination takes them; the workspace's are group ''. */
 export interface Judged {
   group: string;
@@ -145,6 +153,7 @@ export class RateRuleBook {
     this.sources = new PrefixTable(entries(rules.whitelist.sources));
     this.destinations = new PrefixTable(entries(rules.whitelist.destinations));
     this.everyThresholds = [rules.thresholds, rules.carpet.thresholds, ...rules.host_groups.flatMap((g) => (g.carpet_thresholds ? [g.thresholds, g.carpet_thresholds] : [g.thresholds]))];
+    this.leastHost = leastBounds([rules.thresholds, ...rules.host_groups.map((g) => g.thresholds)]);
   }
 
   private readonly profiles = new Map<string, DestinationProfile>();
@@ -158,6 +167,12 @@ export class RateRuleBook {
       this.profiles.set(address, profile);
     }
     return profile;
+  }
+
+  /** The carpet prefix a destination's traffic sums into: none for a whitelisted destination (rate-window.ts). */
+  prefixOf(address: string): string | undefined {
+    const profile = this.profileOf(address);
+    return profile.whitelisted ? undefined : profile.carpetPrefix;
   }
 
   isWhitelistedSource = (address: string): boolean => this.sources.lookup(address) === true;
@@ -175,6 +190,20 @@ export class RateRuleBook {
 
   /** Every set of thresholds the book judges by: the workspace's, the carpet's, each host group's. */
   private readonly everyThresholds: readonly RateThresholds[];
+
+  /** The least bound of each measure over every host's thresholds (the workspace's and each host group's), any class. */
+  private readonly leastHost: Readonly<Record<RateMeasure, number>>;
+
+  /**
+   * Whether a destination with these total packets, bytes and flows over a
+   * window of `seconds` may reach some host's bound: every class's counters
+   * are at most the `total` class's, so one below every least bound crosses
+   * no host threshold (the arithmetic of mayCross).
+   */
+  mayReachHost(packets: number, bytes: number, flows: number, seconds: number): boolean {
+    const least = this.leastHost;
+    return packets / seconds >= least.pps || (bytes * 8) / seconds >= least.bps || flows / seconds >= least.fps;
+  }
 
   /**
    * Whether counters may break any thresholds of the book: a host's, a host

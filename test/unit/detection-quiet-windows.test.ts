@@ -6,10 +6,11 @@ import { flow, seeded, syn, t0 } from '../support/detection-flows';
 
 /**
  * A window whose whole traffic may break no bound of the book is closed
- * without its per-destination sums (RateWindows' mayMatter, the book's
- * mayAnyCross): normal traffic, below every threshold, costs no judging.
- * These tests hold that this leaves out nothing a decision or a carpet
- * incident's quiet time reads.
+ * without its sums (RateWindows' mayMatter, the book's mayAnyCross), and one
+ * that may holds only the destinations its buckets' peaks leave able to reach
+ * a host's bound (mayReachHost): normal traffic, below every threshold, costs
+ * no judging. These tests hold that this leaves out nothing a decision or a
+ * carpet incident's quiet time reads.
  */
 const rules: RateRules = {
   ...defaultRateRules,
@@ -43,37 +44,69 @@ function traffic(random: () => number): RateFlow[] {
   return out;
 }
 
-function closedWindows(flows: RateFlow[], mayMatter?: (total: Float64Array, seconds: number) => boolean) {
-  const windows = new RateWindows(defaultWindowSettings, () => false, mayMatter);
+type Bounds = ConstructorParameters<typeof RateWindows>[1];
+
+function closedWindows(flows: RateFlow[], bounds: Bounds = {}) {
+  const windows = new RateWindows(defaultWindowSettings, bounds);
   windows.add(flows);
   return [...windows.advance(), ...windows.flush()];
 }
 
-describe('windows too quiet to matter', () => {
-  const book = new RateRuleBook(rules);
+const book = new RateRuleBook(rules);
+/** Every destination summed in every window, and the carpet prefixes. */
+const everything: Bounds = { prefixOf: (dst) => book.prefixOf(dst) };
+/** What the detectors leave out: quiet windows, and destinations the peaks rule out. */
+const pruned: Bounds = {
+  ...everything,
+  mayMatter: (total, seconds) => book.mayAnyCross(total, seconds),
+  mayReachHost: (packets, bytes, flows, seconds) => book.mayReachHost(packets, bytes, flows, seconds),
+};
 
+describe('windows too quiet to matter', () => {
   test('a window whose whole traffic may break no bound holds no destination', () => {
-    const [w] = closedWindows([flow({ packets: 10 })], (total, seconds) => book.mayAnyCross(total, seconds));
+    const [w] = closedWindows([flow({ packets: 10 })], pruned);
     expect(w!.byDestination.size).toBe(0);
   });
 
-  test('a window whose whole traffic may break a bound holds every destination', () => {
+  test('a window whose whole traffic may break a bound holds every destination when the peaks are not asked', () => {
     const flows = [flow({ packets: 20_000 }), flow({ dst_ip: '203.0.113.10', packets: 1 })];
-    const [w] = closedWindows(flows, (total, seconds) => book.mayAnyCross(total, seconds));
+    const [w] = closedWindows(flows, { mayMatter: (total, seconds) => book.mayAnyCross(total, seconds) });
     expect([...w!.byDestination.keys()].sort()).toEqual(['203.0.113.10', '203.0.113.9']);
+  });
+
+  test('a window holds only the destinations its buckets\' peaks leave able to reach a host\'s bound', () => {
+    const flows = [flow({ packets: 20_000 }), flow({ dst_ip: '203.0.113.10', packets: 1 })];
+    const [w] = closedWindows(flows, pruned);
+    expect([...w!.byDestination.keys()]).toEqual(['203.0.113.9']);
+  });
+
+  test('a window holds every destination when more than one may reach a host\'s bound', () => {
+    const flows = ['203.0.113.9', '203.0.113.10', '203.0.113.11'].map((dst_ip) => flow({ dst_ip, packets: 20_000 }));
+    const [w] = closedWindows(flows, pruned);
+    expect(w!.byDestination.size).toBe(3);
+  });
+
+  test('a carpet prefix\'s sums leave out whitelisted destinations', () => {
+    const whitelisting = new RateRuleBook({ ...rules, whitelist: { sources: [], destinations: ['203.0.113.10'] } });
+    const flows = ['203.0.113.9', '203.0.113.10'].map((dst_ip) => flow({ dst_ip, packets: 7 }));
+    const [w] = closedWindows(flows, { prefixOf: (dst) => whitelisting.prefixOf(dst) });
+    expect(w!.prefixes.get('203.0.113.0/24')!.counters[0]).toBe(7);
   });
 
   test('leaving them out changes no decision and no carpet sum that crosses its bounds', () => {
     for (let seed = 1; seed <= 10; seed++) {
       const flows = traffic(seeded(seed));
-      const all = closedWindows(flows).map((w) => judged(w, book));
-      const kept = closedWindows(flows, (total, seconds) => book.mayAnyCross(total, seconds)).map((w) => judged(w, book));
+      const allWindows = closedWindows(flows, everything);
+      const keptWindows = closedWindows(flows, pruned);
+      const all = allWindows.map((w) => judged(w, book));
+      const kept = keptWindows.map((w) => judged(w, book));
       expect(kept.map((j) => j.decisions)).toEqual(all.map((j) => j.decisions));
       const crossingCarpets = (js: typeof all) =>
         js.map((j) => [...j.prefixes].filter(([prefix, p]) => crossedBounds(ratesOf(p.counters, 5), book.carpetThresholds(prefix).thresholds).length > 0));
       expect(crossingCarpets(kept)).toEqual(crossingCarpets(all));
       expect(all.some((j) => j.decisions.length > 0)).toBe(true);
       expect(kept.some((j, i) => j.prefixes.size === 0 && all[i]!.prefixes.size > 0)).toBe(true);
+      expect(keptWindows.some((w, i) => w.byDestination.size > 0 && w.byDestination.size < allWindows[i]!.byDestination.size)).toBe(true);
     }
   });
 });
