@@ -1,7 +1,8 @@
 import type { Bucket, DestinationEntry } from './bucket';
+import { addEntry } from './destination-sums';
 import type { RateWindows } from './rate-window';
 import { mayCross, type RateRuleBook } from './rules';
-import { addFlow, counterSlots, type RateFlow } from './traffic-class';
+import { counterSlots, type RateFlow } from './traffic-class';
 import { rateRule } from './version';
 
 /**
@@ -146,8 +147,7 @@ export class EarlyCrossings {
     const sums = this.sums.fill(0);
     for (let i = Math.max(0, from); i < Math.min(to, entries.length); i++) {
       const entry = entries[i];
-      if (entry instanceof Float64Array) for (let k = 0; k < counterSlots; k++) sums[k] = sums[k]! + entry[k]!;
-      else if (entry !== undefined) addFlow(sums, entry);
+      if (entry !== undefined) addEntry(sums, entry);
     }
     return sums;
   }
