@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import dgram from 'node:dgram';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -234,15 +235,50 @@ export function portInUse(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A port free on loopback for a test or bench engine, chosen below the kernel's
+ * ephemeral range: a port the kernel handed out and took back can be given to
+ * any outgoing connection of a parallel test before the engine binds it (a
+ * gobgpd once lost its BGP port that way); ports below the range are never
+ * given out by the kernel. Free for TCP and UDP both (collectors listen on UDP).
+ */
+export async function freePort(): Promise<number> {
+  const highest = ephemeralLow() - 1;
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    const port = LOWEST_CHOSEN_PORT + Math.floor(Math.random() * (highest - LOWEST_CHOSEN_PORT + 1));
+    if (chosenPorts.has(port)) continue;
+    chosenPorts.add(port); // before the checks, so concurrent calls never pick the same port
+    if ((await canBind(port, 'tcp')) && (await canBind(port, 'udp'))) return port;
+  }
+  throw new Error(`no free port between ${LOWEST_CHOSEN_PORT} and ${highest}`);
+}
+
+/** Below this, the well-known and registered ports of services a machine may run. */
+const LOWEST_CHOSEN_PORT = 10_000;
+/** Ports this process chose or found taken: never handed out twice, even once their engine has stopped. */
+const chosenPorts = new Set<number>();
+
+function ephemeralLow(): number {
+  try {
+    const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(low) && low > LOWEST_CHOSEN_PORT + 1_000) return low;
+  } catch {
+    // not Linux: the IANA ephemeral range starts at 49152
+  }
+  return 49_152;
+}
+
+function canBind(port: number, protocol: 'tcp' | 'udp'): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (protocol === 'udp') {
+      const socket = dgram.createSocket('udp4');
+      socket.once('error', () => resolve(false));
+      socket.bind(port, '127.0.0.1', () => socket.close(() => resolve(true)));
+      return;
+    }
     const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 

@@ -91,3 +91,20 @@ describe('a local engine left running', () => {
     await engine.stop();
   });
 });
+
+describe('a free port for a test engine', () => {
+  const ephemeralLow = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+
+  test('is below the kernel ephemeral range, so no outgoing connection can take it before the engine binds', async () => {
+    const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()));
+    for (const port of ports) {
+      expect(port).toBeGreaterThanOrEqual(10_000);
+      expect(port).toBeLessThan(ephemeralLow);
+    }
+  });
+
+  test('is never handed out twice by one process', async () => {
+    const ports = await Promise.all(Array.from({ length: 200 }, () => freePort()));
+    expect(new Set(ports).size).toBe(ports.length);
+  });
+});
