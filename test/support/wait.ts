@@ -30,7 +30,10 @@ export async function waitForTelemetryDrained(jsm: JetStreamManager, prefix: str
     async () => {
       const [stream, ...consumers] = await Promise.all([jsm.streams.info(n.stream), ...[n.writers, n.signals].map((c) => jsm.consumers.info(n.stream, c))]);
       const drained = stream.state.messages === 0 && consumers.every((c) => c.num_pending === 0 && c.num_ack_pending === 0);
-      return drained ? true : undefined;
+      if (drained) return true;
+      // Thrown, not returned: a timeout then names what was left (waitFor reports the last error).
+      const held = consumers.map((c) => `${c.name}: pending ${c.num_pending}, ack pending ${c.num_ack_pending}, redelivered ${c.num_redelivered}, waiting pulls ${c.num_waiting}`);
+      throw new Error(`the stream holds ${stream.state.messages} messages; ${held.join('; ')}`);
     },
     timeoutMs,
     'the telemetry stream to drain',
