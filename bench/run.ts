@@ -28,6 +28,7 @@ import { endToEndBytesPerFlow, engineInserts, rawClickHouse, serviceStore, type 
 import { syncCost, type SyncCost } from './sync-cost';
 import { topTalkersOverSeededFlows } from './top-talkers';
 import { allowLoopbackWebhooks, webhookProbe } from './webhooks';
+import { parseRunArgs, usage, type RunArgs } from './run-args';
 
 /**
  * `npm run bench [-- --quick] [-- --profile]`: every scenario of the
@@ -35,10 +36,23 @@ import { allowLoopbackWebhooks, webhookProbe } from './webhooks';
  * a baseline taken in the same run. Prints one JSON object last on stdout;
  * a full run rewrites the table in BENCHMARKS.md.
  */
-const args = new Set(process.argv.slice(2));
-const quick = args.has('--quick');
+/** This run's arguments; `--help` prints the usage and an unknown argument fails the run before anything starts. */
+function parseCommandLine(): RunArgs {
+  try {
+    const parsed = parseRunArgs(process.argv.slice(2));
+    if (parsed !== 'help') return parsed;
+    process.stdout.write(`${usage}\n`);
+    process.exit(0);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(2);
+  }
+}
+
+const args = parseCommandLine();
+const { quick } = args;
 // --only=e2e,single,... runs a subset while profiling; a run that skips any scenario never writes BENCHMARKS.md.
-const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const { only } = args;
 const runs = (name: string) => !only || only.includes(name);
 // Scenario 13 holds each mitigation for its minute and more, scenario 14 floods for minutes: a full run, or one that names them, not the smoke run.
 const runsAutomation = only ? only.includes('automation') : !quick;
@@ -241,7 +255,7 @@ function report(stack: BenchStack, m: Measured) {
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  const profileDir = args.has('--profile') ? fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-profile-')) : undefined;
+  const profileDir = args.profile ? fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-profile-')) : undefined;
   allowLoopbackWebhooks();
   const stack = await startBenchStack({ cpuProfileDir: profileDir, router: runsAutomation || runsFlood });
   const extra: Record<string, unknown> = { mode: quick ? 'quick' : 'full', sizes, machine: machine() };
@@ -252,7 +266,7 @@ async function main(): Promise<void> {
     Object.assign(extra, details);
     await stack.stop();
     if (profileDir) extra.profile = summarizeProfiles(profileDir, 25);
-    if ((!quick || args.has('--write')) && !only) writeBenchmarks(path.resolve(__dirname, '../../BENCHMARKS.md'), result, extra);
+    if ((!quick || args.write) && !only) writeBenchmarks(path.resolve(__dirname, '../../BENCHMARKS.md'), result, extra);
     log(JSON.stringify(extra));
     process.stdout.write(JSON.stringify(result) + '\n');
   } catch (err) {
