@@ -19,7 +19,7 @@ export interface RunArgs {
 
 /**
  * The bench's command line. An unknown flag or scenario is refused rather
- * than ignored: a misspelt `--only=` once ran every scenario for half an hour.
+ * than ignored: an unknown flag (`--help`, a misspelt `--only=`) ran every scenario, half an hour.
  */
 export function parseRunArgs(argv: readonly string[]): RunArgs | 'help' {
   const parsed: RunArgs = { quick: false, profile: false, write: false };
