@@ -7,7 +7,7 @@ import type { Config } from '../service/config';
 import { registerApprovedExporter } from '../test/support/exporters';
 import { call, mintKey, storedFlows } from './client';
 import { benchDestinations, encodeMixed, FlowExporter, type Datagrams } from './netflow-datagrams';
-import { freeUdpPort, peakRssMib, type BenchStack } from './stack';
+import { peakRssMib, type BenchStack } from './stack';
 import { udpPortsBoundBy } from '../workers/collector/udp-sockets';
 import { samples, settle, settleStored, total } from './settle';
 
@@ -135,7 +135,7 @@ async function aloneStep(a: Alone, d: Datagrams, rate: number, first: number) {
  * decoded (its Prometheus counter of data records) in any step.
  */
 async function goflow2Alone(binary: string, format: 'bin' | 'json', sizes: CollectorSizes, c: Config['collector']) {
-  const port = await freeUdpPort();
+  const port = await freePort();
   const metricsPort = await freePort();
   const query = `count=1&workers=${c.workers}&blocking=false&queue_size=${c.queueSize}`;
   const args = [`-listen=netflow://${loopback}:${port}/?${query}`, `-format=${format}`, '-transport=file', '-transport.file=/dev/null', `-addr=${loopback}:${metricsPort}`, '-loglevel=warn'];

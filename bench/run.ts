@@ -50,9 +50,8 @@ function parseCommandLine(): RunArgs {
 }
 
 const args = parseCommandLine();
-const { quick } = args;
 // --only=e2e,single,... runs a subset while profiling; a run that skips any scenario never writes BENCHMARKS.md.
-const { only } = args;
+const { quick, only } = args;
 const runs = (name: string) => !only || only.includes(name);
 // Scenario 13 holds each mitigation for its minute and more, scenario 14 floods for minutes: a full run, or one that names them, not the smoke run.
 const runsAutomation = only ? only.includes('automation') : !quick;

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -156,26 +155,13 @@ async function launchService(
   }
 }
 
-/** A UDP port free on loopback now. */
-export function freeUdpPort(): Promise<number> {
-  const socket = dgram.createSocket('udp4');
-  return new Promise((resolve, reject) => {
-    socket.once('error', reject);
-    socket.bind(0, '127.0.0.1', () => {
-      const { port } = socket.address();
-      socket.close(() => resolve(port));
-    });
-  });
-}
-
 /** `router`: a gobgpd and a BIRD 2 for the automation scenario, the stack's service announcing through the one to the other. */
 export async function startBenchStack(opts: { cpuProfileDir?: string; router?: boolean }): Promise<BenchStack> {
   const config = loadConfig(process.env);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nettel-bench-'));
   const { engines, natsUrl, temporalAddress, router } = await benchEngines(config, dir, createLogger('warn', 'bench'), opts.router ?? false);
   const adminKey = `nta_bench_${randomBytes(16).toString('hex')}`;
-  const collectorPorts = { netflow: await freeUdpPort(), sflow: 0 };
-  while (!collectorPorts.sflow || collectorPorts.sflow === collectorPorts.netflow) collectorPorts.sflow = await freeUdpPort();
+  const collectorPorts = { netflow: await freePort(), sflow: await freePort() };
   const baseEnv = {
     ...process.env,
     HOST: '127.0.0.1',

@@ -1,19 +1,9 @@
 import dgram from 'node:dgram';
+import { freePort } from '../../engines/local-process';
 
-/** Free UDP ports on loopback: bound, read, released (the collector binds them right after). */
-export async function freeUdpPorts(count: number): Promise<number[]> {
-  const sockets = await Promise.all(
-    Array.from({ length: count }, () => {
-      const socket = dgram.createSocket('udp4');
-      return new Promise<dgram.Socket>((resolve, reject) => {
-        socket.once('error', reject);
-        socket.bind(0, '127.0.0.1', () => resolve(socket));
-      });
-    }),
-  );
-  const ports = sockets.map((s) => s.address().port);
-  await Promise.all(sockets.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  return ports;
+/** Free UDP ports on loopback, as freePort chooses them (below the kernel's ephemeral range; the collector binds them right after). */
+export function freeUdpPorts(count: number): Promise<number[]> {
+  return Promise.all(Array.from({ length: count }, () => freePort()));
 }
 
 /**
